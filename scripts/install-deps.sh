@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package topo-aware builds, tests and runs with.
+# Idempotent: packages already present are skipped by apt-get.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ninja-build
+  libboost-graph-dev libhwloc-dev hwloc libibnetdisc-dev libibmad-dev libibumad-dev infiniband-diags
+  libsqlite3-dev sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  ibsim-utils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi

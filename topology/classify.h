@@ -1,0 +1,20 @@
+// Classification of a fabric from its shape.
+//
+// Levels come from switch-hop distance to the nearest HCA (leaf 0, spine 1,
+// core 2+); pods are the connected groups of leaves and spines once the core
+// is taken away; a cable's tier is the pair of levels it joins, and it is
+// degraded when narrower or slower than the most common cable of its tier.
+// Switch names are never consulted. FabricBuilder::finish() runs this; it is
+// public so that tests can state its rules directly.
+#pragma once
+
+#include "topology/fabric.h"
+
+namespace topo {
+
+void classify(Fabric& fabric);
+
+// "leaf02:9 <-> spine01:3": a cable named by its ends, as faults and diffs show it.
+std::string describe_link(const Fabric& fabric, LinkId e);
+
+}  // namespace topo

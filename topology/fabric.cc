@@ -1,0 +1,219 @@
+#include "topology/fabric.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "topology/classify.h"
+#include "topology/error.h"
+
+namespace topo {
+
+std::string_view name(NodeKind k) {
+  switch (k) {
+    case NodeKind::Host: return "host";
+    case NodeKind::Hca: return "hca";
+    case NodeKind::Switch: return "switch";
+  }
+  return "?";
+}
+
+std::string_view name(Level l) {
+  switch (l) {
+    case Level::Leaf: return "leaf";
+    case Level::Spine: return "spine";
+    case Level::Core: return "core";
+    case Level::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+std::optional<Level> parse_level(std::string_view text) {
+  for (Level l : {Level::Leaf, Level::Spine, Level::Core, Level::Unknown})
+    if (name(l) == text) return l;
+  return std::nullopt;
+}
+
+std::string_view name(Tier t) {
+  switch (t) {
+    case Tier::HostLeaf: return "host-leaf";
+    case Tier::LeafSpine: return "leaf-spine";
+    case Tier::SpineCore: return "spine-core";
+    case Tier::Other: return "other";
+  }
+  return "?";
+}
+
+std::string_view name(FaultKind k) {
+  switch (k) {
+    case FaultKind::DegradedLink: return "degraded_link";
+    case FaultKind::InactiveLink: return "inactive_link";
+    case FaultKind::MissingUplinks: return "missing_uplinks";
+    case FaultKind::UnequalUplinks: return "unequal_uplinks";
+    case FaultKind::UnreachableHost: return "unreachable_host";
+    case FaultKind::IsolatedSwitch: return "isolated_switch";
+  }
+  return "?";
+}
+
+std::optional<NodeId> Fabric::find(std::string_view id) const {
+  auto it = by_id_.find(std::string(id));
+  if (it == by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<NodeId> Fabric::find_host(std::string_view host) const {
+  auto it = host_by_name_.find(std::string(host));
+  if (it == host_by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<NodeId> Fabric::switches_at(Level level) const {
+  std::vector<NodeId> out;
+  for (NodeId s : switches_)
+    if (graph_[s].level == level) out.push_back(s);
+  return out;
+}
+
+NodeId Fabric::peer(LinkId e, NodeId from) const {
+  NodeId s = boost::source(e, graph_);
+  return s == from ? boost::target(e, graph_) : s;
+}
+
+int Fabric::local_port(LinkId e, NodeId from) const {
+  return graph_[e].end_a == from ? graph_[e].port_a : graph_[e].port_b;
+}
+
+std::vector<NodeId> Fabric::hcas_of(NodeId host) const {
+  std::vector<NodeId> out;
+  for (auto e : boost::make_iterator_range(boost::out_edges(host, graph_)))
+    if (graph_[e].kind == LinkKind::Attachment) out.push_back(peer(e, host));
+  std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) {
+    return std::tie(graph_[a].rail, graph_[a].name) < std::tie(graph_[b].rail, graph_[b].name);
+  });
+  return out;
+}
+
+std::vector<NodeId> Fabric::leaves_of(NodeId host) const {
+  std::vector<NodeId> out;
+  for (NodeId hca : hcas_of(host))
+    for (auto e : boost::make_iterator_range(boost::out_edges(hca, graph_))) {
+      NodeId p = peer(e, hca);
+      if (graph_[e].kind == LinkKind::Cable && graph_[p].kind == NodeKind::Switch &&
+          std::find(out.begin(), out.end(), p) == out.end())
+        out.push_back(p);
+    }
+  return out;
+}
+
+std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
+  std::vector<NodeId> out;
+  for (auto e : boost::make_iterator_range(boost::out_edges(leaf, graph_))) {
+    NodeId hca = peer(e, leaf);
+    if (graph_[hca].kind != NodeKind::Hca) continue;
+    if (auto h = find_host(graph_[hca].host); h && std::find(out.begin(), out.end(), *h) == out.end())
+      out.push_back(*h);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+FabricBuilder::FabricBuilder(HostNaming naming) { fabric_.naming_ = std::move(naming); }
+
+NodeId FabricBuilder::add_node(Node node) {
+  if (node.id.empty()) throw FabricError("a node has an empty id");
+  if (fabric_.by_id_.contains(node.id)) throw FabricError(fmt::format("node '{}' is defined twice", node.id));
+  std::string id = node.id;
+  NodeKind kind = node.kind;
+  NodeId v = boost::add_vertex(std::move(node), fabric_.graph_);
+  fabric_.by_id_.emplace(std::move(id), v);
+  switch (kind) {
+    case NodeKind::Host: fabric_.hosts_.push_back(v); break;
+    case NodeKind::Hca: fabric_.hcas_.push_back(v); break;
+    case NodeKind::Switch: fabric_.switches_.push_back(v); break;
+  }
+  return v;
+}
+
+NodeId FabricBuilder::add_switch(std::string id, std::string name, int ports, uint64_t guid) {
+  Node n;
+  n.kind = NodeKind::Switch;
+  n.id = std::move(id);
+  n.name = name.empty() ? n.id : std::move(name);
+  n.ports = ports;
+  n.guid = guid;
+  return add_node(std::move(n));
+}
+
+NodeId FabricBuilder::add_host(std::string name) {
+  if (auto h = fabric_.find_host(name)) return *h;
+  Node n;
+  n.kind = NodeKind::Host;
+  n.id = "host:" + name;  // hosts share the id space with GUID-named HCAs
+  n.name = name;
+  NodeId v = add_node(std::move(n));
+  fabric_.host_by_name_.emplace(std::move(name), v);
+  return v;
+}
+
+NodeId FabricBuilder::add_hca(std::string id, std::string description, int ports, uint64_t guid) {
+  auto parsed = fabric_.naming_.parse(description);
+  if (!parsed)
+    throw FabricError(fmt::format("HCA '{}' description '{}' does not match the host pattern '{}'", id,
+                                  description, fabric_.naming_.pattern()));
+  NodeId host = add_host(parsed->host);
+  Node n;
+  n.kind = NodeKind::Hca;
+  n.id = std::move(id);
+  n.name = std::move(description);
+  n.ports = ports;
+  n.guid = guid;
+  n.host = parsed->host;
+  n.device = parsed->device;
+  n.rail = parsed->rail;
+  NodeId v = add_node(std::move(n));
+  Link attach;
+  attach.kind = LinkKind::Attachment;
+  attach.end_a = host;
+  attach.end_b = v;
+  boost::add_edge(host, v, attach, fabric_.graph_);
+  return v;
+}
+
+void FabricBuilder::connect(std::string_view a, int port_a, std::string_view b, int port_b, LinkRate rate,
+                            PortState state) {
+  auto va = fabric_.find(a);
+  auto vb = fabric_.find(b);
+  if (!va) throw FabricError(fmt::format("link to unknown node '{}'", a));
+  if (!vb) throw FabricError(fmt::format("link to unknown node '{}'", b));
+  if (*va == *vb) throw FabricError(fmt::format("node '{}' port {} is cabled to itself", a, port_a));
+  auto ka = std::make_pair(*va, port_a), kb = std::make_pair(*vb, port_b);
+  auto ia = port_links_.find(ka);
+  if (ia != port_links_.end()) {
+    // Second sighting of a cable: it must name the same far end.
+    LinkId e = ia->second;
+    if (fabric_.peer(e, *va) != *vb || fabric_.local_port(e, *vb) != port_b)
+      throw FabricError(fmt::format("'{}' port {} is cabled to two different peers", a, port_a));
+    return;
+  }
+  if (port_links_.contains(kb))
+    throw FabricError(fmt::format("'{}' port {} is cabled to two different peers", b, port_b));
+  Link link;
+  link.kind = LinkKind::Cable;
+  link.end_a = *va;
+  link.end_b = *vb;
+  link.port_a = port_a;
+  link.port_b = port_b;
+  link.rate = rate;
+  link.state = state;
+  LinkId e = boost::add_edge(*va, *vb, link, fabric_.graph_).first;
+  port_links_.emplace(ka, e);
+  port_links_.emplace(kb, e);
+}
+
+Fabric FabricBuilder::finish() && {
+  classify(fabric_);
+  return std::move(fabric_);
+}
+
+}  // namespace topo
