@@ -104,7 +104,16 @@ int mode(const std::vector<int>& values) {
 
 std::string describe_link(const Fabric& fabric, LinkId e) {
   const Link& l = fabric.link(e);
-  return fmt::format("{}:{} <-> {}:{}", fabric.node(l.end_a).name, l.port_a, fabric.node(l.end_b).name, l.port_b);
+  // The lower end first (HCA, then leaf, spine, core), so that the same cable
+  // reads the same whichever source saw it from which end.
+  auto rank = [&](NodeId v) {
+    const Node& n = fabric.node(v);
+    return std::make_pair(n.kind == NodeKind::Switch ? 1 + static_cast<int>(n.level) : 0, n.name);
+  };
+  bool a_first = rank(l.end_a) <= rank(l.end_b);
+  NodeId first = a_first ? l.end_a : l.end_b, second = a_first ? l.end_b : l.end_a;
+  int first_port = a_first ? l.port_a : l.port_b, second_port = a_first ? l.port_b : l.port_a;
+  return fmt::format("{}:{} <-> {}:{}", fabric.node(first).name, first_port, fabric.node(second).name, second_port);
 }
 
 void classify(Fabric& fabric) {

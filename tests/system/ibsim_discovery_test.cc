@@ -1,0 +1,587 @@
+// Real InfiniBand discovery of simulated fabrics.
+//
+// Each test writes a synthetic fabric as an ibsim net file
+// (write_ibnetdiscover), starts `ibsim -s` on it with a private socket name
+// (IBSIM_SOCKNAME) and OpenSM under libumad2sim to bring the ports Active,
+// then discovers the fabric through libibnetdisc twice: live, in a child
+// process (this binary re-executed under LD_PRELOAD with TOPO_IBSIM_CHILD
+// set, calling discover_ibnetdisc), and from the cache file that
+// `ibnetdiscover --cache` writes under the same preload. Both must match the
+// fabric that was written: hosts, levels, oversubscription, rails, the
+// degraded link. Faults are injected through ibsim's console (Unlink/Link).
+//
+// Skips only when ibsim is not installed. Every process it starts is
+// stopped and reaped when the test ends, also on failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "topology/classify.h"
+#include "topology/ibnetdisc.h"
+#include "topology/ibnetdiscover.h"
+#include "topology/synthetic.h"
+
+extern char** environ;
+
+// libibnetdisc 44 leaks 64-byte blocks in ibnd_discover_fabric and
+// ibnd_load_fabric on fabrics of a few dozen nodes, after
+// ibnd_destroy_fabric; LeakSanitizer is told so (a no-op in other builds).
+extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
+
+namespace topo {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+// ---------------------------------------------------------------------------
+// What a discovery found, in terms that do not depend on where it came from:
+// node names (descriptions) and port numbers, never ids or GUIDs.
+
+std::string end_name(const Fabric& f, size_t v, int port) { return fmt::format("{}:{}", f.node(v).name, port); }
+
+std::string link_name(const Fabric& f, const Link& l) {
+  std::string a = end_name(f, l.end_a, l.port_a), b = end_name(f, l.end_b, l.port_b);
+  return a < b ? a + " <-> " + b : b + " <-> " + a;
+}
+
+json summarize(const Fabric& f) {
+  const FabricSummary& s = f.summary();
+  json out;
+  out["hosts"] = s.hosts;
+  out["hcas"] = s.hcas;
+  out["switches"] = {{"leaf", s.leaves}, {"spine", s.spines}, {"core", s.cores}};
+  out["pods"] = s.pods;
+  out["rails"] = s.rails;
+  out["rail_optimized"] = s.rail_optimized;
+  int cables = 0, inactive = 0;
+  json rates = json::object(), degraded = json::array();
+  for (auto e : boost::make_iterator_range(boost::edges(f.graph()))) {
+    const Link& l = f.link(e);
+    if (l.kind != LinkKind::Cable) continue;
+    ++cables;
+    inactive += l.state != PortState::Active;
+    rates[link_name(f, l)] = l.rate.str();
+    if (l.degraded)
+      degraded.push_back({{"link", link_name(f, l)}, {"rate", l.rate.str()}, {"expected", l.expected.str()}});
+  }
+  out["cables"] = cables;
+  out["inactive"] = inactive;
+  out["rates"] = rates;
+  out["degraded_links"] = degraded;
+  json leaves = json::array();
+  for (NodeId leaf : f.switches_at(Level::Leaf)) {
+    const Node& n = f.node(leaf);
+    leaves.push_back({{"name", n.name},
+                      {"hosts", f.hosts_under(leaf).size()},
+                      {"oversubscription", n.oversubscription()},
+                      {"down_gbps", n.down_gbps},
+                      {"up_gbps", n.up_gbps}});
+  }
+  std::sort(leaves.begin(), leaves.end(), [](const json& a, const json& b) { return a["name"] < b["name"]; });
+  out["leaves"] = leaves;
+  std::multiset<std::string> faults;
+  for (const Fault& x : f.faults()) {
+    std::string subject = x.subject;
+    if (size_t arrow = subject.find(" <-> "); arrow != std::string::npos) {
+      std::string a = subject.substr(0, arrow), b = subject.substr(arrow + 5);
+      subject = std::min(a, b) + " <-> " + std::max(a, b);
+    }
+    faults.insert(fmt::format("{} {}", name(x.kind), subject));
+  }
+  out["faults"] = faults;
+  return out;
+}
+
+const json* leaf_named(const json& summary, const std::string& name) {
+  for (const json& l : summary["leaves"])
+    if (l["name"] == name) return &l;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The child: discover through libibnetdisc (under libumad2sim) until the
+// subnet manager has every expected cable Active, then write the summary.
+
+int run_child() {
+  const char* out_path = std::getenv("TOPO_IBSIM_OUT");
+  if (!out_path) return 3;
+  int expect = std::atoi(std::getenv("TOPO_IBSIM_CABLES") ? std::getenv("TOPO_IBSIM_CABLES") : "0");
+  const bool once = std::getenv("TOPO_IBSIM_ONCE") != nullptr;
+  auto deadline = std::chrono::steady_clock::now() + (once ? 0s : 40s);
+  json result;
+  for (;;) {
+    try {
+      Fabric f = discover_ibnetdisc({});
+      result = summarize(f);
+      result["source"] = f.source();
+      if ((result["inactive"] == 0 && result["cables"] == expect) || std::chrono::steady_clock::now() > deadline)
+        break;
+    } catch (const std::exception& e) {
+      result = {{"error", e.what()}};
+      if (std::chrono::steady_clock::now() > deadline) break;
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  std::ofstream(out_path) << result.dump(1);
+  return result.contains("error") ? 2 : 0;
+}
+
+// Re-executed as the child, this binary does the child's work before gtest
+// starts; exit() (not _exit) lets libumad2sim detach from ibsim and clean up.
+const bool kChild = [] {
+  if (std::getenv("TOPO_IBSIM_CHILD")) std::exit(run_child());
+  return false;
+}();
+
+// ---------------------------------------------------------------------------
+// Processes.
+
+std::optional<std::string> find_program(const std::string& name) {
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  path += ":/usr/sbin:/usr/bin:/sbin:/bin";
+  std::istringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    fs::path p = fs::path(dir) / name;
+    if (!dir.empty() && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A child process, stopped and reaped when this goes out of scope.
+class Process {
+ public:
+  // Standard output goes to `log`, standard error to `errors` (default: `log` too).
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
+          const fs::path& log, bool with_stdin, const fs::path& errors = {}) {
+    int in[2] = {-1, -1};
+    if (with_stdin && pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    std::vector<std::string> envs;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      bool overridden = false;
+      for (const std::string& mine : env)
+        overridden |= kv.substr(0, kv.find('=') + 1) == mine.substr(0, mine.find('=') + 1);
+      if (!overridden) envs.push_back(kv);
+    }
+    envs.insert(envs.end(), env.begin(), env.end());
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      if (with_stdin) dup2(in[0], 0);
+      else dup2(open("/dev/null", O_RDONLY), 0);
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(errors.empty() ? fd : open(errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+      if (chdir(cwd.c_str()) != 0) _exit(126);
+      std::vector<char*> args, envp;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+      envp.push_back(nullptr);
+      execve(args[0], args.data(), envp.data());
+      _exit(127);
+    }
+    if (with_stdin) {
+      close(in[0]);
+      stdin_ = in[1];
+    }
+    name_ = argv[0];
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process() { stop(); }
+
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == 0) return true;
+    pid_ = -1;
+    exit_status_ = status;
+    return false;
+  }
+
+  // Console input (ibsim reads commands from its stdin; it spins on EOF, so
+  // the pipe stays open until the process is stopped).
+  void send(const std::string& line) {
+    std::string text = line + "\n";
+    if (stdin_ < 0 || write(stdin_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      throw std::runtime_error("cannot write to " + name_);
+  }
+
+  // Waits for exit; kills it after `timeout`. Returns the wait status, or nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (running()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        stop();
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return exit_status_;
+  }
+
+  void stop() {
+    if (stdin_ >= 0) {
+      close(stdin_);
+      stdin_ = -1;
+    }
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && running(); ++i) std::this_thread::sleep_for(20ms);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  int exit_status_ = 0;
+  std::string name_;
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "topo-ibsim.XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!std::getenv("TOPO_KEEP_TMP")) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The environment that sends libibumad to the simulator on socket `socket`.
+// In a sanitizer build the child must be told that the preload comes first
+// on purpose, and not to check memcpy: libumad2sim 0.10's read() copies past
+// the end of its own buffer.
+std::vector<std::string> with_preload(std::vector<std::string> env, const std::string& socket) {
+  env.push_back(std::string("LD_PRELOAD=") + kUmad2sim);
+  env.push_back("IBSIM_SOCKNAME=" + socket);
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  env.push_back(std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") +
+                "verify_asan_link_order=0:replace_intrin=0");
+  return env;
+}
+
+bool abstract_socket_listening(const std::string& name) {
+  return read_file("/proc/net/unix").find("@" + name + ":ctl") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------
+// A simulated fabric: ibsim on a net file, OpenSM on top, discovery on demand.
+
+class SimulatedFabric {
+ public:
+  explicit SimulatedFabric(const Fabric& fabric) : socket_(fmt::format("topo{}x{}", getpid(), ++counter_)) {
+    net_file_ = dir_.path() / "fabric.net";
+    {
+      std::ofstream out(net_file_);
+      write_ibnetdiscover(fabric, out);
+    }
+    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net_file_.string()},
+                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
+    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
+      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("ibsim did not start on " + net_file_.string() + ":\n" + log("ibsim.log"));
+      std::this_thread::sleep_for(20ms);
+    }
+    auto opensm = find_program("opensm");
+    if (!opensm)
+      throw std::runtime_error(
+          "opensm is not installed: without a subnet manager every simulated port stays in Init "
+          "(scripts/install-deps.sh installs it)");
+    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir_.path() / "opensm.log").string()},
+                    preload_env({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()}),
+                    dir_.path(), dir_.path() / "opensm.out", false);
+  }
+
+  // Live discovery in a child process, waiting until `cables` cables are up.
+  json discover_live(int cables) {
+    fs::path out = dir_.path() / fmt::format("live{}.json", ++runs_);
+    Process child({fs::read_symlink("/proc/self/exe").string()},
+                  preload_env({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_OUT=" + out.string(),
+                               fmt::format("TOPO_IBSIM_CABLES={}", cables)}),
+                  dir_.path(), dir_.path() / fmt::format("live{}.log", runs_), false);
+    auto status = child.wait(60s);
+    if (!status) throw std::runtime_error("live discovery did not finish in 60 s:\n" + diagnostics());
+    if (!fs::exists(out))
+      throw std::runtime_error(fmt::format("live discovery wrote nothing (status {}):\n{}", *status,
+                                           log(fmt::format("live{}.log", runs_)) + diagnostics()));
+    json result = json::parse(read_file(out));
+    if (result.contains("error"))
+      throw std::runtime_error("live discovery failed: " + result["error"].get<std::string>());
+    return result;
+  }
+
+  // `ibnetdiscover --cache` under the preload, then load_ibnetdisc_cache.
+  Fabric discover_cache() {
+    fs::path cache = dir_.path() / fmt::format("fabric{}.cache", ++runs_);
+    auto ibnetdiscover = find_program("ibnetdiscover");
+    if (!ibnetdiscover) throw std::runtime_error("ibnetdiscover (infiniband-diags) is not installed");
+    Process p({*ibnetdiscover, "--cache", cache.string()}, preload_env({}), dir_.path(),
+              dir_.path() / "ibnetdiscover.log", false);
+    auto status = p.wait(60s);
+    if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
+      throw std::runtime_error("ibnetdiscover --cache failed:\n" + log("ibnetdiscover.log"));
+    return load_ibnetdisc_cache(cache.string());
+  }
+
+  void console(const std::string& command) { ibsim_->send(command); }
+  const fs::path& dir() const { return dir_.path(); }
+  std::vector<std::string> preload_env(std::vector<std::string> more) const {
+    return with_preload(std::move(more), socket_);
+  }
+
+ private:
+  std::string log(const std::string& file) const { return read_file(dir_.path() / file); }
+  std::string diagnostics() const {
+    return "--- ibsim.log\n" + log("ibsim.log") + "--- opensm.out\n" + log("opensm.out");
+  }
+
+  static inline int counter_ = 0;
+  TempDir dir_;  // declared first: destroyed after the processes that use it
+  std::string socket_;
+  fs::path net_file_;
+  std::optional<Process> ibsim_;
+  std::optional<Process> opensm_;  // stopped before ibsim (reverse order)
+  int runs_ = 0;
+};
+
+class IbsimDiscovery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!find_program("ibsim")) GTEST_SKIP() << "ibsim is not installed (Debian package ibsim-utils)";
+    ASSERT_TRUE(fs::exists(kUmad2sim)) << kUmad2sim << " is missing (Debian package libumad2sim0)";
+  }
+};
+
+int cable_count(const Fabric& f) { return f.summary().links; }
+
+// The 2:1 leaf/spine fabric: 4 leaves x 8 hosts, 2 spines, leaf02's first
+// uplink (port 9) trained down to 1x. HDR, the fastest rate ibsim 0.10
+// simulates, so that live rates can be compared with the written ones.
+constexpr const char* kLeafSpine = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,rate=4xHDR,degrade=leaf02:9";
+constexpr const char* kRails = "railopt:hosts=16,rails=4,spines=2,rate=4xHDR";
+
+TEST_F(IbsimDiscovery, LeafSpineWithADegradedUplink) {
+  Fabric written = make_synthetic(kLeafSpine);
+  const json expected = summarize(written);
+  // The expectations hold for the written fabric itself, so that a
+  // discovery matching it is a discovery that found them.
+  ASSERT_EQ(expected["hosts"], 32);
+  ASSERT_EQ(expected["switches"]["leaf"], 4);
+  ASSERT_EQ(expected["switches"]["spine"], 2);
+  ASSERT_EQ(expected["degraded_links"].size(), 1u);
+
+  SimulatedFabric sim(written);
+  json live = sim.discover_live(cable_count(written));
+  EXPECT_EQ(live["source"], "ibnetdisc:ibsim0");
+  EXPECT_EQ(live["inactive"], 0) << "OpenSM did not bring every port Active";
+  EXPECT_EQ(live["hosts"], 32);
+  EXPECT_EQ(live["switches"], json({{"leaf", 4}, {"spine", 2}, {"core", 0}}));
+  for (const char* leaf : {"leaf01", "leaf03", "leaf04"}) {
+    const json* l = leaf_named(live, leaf);
+    ASSERT_TRUE(l) << leaf;
+    EXPECT_EQ((*l)["hosts"], 8);
+    EXPECT_DOUBLE_EQ((*l)["oversubscription"].get<double>(), 2.0) << leaf;
+    EXPECT_DOUBLE_EQ((*l)["down_gbps"].get<double>(), 8 * 200.0) << leaf;
+  }
+  const json* leaf02 = leaf_named(live, "leaf02");
+  ASSERT_TRUE(leaf02);
+  EXPECT_DOUBLE_EQ((*leaf02)["up_gbps"].get<double>(), 3 * 200.0 + 50.0);
+  EXPECT_GT((*leaf02)["oversubscription"].get<double>(), 2.0);
+  ASSERT_EQ(live["degraded_links"].size(), 1u);
+  EXPECT_NE(live["degraded_links"][0]["link"].get<std::string>().find("leaf02:9"), std::string::npos);
+  EXPECT_EQ(live["degraded_links"][0]["rate"], "1xHDR");
+  EXPECT_EQ(live["degraded_links"][0]["expected"], "4xHDR");
+  // Everything else, rate by rate and fault by fault, as written.
+  json live_only = live;
+  live_only.erase("source");
+  EXPECT_EQ(live_only, expected) << "live:\n" << live.dump(1) << "\nwritten:\n" << expected.dump(1);
+
+  // The same fabric from a cache file written by ibnetdiscover under the preload.
+  Fabric cached = sim.discover_cache();
+  EXPECT_EQ(summarize(cached), expected);
+  EXPECT_EQ(cached.source().rfind("ibnetdisc-cache:", 0), 0u);
+
+  // Fault: unplug one of leaf03's uplinks through the ibsim console...
+  const Node& leaf03 = written.node(*written.find("leaf03"));
+  std::optional<std::pair<std::string, int>> far;
+  for (auto e : boost::make_iterator_range(boost::out_edges(*written.find("leaf03"), written.graph())))
+    if (written.local_port(e, *written.find("leaf03")) == 10) {
+      NodeId p = written.peer(e, *written.find("leaf03"));
+      far = {{written.node(p).id, written.local_port(e, p)}};
+    }
+  ASSERT_TRUE(far) << "leaf03 has no cable on port 10";
+  sim.console(fmt::format("Unlink \"{}\"[10]", leaf03.id));
+  json unplugged = sim.discover_live(cable_count(written) - 1);
+  EXPECT_EQ(unplugged["cables"], cable_count(written) - 1);
+  const json* l3 = leaf_named(unplugged, "leaf03");
+  ASSERT_TRUE(l3);
+  EXPECT_DOUBLE_EQ((*l3)["up_gbps"].get<double>(), 3 * 200.0);
+  EXPECT_NE(unplugged["faults"].dump().find("missing_uplinks leaf03"), std::string::npos) << unplugged["faults"];
+
+  // ...and plug it back: OpenSM brings it up again and the fabric is whole.
+  sim.console(fmt::format("Link \"{}\"[10] \"{}\"[{}]", leaf03.id, far->first, far->second));
+  json replugged = sim.discover_live(cable_count(written));
+  replugged.erase("source");
+  EXPECT_EQ(replugged, expected);
+}
+
+TEST_F(IbsimDiscovery, RailOptimizedFabric) {
+  Fabric written = make_synthetic(kRails);
+  const json expected = summarize(written);
+  ASSERT_EQ(expected["rails"], 4);
+  ASSERT_EQ(expected["rail_optimized"], true);
+
+  SimulatedFabric sim(written);
+  json live = sim.discover_live(cable_count(written));
+  EXPECT_EQ(live["inactive"], 0);
+  EXPECT_EQ(live["hosts"], 16);
+  EXPECT_EQ(live["hcas"], 64);
+  EXPECT_EQ(live["rails"], 4);
+  EXPECT_EQ(live["rail_optimized"], true);
+  EXPECT_TRUE(live["degraded_links"].empty());
+  live.erase("source");
+  EXPECT_EQ(live, expected) << "live:\n" << live.dump(1) << "\nwritten:\n" << expected.dump(1);
+  EXPECT_EQ(summarize(sim.discover_cache()), expected);
+}
+
+// The admin's path: `topoctl discover --ibnetdisc` under libumad2sim, then
+// `topoctl show --json` on the snapshot it stored.
+TEST_F(IbsimDiscovery, TopoctlDiscoversTheSimulatedFabric) {
+  ASSERT_TRUE(fs::exists(TOPOCTL_PATH)) << TOPOCTL_PATH;
+  for (const char* spec : {kLeafSpine, kRails}) {
+    SCOPED_TRACE(spec);
+    Fabric written = make_synthetic(spec);
+    const json expected = summarize(written);
+    SimulatedFabric sim(written);
+    sim.discover_live(cable_count(written));  // waits until OpenSM has every port Active
+    const std::string db = (sim.dir() / "topo.db").string();
+    Process discover({TOPOCTL_PATH, "discover", "--ibnetdisc", "--db", db}, sim.preload_env({}), sim.dir(),
+                     sim.dir() / "discover.out", false, sim.dir() / "discover.err");
+    auto status = discover.wait(60s);
+    ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << read_file(sim.dir() / "discover.out") << read_file(sim.dir() / "discover.err");
+    Process show({TOPOCTL_PATH, "show", "--db", db, "--json"}, {}, sim.dir(), sim.dir() / "show.json", false,
+                 sim.dir() / "show.err");
+    status = show.wait(60s);
+    ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << read_file(sim.dir() / "show.err");
+    json shown = json::parse(read_file(sim.dir() / "show.json"));
+
+    EXPECT_EQ(shown["hosts"], expected["hosts"]);
+    EXPECT_EQ(shown["switches"]["leaf"], expected["switches"]["leaf"]);
+    EXPECT_EQ(shown["switches"]["spine"], expected["switches"]["spine"]);
+    EXPECT_EQ(shown["switches"]["core"], expected["switches"]["core"]);
+    EXPECT_EQ(shown["rails"], expected["rails"]);
+    EXPECT_EQ(shown["pods"], expected["pods"]);
+    ASSERT_EQ(shown["leaves"].size(), expected["leaves"].size()) << shown.dump(1);
+    for (const json& leaf : shown["leaves"]) {
+      const json* want = leaf_named(expected, leaf["name"].get<std::string>());
+      ASSERT_TRUE(want) << leaf;
+      EXPECT_EQ(leaf["hosts"], (*want)["hosts"]) << leaf;
+      EXPECT_DOUBLE_EQ(leaf["oversubscription"].get<double>(), (*want)["oversubscription"].get<double>()) << leaf;
+      EXPECT_DOUBLE_EQ(leaf["down_gbps"].get<double>(), (*want)["down_gbps"].get<double>()) << leaf;
+      EXPECT_DOUBLE_EQ(leaf["up_gbps"].get<double>(), (*want)["up_gbps"].get<double>()) << leaf;
+    }
+    ASSERT_EQ(shown["degraded_links"].size(), expected["degraded_links"].size()) << shown.dump(1);
+    if (std::string(spec) == kLeafSpine) {
+      const std::string link = shown["degraded_links"][0].dump();
+      EXPECT_NE(link.find("leaf02"), std::string::npos) << link;
+      EXPECT_NE(link.find("\"1x\""), std::string::npos) << link;
+      EXPECT_NE(link.find("\"4x\""), std::string::npos) << link;  // what the tier expects
+      EXPECT_DOUBLE_EQ(leaf_named(expected, "leaf01")->at("oversubscription").get<double>(), 2.0);
+    }
+  }
+}
+
+// Preloaded libumad2sim with no simulator to talk to would wait forever;
+// discovery says so instead.
+TEST_F(IbsimDiscovery, NoSimulatorIsATypedError) {
+  TempDir dir;
+  fs::path out = dir.path() / "result.json";
+  Process child({fs::read_symlink("/proc/self/exe").string()},
+                with_preload({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_ONCE=1", "TOPO_IBSIM_OUT=" + out.string()},
+                             fmt::format("topo{}none", getpid())),
+                dir.path(), dir.path() / "child.log", false);
+  auto status = child.wait(20s);
+  ASSERT_TRUE(status) << "discovery hung without a simulator";
+  json result = json::parse(read_file(out));
+  ASSERT_TRUE(result.contains("error")) << result.dump(1);
+  EXPECT_NE(result["error"].get<std::string>().find("no ibsim listens on"), std::string::npos) << result["error"];
+}
+
+// The ibsim dialect fixture, run by the simulator itself: our reading of the
+// net file must be the fabric ibsim builds from it, negotiated rates included.
+TEST_F(IbsimDiscovery, NetFileReadsAsIbsimRunsIt) {
+  const std::string net = std::string(TOPO_FIXTURES) + "/ibnetdiscover/ibsim.net";
+  Fabric read = read_ibnetdiscover_file(net);
+  TempDir dir;
+  std::string socket = fmt::format("topo{}net", getpid());
+  Process ibsim({*find_program("ibsim"), "-s", net}, {"IBSIM_SOCKNAME=" + socket}, dir.path(),
+                dir.path() / "ibsim.log", true);
+  for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket);) {
+    ASSERT_TRUE(ibsim.running() && std::chrono::steady_clock::now() < deadline)
+        << read_file(dir.path() / "ibsim.log");
+    std::this_thread::sleep_for(20ms);
+  }
+  fs::path cache = dir.path() / "net.cache";
+  Process p({*find_program("ibnetdiscover"), "--cache", cache.string()},
+            with_preload({}, socket), dir.path(),
+            dir.path() / "ibnetdiscover.log", false);
+  auto status = p.wait(60s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << read_file(dir.path() / "ibnetdiscover.log");
+  Fabric live = load_ibnetdisc_cache(cache.string());
+  json a = summarize(read), b = summarize(live);
+  // No subnet manager here: the live ports are in Init, the file's are Active.
+  EXPECT_EQ(b["inactive"], b["cables"]);
+  EXPECT_EQ(a["rates"], b["rates"]);
+  EXPECT_EQ(a["hosts"], b["hosts"]);
+  EXPECT_EQ(a["switches"], b["switches"]);
+  for (NodeId v : read.switches()) {
+    auto twin = live.find(fmt::format("S-{:016x}", read.node(v).guid));
+    ASSERT_TRUE(twin) << read.node(v).name << ": ibsim gave it another GUID";
+    EXPECT_EQ(live.node(*twin).name, read.node(v).name);
+  }
+}
+
+}  // namespace
+}  // namespace topo

@@ -1,0 +1,553 @@
+#include "topology/hwloc_affinity.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <hwloc.h>
+
+#include "topology/error.h"
+#include "topology/hostlist.h"
+
+namespace topo {
+namespace {
+
+// --- the shape of the XML, checked before hwloc sees it ----------------------
+
+struct XmlProblem {
+  int line;
+  std::string what;
+};
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '-' || c == '.';
+}
+
+// An hwloc bitmap as hwloc writes it: "0x0000000f", "0x00000001,0xffffffff",
+// optionally led by "0xf...f," for an infinite set.
+bool is_bitmap(std::string_view v) {
+  if (v.starts_with("0xf...f")) {
+    v.remove_prefix(7);
+    if (v.empty()) return true;
+    if (v.front() != ',') return false;
+    v.remove_prefix(1);
+  }
+  while (true) {
+    if (!v.starts_with("0x")) return false;
+    v.remove_prefix(2);
+    size_t n = 0;
+    while (n < v.size() && std::isxdigit(static_cast<unsigned char>(v[n]))) ++n;
+    if (n == 0 || n > 8) return false;
+    v.remove_prefix(n);
+    if (v.empty()) return true;
+    if (v.front() != ',') return false;
+    v.remove_prefix(1);
+  }
+}
+
+// Above any machine's PU or NUMA node count (Linux allows 8192 CPUs).
+constexpr unsigned long kMaxOsIndex = 1 << 20;
+
+// Object types without a cpuset: I/O and Misc. Every other object (machine,
+// package, core, PU, cache, NUMA node, group, die) needs all four sets.
+bool is_io_or_misc(std::string_view type) {
+  return type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
+}
+
+class XmlShape {
+ public:
+  explicit XmlShape(std::string_view text) : s_(text) {}
+
+  std::optional<XmlProblem> check() {
+    try {
+      run();
+      return std::nullopt;
+    } catch (const XmlProblem& p) {
+      return p;
+    }
+  }
+
+ private:
+  struct Open {
+    std::string name;
+    int line;
+    std::string type;  // of an <object>
+  };
+
+  [[noreturn]] void fail(const std::string& what) const { throw XmlProblem{line_, what}; }
+  [[noreturn]] void fail_at(int line, const std::string& what) const { throw XmlProblem{line, what}; }
+
+  void advance(size_t n) {
+    for (size_t i = 0; i < n && pos_ < s_.size(); ++i, ++pos_)
+      if (s_[pos_] == '\n') ++line_;
+  }
+  bool at(std::string_view token) const { return s_.substr(pos_).starts_with(token); }
+  void skip_to(std::string_view end, const std::string& expected) {
+    size_t found = s_.find(end, pos_);
+    if (found == std::string_view::npos) fail(expected);
+    advance(found + end.size() - pos_);
+  }
+  void skip_blanks() {
+    while (pos_ < s_.size() && is_blank(s_[pos_])) advance(1);
+  }
+
+  // Entities: the five XML ones and character references.
+  void check_entities(std::string_view text) const {
+    for (size_t i = text.find('&'); i != std::string_view::npos; i = text.find('&', i + 1)) {
+      size_t semi = text.find(';', i);
+      std::string_view ref = semi == std::string_view::npos ? text.substr(i) : text.substr(i, semi - i + 1);
+      bool ok = ref == "&lt;" || ref == "&gt;" || ref == "&amp;" || ref == "&quot;" || ref == "&apos;";
+      if (!ok && ref.size() > 3 && ref[1] == '#') {
+        std::string_view digits = ref.substr(2, ref.size() - 3);
+        bool hex = !digits.empty() && digits[0] == 'x';
+        if (hex) digits.remove_prefix(1);
+        ok = !digits.empty() && std::all_of(digits.begin(), digits.end(), [&](char c) {
+          return hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0 : std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+      }
+      if (!ok) fail(fmt::format("expected an entity like &amp; or &#10;, found '{}'", ref.substr(0, 12)));
+    }
+  }
+
+  std::string name() {
+    if (pos_ >= s_.size() || !is_name_start(s_[pos_])) fail("expected an element name after '<'");
+    size_t start = pos_;
+    while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+    return std::string(s_.substr(start, pos_ - start));
+  }
+
+  void start_tag() {
+    int line = line_;
+    advance(1);  // '<'
+    std::string element = name();
+    std::map<std::string, std::string> attributes;
+    bool closed = false;
+    while (true) {
+      bool blank = pos_ < s_.size() && is_blank(s_[pos_]);
+      skip_blanks();
+      if (pos_ >= s_.size()) fail_at(line, fmt::format("<{}> is never finished; expected '>'", element));
+      if (at("/>")) {
+        advance(2);
+        closed = true;
+        break;
+      }
+      if (at(">")) {
+        advance(1);
+        break;
+      }
+      if (!blank) fail(fmt::format("expected a blank, '>' or '/>' after the previous attribute of <{}>", element));
+      std::string attribute = name();
+      skip_blanks();
+      if (!at("=")) fail(fmt::format("expected '=' after attribute '{}' of <{}>", attribute, element));
+      advance(1);
+      skip_blanks();
+      if (pos_ >= s_.size() || (s_[pos_] != '"' && s_[pos_] != '\''))
+        fail(fmt::format("expected a quoted value for attribute '{}' of <{}>", attribute, element));
+      char quote = s_[pos_];
+      size_t end = s_.find(quote, pos_ + 1);
+      if (end == std::string_view::npos)
+        fail(fmt::format("expected a closing {} for attribute '{}' of <{}>", quote, attribute, element));
+      std::string_view value = s_.substr(pos_ + 1, end - pos_ - 1);
+      if (value.find('<') != std::string_view::npos)
+        fail(fmt::format("attribute '{}' of <{}> holds a '<'; expected its closing quote first", attribute, element));
+      check_entities(value);
+      if (!attributes.emplace(attribute, std::string(value)).second)
+        fail(fmt::format("attribute '{}' appears twice in <{}>", attribute, element));
+      advance(end + 1 - pos_);
+    }
+    if (stack_.empty()) {
+      if (seen_root_) fail_at(line, fmt::format("expected nothing after </topology>, found <{}>", element));
+      if (element != "topology") fail_at(line, fmt::format("expected <topology> as the root element, found <{}>", element));
+      seen_root_ = true;
+    }
+    check_vocabulary(line, element, attributes);
+    if (element == "object") check_object(line, attributes);
+    if (!closed) stack_.push_back({element, line, element == "object" ? attributes.at("type") : ""});
+  }
+
+  // hwloc's DTDs (hwloc2.dtd, and hwloc.dtd for 1.x exports): which element
+  // may sit where, with which attributes, and which it cannot do without.
+  // hwloc 2.9 fails on anything else and leaks what it had built so far.
+  struct Rule {
+    std::vector<std::string_view> parents;
+    std::vector<std::string_view> required;
+    std::vector<std::string_view> optional;
+    bool text = false;  // may hold character data
+  };
+  static const std::map<std::string_view, Rule>& rules() {
+    static const std::map<std::string_view, Rule> table{
+        {"topology", {{}, {}, {"version"}}},
+        {"object",
+         {{"topology", "object"},
+          {"type"},
+          {"subtype", "os_index", "id", "gp_index", "name", "local_memory", "cache_size", "cache_linesize",
+           "cache_associativity", "cache_type", "cpuset", "complete_cpuset", "allowed_cpuset", "online_cpuset",
+           "nodeset", "complete_nodeset", "allowed_nodeset", "depth", "kind", "subkind", "dont_merge", "bridge_type",
+           "bridge_pci", "pci_busid", "pci_type", "pci_link_speed", "osdev_type", "os_level", "huge_page_size_kB",
+           "huge_page_free"}}},
+        {"info", {{"topology", "object", "cpukind"}, {"name", "value"}, {}}},
+        {"page_type", {{"object"}, {"size", "count"}, {}}},
+        {"userdata", {{"object"}, {}, {"name", "length", "encoding"}, true}},
+        {"distances", {{"object"}, {"nbobjs", "relative_depth", "latency_base"}, {}}},  // 1.x
+        {"latency", {{"distances"}, {"value"}, {}}},                                     // 1.x
+        {"distances2", {{"topology"}, {"type", "nbobjs", "indexing", "kind"}, {"name"}}},
+        {"distances2hetero", {{"topology"}, {"nbobjs", "kind"}, {"name"}}},
+        {"indexes", {{"distances2", "distances2hetero"}, {"length"}, {}, true}},
+        {"u64values", {{"distances2", "distances2hetero"}, {"length"}, {}, true}},
+        {"support", {{"topology"}, {"name"}, {"value"}}},
+        {"memattr", {{"topology"}, {"name", "flags"}, {}}},
+        {"memattr_value",
+         {{"memattr"},
+          {"target_obj_type", "value"},
+          {"target_obj_gp_index", "initiator_cpuset", "initiator_obj_gp_index", "initiator_obj_type"}}},
+        {"cpukind", {{"topology"}, {}, {"cpuset", "forced_efficiency"}}},
+    };
+    return table;
+  }
+
+  void check_vocabulary(int line, const std::string& element,
+                        const std::map<std::string, std::string>& attributes) const {
+    auto rule = rules().find(element);
+    if (rule == rules().end()) fail_at(line, fmt::format("<{}> is not an element of hwloc's XML", element));
+    const Rule& r = rule->second;
+    std::string_view parent = stack_.empty() ? "" : std::string_view(stack_.back().name);
+    if (!stack_.empty() && std::find(r.parents.begin(), r.parents.end(), parent) == r.parents.end())
+      fail_at(line, fmt::format("<{}> cannot sit inside <{}> in hwloc's XML", element, parent));
+    for (std::string_view name : r.required)
+      if (!attributes.contains(std::string(name)))
+        fail_at(line, fmt::format("<{}> has no {} attribute; expected {}=\"...\"", element, name, name));
+    for (const auto& [name, value] : attributes)
+      if (std::find(r.required.begin(), r.required.end(), name) == r.required.end() &&
+          std::find(r.optional.begin(), r.optional.end(), name) == r.optional.end())
+        fail_at(line, fmt::format("<{}> has no attribute '{}' in hwloc's XML", element, name));
+    // Memory pages belong to a NUMA node (or, in 1.x exports, the machine).
+    static const std::set<std::string_view> with_memory{"NUMANode", "Machine", "Node", "System"};
+    if (element == "page_type" && !with_memory.contains(stack_.back().type))
+      fail_at(line, fmt::format("<page_type> inside <object type=\"{}\">; expected it in a NUMANode", stack_.back().type));
+  }
+
+  void check_object(int line, const std::map<std::string, std::string>& attributes) const {
+    static const std::set<std::string_view> types{
+        "Machine", "Misc", "Group", "NUMANode", "MemCache", "Package", "Die", "L1Cache", "L2Cache", "L3Cache",
+        "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache", "Core", "PU", "Bridge", "PCIDev", "OSDev",
+        "System", "Socket", "Cache", "Node"};  // the last four from hwloc 1.x exports
+    auto type = attributes.find("type");
+    if (!types.contains(type->second))
+      fail_at(line, fmt::format("<object type=\"{}\"> is not an hwloc object type", type->second));
+    // hwloc sizes bitmaps by os_index: a PU or NUMA node without one (taken
+    // as 2^32-1) or with a huge one costs it seconds and gigabytes.
+    auto index = attributes.find("os_index");
+    if (index != attributes.end()) {
+      const std::string& v = index->second;
+      if (v.empty() || v.size() > 7 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          std::stoul(v) >= kMaxOsIndex)
+        fail_at(line, fmt::format("os_index=\"{}\" of <object type=\"{}\"> is not a whole number below {}", v,
+                                  type->second, kMaxOsIndex));
+    } else if (type->second == "PU" || type->second == "NUMANode") {
+      fail_at(line, fmt::format("<object type=\"{}\"> has no os_index; expected its physical index", type->second));
+    }
+    if (is_io_or_misc(type->second)) return;
+    for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
+      auto it = attributes.find(set);
+      if (it == attributes.end())
+        fail_at(line, fmt::format("<object type=\"{}\"> has no {}; expected cpuset, complete_cpuset, nodeset and "
+                                  "complete_nodeset on every object but I/O and Misc, as lstopo writes them",
+                                  type->second, set));
+      if (!is_bitmap(it->second))
+        fail_at(line, fmt::format("{}=\"{}\" of <object type=\"{}\"> is not an hwloc bitmap like 0x0000000f", set,
+                                  it->second, type->second));
+    }
+  }
+
+  void end_tag() {
+    advance(2);  // "</"
+    std::string element = name();
+    skip_blanks();
+    if (!at(">")) fail(fmt::format("expected '>' to end </{}>", element));
+    advance(1);
+    if (stack_.empty()) fail(fmt::format("found </{}> with no element open", element));
+    if (stack_.back().name != element)
+      fail(fmt::format("expected </{}> to close <{}> of line {}, found </{}>", stack_.back().name, stack_.back().name,
+                       stack_.back().line, element));
+    stack_.pop_back();
+  }
+
+  void run() {
+    while (pos_ < s_.size()) {
+      if (s_[pos_] != '<') {
+        size_t next = std::min(s_.find('<', pos_), s_.size());
+        std::string_view text = s_.substr(pos_, next - pos_);
+        if (!std::all_of(text.begin(), text.end(), is_blank) &&
+            (stack_.empty() || !rules().at(stack_.back().name).text)) {
+          advance(std::find_if_not(text.begin(), text.end(), is_blank) - text.begin());
+          fail(stack_.empty() ? std::string("expected only blanks outside the <topology> element")
+                              : fmt::format("<{}> holds text; expected only elements in it", stack_.back().name));
+        }
+        check_entities(text);
+        advance(next - pos_);
+      } else if (at("<?")) {
+        skip_to("?>", "expected '?>' to end the <? declaration");
+      } else if (at("<!--")) {
+        size_t end = s_.find("-->", pos_ + 4);
+        if (end == std::string_view::npos) fail("expected '-->' to end the comment");
+        size_t dashes = s_.find("--", pos_ + 4);
+        if (dashes < end) {
+          advance(dashes - pos_);
+          fail("a comment holds '--'; XML allows it only in the closing '-->'");
+        }
+        advance(end + 3 - pos_);
+      } else if (at("<![CDATA[")) {
+        if (stack_.empty()) fail("expected CDATA only inside an element");
+        skip_to("]]>", "expected ']]>' to end the CDATA section");
+      } else if (at("<!")) {
+        if (seen_root_) fail("expected <!DOCTYPE only before the root element");
+        skip_to(">", "expected '>' to end the <!DOCTYPE declaration");
+      } else if (at("</")) {
+        end_tag();
+      } else {
+        start_tag();
+      }
+    }
+    if (!stack_.empty())
+      fail_at(stack_.back().line, fmt::format("<{}> opened here is never closed; the file ends at line {}",
+                                              stack_.back().name, s_.ends_with('\n') ? line_ - 1 : line_));
+    if (!seen_root_) fail_at(1, "expected a <topology> element; this is not an hwloc XML export");
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  bool seen_root_ = false;
+  std::vector<Open> stack_;
+};
+
+// --- the hwloc tree -----------------------------------------------------------
+
+struct TopologyDeleter {
+  void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
+};
+using Topology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
+
+int trailing_number(std::string_view name) {
+  size_t start = name.size();
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(name[start - 1]))) --start;
+  if (start == name.size() || name.size() - start > 6) return -1;
+  return std::stoi(std::string(name.substr(start)));
+}
+
+std::vector<hwloc_obj_t> chain_from_root(hwloc_obj_t obj) {
+  std::vector<hwloc_obj_t> chain;
+  for (; obj; obj = obj->parent) chain.push_back(obj);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+// How deep the deepest common ancestor of two objects sits: the larger, the
+// closer they are on the PCIe tree.
+size_t shared_depth(const std::vector<hwloc_obj_t>& a, const std::vector<hwloc_obj_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+bool starts_with(const char* name, std::string_view prefix) { return name && std::string_view(name).starts_with(prefix); }
+
+// Compute OS devices make a PCI device a GPU; DRM ones do not on their own.
+bool is_compute_osdev(hwloc_obj_t os) {
+  if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC) return true;
+  return os->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU && (starts_with(os->name, "nvml") || starts_with(os->name, "rsmi"));
+}
+
+bool is_gpu(hwloc_obj_t pci) {
+  const auto& p = pci->attr->pcidev;
+  if (p.class_id == 0x0302) return true;
+  if ((p.class_id >> 8) == 0x03 && (p.vendor_id == 0x10de || p.vendor_id == 0x1002)) return true;
+  for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+    if (c->type == HWLOC_OBJ_OS_DEVICE && is_compute_osdev(c)) return true;
+  return false;
+}
+
+// The name a GPU goes by: its most specific OS device.
+std::string gpu_name(hwloc_obj_t pci) {
+  static const std::vector<std::string_view> preference{"cuda", "nvml", "rsmi", "ze", "opencl", "card", "renderD"};
+  std::string best;
+  size_t best_rank = preference.size() + 1;
+  for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+    if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
+    if (c->attr->osdev.type != HWLOC_OBJ_OSDEV_GPU && c->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) continue;
+    size_t rank = preference.size();
+    for (size_t i = 0; i < preference.size(); ++i)
+      if (starts_with(c->name, preference[i])) {
+        rank = i;
+        break;
+      }
+    if (rank < best_rank || (rank == best_rank && natural_less(c->name, best))) {
+      best = c->name;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+int numa_of(hwloc_topology_t topology, hwloc_obj_t io) {
+  hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(topology, io);
+  if (!local || !local->nodeset || hwloc_bitmap_weight(local->nodeset) != 1) return -1;
+  return hwloc_bitmap_first(local->nodeset);
+}
+
+NodeAffinity affinity_of(hwloc_topology_t topology) {
+  NodeAffinity out;
+  hwloc_obj_t root = hwloc_get_root_obj(topology);
+  if (const char* host = hwloc_obj_get_info_by_name(root, "HostName")) out.hostname = host;
+
+  struct Hca {
+    std::string name;
+    std::vector<hwloc_obj_t> chain;
+    int gpus = 0;
+  };
+  std::vector<Hca> hcas;
+  for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(topology, os));)
+    if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && os->name)
+      hcas.push_back({os->name, chain_from_root(os->parent ? os->parent : os), 0});
+  std::sort(hcas.begin(), hcas.end(), [](const Hca& a, const Hca& b) { return natural_less(a.name, b.name); });
+  for (const Hca& h : hcas) out.hcas.push_back(h.name);
+
+  std::vector<hwloc_obj_t> gpus;
+  for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topology, pci));)
+    if (is_gpu(pci)) gpus.push_back(pci);
+  auto bus_key = [](hwloc_obj_t o) {
+    const auto& p = o->attr->pcidev;
+    return std::make_tuple(p.domain, p.bus, p.dev, p.func);
+  };
+  std::sort(gpus.begin(), gpus.end(), [&](hwloc_obj_t a, hwloc_obj_t b) { return bus_key(a) < bus_key(b); });
+
+  for (hwloc_obj_t pci : gpus) {
+    Gpu gpu;
+    gpu.index = static_cast<int>(out.gpus.size());
+    gpu.name = gpu_name(pci);
+    const auto& p = pci->attr->pcidev;
+    gpu.pci_bus = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", p.domain, p.bus, p.dev, p.func);
+    gpu.numa = numa_of(topology, pci);
+    std::vector<hwloc_obj_t> chain = chain_from_root(pci);
+    Hca* best = nullptr;
+    size_t best_depth = 0;
+    for (Hca& h : hcas) {
+      size_t depth = shared_depth(chain, h.chain);
+      if (!best || depth > best_depth || (depth == best_depth && h.gpus < best->gpus)) {
+        best = &h;
+        best_depth = depth;
+      }
+    }
+    if (best) {
+      ++best->gpus;
+      gpu.closest_hca = best->name;
+      gpu.rail = trailing_number(best->name);
+    }
+    out.gpus.push_back(std::move(gpu));
+  }
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ParseError(path, 0, "read error");
+  return text.str();
+}
+
+// hwloc prints its verdict on a bad export ("out-of-order XML topology
+// load", "Topology does not contain any NUMA node") to stderr; the error
+// we throw says it instead. hwloc reads HWLOC_HIDE_ERRORS once, on first
+// use, and an admin who sets it keeps their choice.
+void quiet_hwloc_xml_errors() {
+  static const bool once = [] {
+    setenv("HWLOC_HIDE_ERRORS", "2", /*overwrite=*/0);
+    return true;
+  }();
+  (void)once;
+}
+
+}  // namespace
+
+NodeAffinity read_hwloc_xml_text(std::string_view xml, const std::string& filename) {
+  if (std::optional<XmlProblem> problem = XmlShape(xml).check())
+    throw ParseError(filename, problem->line, problem->what);
+  if (xml.find('\0') != std::string_view::npos) throw ParseError(filename, 0, "holds a NUL byte; expected text");
+  quiet_hwloc_xml_errors();
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) throw ParseError(filename, 0, "hwloc could not start a topology");
+  Topology topology(raw);
+  std::string buffer(xml);  // hwloc wants the terminating NUL counted in the size
+  if (hwloc_topology_set_xmlbuffer(raw, buffer.c_str(), static_cast<int>(buffer.size() + 1)) != 0)
+    throw ParseError(filename, 0, fmt::format("hwloc refused it as XML input: {}", std::strerror(errno)));
+  // Keep every I/O object the export holds.
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_load(raw) != 0)
+    throw ParseError(filename, 0,
+                     fmt::format("hwloc could not load it as a topology ({}); expected an `lstopo --of xml` export",
+                                 std::strerror(errno)));
+  return affinity_of(raw);
+}
+
+NodeAffinity read_hwloc_xml(const std::string& path) { return read_hwloc_xml_text(read_text(path), path); }
+
+NodeAffinity read_hwloc_live() {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) throw HwlocError("hwloc could not start a topology");
+  Topology topology(raw);
+  // I/O objects are off by default; keep the ones lstopo shows.
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // The "pci" plugin (libpciaccess) leaks at every load; without it the
+  // Linux backend reads the same PCI tree from sysfs.
+  hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+  if (hwloc_topology_load(raw) != 0)
+    throw HwlocError(fmt::format("hwloc could not read this machine: {}", std::strerror(errno)));
+  return affinity_of(raw);
+}
+
+size_t attach_hwloc_dir(Fabric& fabric, const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".xml" && it->is_regular_file()) files.push_back(it->path());
+  if (ec) throw ParseError(dir, 0, fmt::format("cannot read the directory: {}", ec.message()));
+  std::sort(files.begin(), files.end());
+
+  // hwloc loads its plugins with the first live topology and unloads them
+  // with the last; one kept for the whole loop loads them once, not per file.
+  hwloc_topology_t keeper = nullptr;
+  if (hwloc_topology_init(&keeper) != 0) throw ParseError(dir, 0, "hwloc could not start a topology");
+  Topology keep_plugins(keeper);
+
+  std::vector<std::pair<NodeId, NodeAffinity>> found;
+  for (const auto& file : files) {
+    std::string host = file.stem().string();
+    std::optional<NodeId> v = fabric.find_host(host);
+    if (!v)
+      throw ParseError(file.string(), 0,
+                       fmt::format("no host '{}' in the fabric; expected files named <host>.xml after its hosts", host));
+    NodeAffinity affinity = read_hwloc_xml(file.string());
+    const std::string& named = affinity.hostname;
+    if (!named.empty() && named != host && !named.starts_with(host + "."))
+      throw ParseError(file.string(), 0,
+                       fmt::format("holds the topology of host '{}' (its HostName), not of '{}'", named, host));
+    found.emplace_back(*v, std::move(affinity));
+  }
+  for (auto& [host, affinity] : found) fabric.set_gpus(host, std::move(affinity.gpus));
+  return found.size();
+}
+
+}  // namespace topo

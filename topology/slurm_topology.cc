@@ -1,0 +1,512 @@
+#include "topology/slurm_topology.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <map>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+#include "topology/hostlist.h"
+
+namespace topo {
+namespace {
+
+// Slurm refuses longer switch names (HOST_NAME_MAX in _parse_switches).
+constexpr size_t kMaxSwitchName = 64;
+// Include depth past which a file is taken to include itself.
+constexpr int kMaxIncludeDepth = 16;
+
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// One logical line: physical lines joined by continuations, comments and
+// escapes handled as Slurm's _get_next_line does.
+struct LogicalLine {
+  std::string file;
+  int line = 0;  // first physical line
+  std::string text;
+};
+
+// Cuts the comment: everything from a '#' preceded by an even number of
+// backslashes.
+void strip_comment(std::string& s) {
+  int backslashes = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '#' && backslashes % 2 == 0) {
+      s.resize(i);
+      return;
+    }
+    backslashes = s[i] == '\\' ? backslashes + 1 : 0;
+  }
+}
+
+// True (and the backslash and what follows it removed) when the line ends
+// in an odd number of backslashes, trailing blanks allowed after them.
+bool strip_continuation(std::string& s) {
+  size_t end = s.size();
+  while (end > 0 && is_space(s[end - 1])) --end;
+  size_t run = 0;
+  while (run < end && s[end - 1 - run] == '\\') ++run;
+  if (run % 2 == 0) return false;
+  s.resize(end - 1);
+  return true;
+}
+
+// A backslash makes the next character literal ("\#" is a '#', "\\" a
+// backslash); a lone one at the very end is dropped, as Slurm drops it.
+std::string strip_escapes(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\')
+      out += s[i];
+    else if (i + 1 < s.size())
+      out += s[++i];
+  }
+  return out;
+}
+
+struct KeyValue {
+  std::string key;  // as written
+  std::string value;
+};
+
+// Splits a logical line into Key=Value pairs: Slurm's regex allows blanks
+// around '=', and a value is either a run of non-blanks or "quoted".
+std::vector<KeyValue> split_pairs(const LogicalLine& line) {
+  std::vector<KeyValue> out;
+  const std::string& s = line.text;
+  size_t pos = 0;
+  auto skip_blanks = [&] {
+    while (pos < s.size() && is_space(s[pos])) ++pos;
+  };
+  while (true) {
+    skip_blanks();
+    if (pos >= s.size()) break;
+    size_t key_start = pos;
+    while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_' || s[pos] == '.'))
+      ++pos;
+    std::string key = s.substr(key_start, pos - key_start);
+    skip_blanks();
+    bool op = pos + 1 < s.size() && std::strchr("+-*/", s[pos]) && s[pos + 1] == '=';
+    if (key.empty() || pos >= s.size() || (s[pos] != '=' && !op)) {
+      size_t word_end = key_start;
+      while (word_end < s.size() && !is_space(s[word_end])) ++word_end;
+      throw ParseError(line.file, line.line,
+                       fmt::format("expected Key=Value, found '{}'", s.substr(key_start, word_end - key_start)));
+    }
+    if (s[pos] != '=')
+      throw ParseError(line.file, line.line,
+                       fmt::format("operator '{}=' after {} is not meaningful in topology.conf; expected '='",
+                                   s[pos], key));
+    ++pos;
+    skip_blanks();
+    std::string value;
+    if (pos < s.size() && s[pos] == '"') {
+      size_t close = s.find('"', pos + 1);
+      if (close == std::string::npos)
+        throw ParseError(line.file, line.line, fmt::format("expected a closing '\"' for the value of {}", key));
+      value = s.substr(pos + 1, close - pos - 1);
+      pos = close + 1;
+      if (pos < s.size() && !is_space(s[pos]))
+        throw ParseError(line.file, line.line, fmt::format("expected a blank after the quoted value of {}", key));
+    } else {
+      size_t start = pos;
+      while (pos < s.size() && !is_space(s[pos])) ++pos;
+      value = s.substr(start, pos - start);
+      if (value.empty()) throw ParseError(line.file, line.line, fmt::format("expected a value after {}=", key));
+    }
+    out.push_back({std::move(key), std::move(value)});
+  }
+  return out;
+}
+
+// Reads logical lines, following Include directives.
+void read_lines(std::istream& in, const std::string& file, int depth, std::vector<LogicalLine>& out) {
+  std::string physical;
+  int number = 0;
+  while (std::getline(in, physical)) {
+    ++number;
+    LogicalLine line{file, number, ""};
+    while (true) {
+      if (!physical.empty() && physical.back() == '\r') physical.pop_back();
+      strip_comment(physical);
+      bool more = strip_continuation(physical);
+      line.text += physical;
+      if (!more || !std::getline(in, physical)) break;
+      ++number;
+    }
+    line.text = strip_escapes(line.text);
+    std::string_view t = line.text;
+    while (!t.empty() && is_space(t.front())) t.remove_prefix(1);
+    if (t.empty()) continue;
+    if (t.size() > 7 && lower(t.substr(0, 7)) == "include" && is_space(t[7])) {
+      std::string_view rest = t.substr(8);
+      while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+      std::string name(rest.substr(0, std::min(rest.size(), rest.find_first_of(" \t"))));
+      std::string_view after = rest.substr(name.size());
+      if (name.empty() || after.find_first_not_of(" \t") != std::string_view::npos)
+        throw ParseError(file, line.line, "expected 'Include <file>' with a single file name");
+      std::filesystem::path path(name);
+      if (path.is_relative()) path = std::filesystem::path(file).parent_path() / path;
+      if (depth >= kMaxIncludeDepth)
+        throw ParseError(file, line.line, fmt::format("Include of '{}' nests deeper than {} files", name, kMaxIncludeDepth));
+      std::ifstream included(path);
+      if (!included)
+        throw ParseError(file, line.line, fmt::format("Include: cannot read '{}': {}", path.string(), std::strerror(errno)));
+      read_lines(included, path.string(), depth + 1, out);
+      continue;
+    }
+    out.push_back(std::move(line));
+  }
+  if (in.bad()) throw ParseError(file, 0, "read error");
+}
+
+struct SwitchLine {
+  LogicalLine where;
+  std::string name;
+  bool has_nodes = false, has_switches = false;
+  std::vector<std::string> nodes;     // hosts, deduplicated, in order written
+  std::vector<std::string> children;  // child switches, likewise
+};
+
+std::vector<std::string> expand_list(const LogicalLine& where, const std::string& key, const std::string& value) {
+  std::vector<std::string> names;
+  try {
+    names = expand_hostlist(value);
+  } catch (const HostlistError& e) {
+    throw ParseError(where.file, where.line, fmt::format("{}=: {}", key, e.what()));
+  }
+  if (names.empty()) throw ParseError(where.file, where.line, fmt::format("expected at least one name in {}=", key));
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (auto& n : names)
+    if (seen.insert(n).second) out.push_back(std::move(n));
+  return out;
+}
+
+SwitchLine parse_switch_line(const LogicalLine& line) {
+  std::vector<KeyValue> pairs = split_pairs(line);
+  if (lower(pairs.front().key) != "switchname")
+    throw ParseError(line.file, line.line,
+                     fmt::format("expected the line to start with SwitchName=, found {}=", pairs.front().key));
+  SwitchLine sw;
+  sw.where = line;
+  sw.name = pairs.front().value;
+  if (sw.name.size() > kMaxSwitchName)
+    throw ParseError(line.file, line.line,
+                     fmt::format("SwitchName '{}' is longer than Slurm's {} characters", sw.name, kMaxSwitchName));
+  std::set<std::string> given;
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    const auto& [key, value] = pairs[i];
+    std::string k = lower(key);
+    if (!given.insert(k).second)
+      throw ParseError(line.file, line.line, fmt::format("{}= is given twice for switch '{}'", key, sw.name));
+    if (k == "nodes") {
+      sw.has_nodes = true;
+      sw.nodes = expand_list(line, key, value);
+    } else if (k == "switches") {
+      sw.has_switches = true;
+      sw.children = expand_list(line, key, value);
+    } else if (k == "linkspeed") {
+      // A whole number in units Slurm does not use; checked, not kept.
+      if (value.empty() || value.size() > 10 || !std::all_of(value.begin(), value.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          }) || std::stoull(value) > 0xffffffffULL)
+        throw ParseError(line.file, line.line,
+                         fmt::format("LinkSpeed must be a whole number (Slurm's arbitrary units), found '{}'", value));
+    } else if (k == "switchname") {
+      throw ParseError(line.file, line.line,
+                       fmt::format("a second SwitchName= on one line; expected one switch per line (after '{}')", sw.name));
+    } else {
+      throw ParseError(line.file, line.line,
+                       fmt::format("unknown key '{}'; expected Nodes, Switches or LinkSpeed", key));
+    }
+  }
+  if (sw.has_nodes && sw.has_switches)
+    throw ParseError(line.file, line.line,
+                     fmt::format("switch '{}' has both Nodes= and Switches=; expected one of them", sw.name));
+  if (!sw.has_nodes && !sw.has_switches)
+    throw ParseError(line.file, line.line,
+                     fmt::format("switch '{}' has neither Nodes= nor Switches=; expected one of them", sw.name));
+  return sw;
+}
+
+// Height above the hosts, as Slurm counts levels: 0 for a leaf, else one
+// more than the highest child. Throws ParseError on a cycle.
+std::vector<int> heights(const std::vector<SwitchLine>& switches, const std::unordered_map<std::string, size_t>& index) {
+  enum class Mark { New, Open, Done };
+  std::vector<Mark> mark(switches.size(), Mark::New);
+  std::vector<int> height(switches.size(), 0);
+  std::vector<size_t> path;
+  // Depth-first, iteratively: a deep file must not exhaust the stack.
+  for (size_t root = 0; root < switches.size(); ++root) {
+    if (mark[root] != Mark::New) continue;
+    std::vector<std::pair<size_t, size_t>> stack{{root, 0}};
+    mark[root] = Mark::Open;
+    path.assign(1, root);
+    while (!stack.empty()) {
+      auto& [s, next] = stack.back();
+      if (next < switches[s].children.size()) {
+        size_t c = index.at(switches[s].children[next++]);
+        if (mark[c] == Mark::Open) {
+          std::string cycle;
+          auto from = std::find(path.begin(), path.end(), c);
+          for (auto it = from; it != path.end(); ++it) cycle += switches[*it].name + " -> ";
+          cycle += switches[c].name;
+          throw ParseError(switches[c].where.file, switches[c].where.line,
+                           fmt::format("switches form a cycle ({}); expected a tree", cycle));
+        }
+        if (mark[c] == Mark::New) {
+          mark[c] = Mark::Open;
+          path.push_back(c);
+          stack.push_back({c, 0});
+        }
+        continue;
+      }
+      for (const auto& child : switches[s].children) height[s] = std::max(height[s], height[index.at(child)] + 1);
+      mark[s] = Mark::Done;
+      path.pop_back();
+      stack.pop_back();
+    }
+  }
+  return height;
+}
+
+// --- writing -----------------------------------------------------------------
+
+bool slurm_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+
+// A name Slurm reads back unchanged from a hostlist in topology.conf.
+bool valid_node_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), slurm_name_char);
+}
+
+bool valid_switch_name(std::string_view name) { return valid_node_name(name) && name.size() <= kMaxSwitchName; }
+
+}  // namespace
+
+Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate) {
+  std::vector<LogicalLine> lines;
+  read_lines(in, filename, 0, lines);
+
+  std::vector<SwitchLine> switches;
+  std::unordered_map<std::string, size_t> index;
+  for (const LogicalLine& line : lines) {
+    SwitchLine sw = parse_switch_line(line);
+    if (auto it = index.find(sw.name); it != index.end()) {
+      const LogicalLine& first = switches[it->second].where;
+      throw ParseError(line.file, line.line,
+                       fmt::format("switch '{}' is already defined at {}:{}; expected each switch once", sw.name,
+                                   first.file, first.line));
+    }
+    index.emplace(sw.name, switches.size());
+    switches.push_back(std::move(sw));
+  }
+  if (switches.empty()) throw ParseError(filename, 0, "no switch defined; expected at least one SwitchName= line");
+  for (const SwitchLine& sw : switches)
+    for (const std::string& child : sw.children) {
+      if (!index.contains(child))
+        throw ParseError(sw.where.file, sw.where.line,
+                         fmt::format("switch '{}' lists child switch '{}', which no SwitchName= line defines",
+                                     sw.name, child));
+      if (child == sw.name)
+        throw ParseError(sw.where.file, sw.where.line,
+                         fmt::format("switch '{}' lists itself as a child; expected a tree", sw.name));
+    }
+  const std::vector<int> height = heights(switches, index);
+
+  // Ports: count each switch's cables first so that its port count is known
+  // when it is added; children take the low ports, parents the ones after.
+  std::vector<int> parents(switches.size(), 0);
+  for (const SwitchLine& sw : switches)
+    for (const std::string& child : sw.children) ++parents[index.at(child)];
+  std::vector<int> next_port(switches.size(), 1);
+
+  try {
+    FabricBuilder builder;
+    for (size_t i = 0; i < switches.size(); ++i) {
+      int ports = static_cast<int>(switches[i].nodes.size() + switches[i].children.size()) + parents[i];
+      builder.add_switch(switches[i].name, switches[i].name, ports);
+    }
+    std::unordered_map<std::string, int> hcas_of_host;
+    for (size_t i = 0; i < switches.size(); ++i)
+      for (const std::string& host : switches[i].nodes) {
+        int hca = hcas_of_host[host]++;
+        std::string description = fmt::format("{} mlx5_{}", host, hca);
+        builder.add_hca(description, description, 1);
+        builder.connect(description, 1, switches[i].name, next_port[i]++, rate);
+      }
+    std::vector<size_t> by_height(switches.size());
+    for (size_t i = 0; i < by_height.size(); ++i) by_height[i] = i;
+    std::stable_sort(by_height.begin(), by_height.end(), [&](size_t a, size_t b) { return height[a] < height[b]; });
+    for (size_t p : by_height)
+      for (const std::string& child : switches[p].children) {
+        size_t c = index.at(child);
+        builder.connect(switches[p].name, next_port[p]++, child, next_port[c]++, rate);
+      }
+    Fabric fabric = std::move(builder).finish();
+    fabric.set_source("slurm-topology:" + filename);
+    return fabric;
+  } catch (const FabricError& e) {
+    // Names that collide inside the model (a switch named like a host's HCA).
+    throw ParseError(filename, 0, e.what());
+  }
+}
+
+Fabric read_slurm_topology_file(const std::string& path, LinkRate rate) {
+  std::ifstream in(path);
+  if (!in) throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
+  return read_slurm_topology(in, path, rate);
+}
+
+void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
+  const FabricGraph& g = fabric.graph();
+
+  // The leaf each host is listed under: that of its lowest-rail cabled HCA.
+  std::map<NodeId, std::vector<std::string>> hosts_of_leaf;
+  std::vector<std::string> uncabled, multi_homed;
+  for (NodeId host : fabric.hosts()) {
+    const std::string& name = g[host].name;
+    if (!valid_node_name(name))
+      throw FabricError(fmt::format(
+          "host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, '.', '_' and '-'",
+          name));
+    std::optional<NodeId> leaf;
+    for (NodeId hca : fabric.hcas_of(host)) {
+      for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
+        NodeId p = fabric.peer(e, hca);
+        if (g[e].kind == LinkKind::Cable && g[p].kind == NodeKind::Switch) {
+          leaf = p;
+          break;
+        }
+      }
+      if (leaf) break;
+    }
+    if (!leaf) {
+      uncabled.push_back(name);
+      continue;
+    }
+    hosts_of_leaf[*leaf].push_back(name);
+    if (fabric.leaves_of(host).size() > 1) multi_homed.push_back(name);
+  }
+  if (hosts_of_leaf.empty())
+    throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
+
+  // Switch-hop distance from the nearest switch with an HCA, as classify
+  // counts it; a switch's children are its neighbours one step closer.
+  constexpr int kFar = std::numeric_limits<int>::max();
+  std::vector<int> dist(fabric.node_count(), kFar);
+  std::vector<NodeId> queue;
+  for (NodeId s : fabric.switches())
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
+      if (g[e].kind == LinkKind::Cable && g[fabric.peer(e, s)].kind == NodeKind::Hca && dist[s] != 0) {
+        dist[s] = 0;
+        queue.push_back(s);
+      }
+  for (size_t head = 0; head < queue.size(); ++head) {
+    NodeId s = queue[head];
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+      NodeId t = fabric.peer(e, s);
+      if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == kFar) {
+        dist[t] = dist[s] + 1;
+        queue.push_back(t);
+      }
+    }
+  }
+
+  // Names Slurm can take: a switch keeps its name when it is a valid and
+  // not yet used; otherwise it is named after its GUID, or numbered.
+  std::map<NodeId, std::string> slurm_name;
+  std::vector<std::pair<std::string, std::string>> renamed;  // new, original
+  std::set<std::string> taken;
+  for (NodeId s : fabric.switches())
+    if (valid_switch_name(g[s].name)) taken.insert(g[s].name);
+  std::set<std::string> used;
+  size_t counter = 0;
+  for (NodeId s : fabric.switches()) {
+    std::string name = g[s].name;
+    if (!valid_switch_name(name) || used.contains(name)) {
+      name = g[s].guid ? fmt::format("switch-{:016x}", g[s].guid) : "";
+      while (name.empty() || taken.contains(name)) name = fmt::format("switch-{}", ++counter);
+      taken.insert(name);
+      renamed.emplace_back(name, g[s].name);
+    }
+    used.insert(name);
+    slurm_name[s] = name;
+  }
+
+  // Switches to write, level by level from the leaves up.
+  std::map<int, std::vector<NodeId>> written_at;
+  std::set<NodeId> written;
+  std::map<NodeId, std::vector<std::string>> children_of;
+  for (const auto& [leaf, hosts] : hosts_of_leaf) {
+    written_at[0].push_back(leaf);
+    written.insert(leaf);
+  }
+  int top = 0;
+  for (NodeId s : fabric.switches())
+    if (dist[s] != kFar) top = std::max(top, dist[s]);
+  for (int level = 1; level <= top; ++level)
+    for (NodeId s : fabric.switches()) {
+      if (dist[s] != level) continue;
+      std::set<std::string> kids;
+      for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+        NodeId t = fabric.peer(e, s);
+        if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == level - 1 &&
+            written.contains(t))
+          kids.insert(slurm_name[t]);
+      }
+      if (kids.empty()) continue;
+      children_of[s].assign(kids.begin(), kids.end());
+      written_at[level].push_back(s);
+      written.insert(s);
+    }
+  std::vector<std::string> left_out;
+  for (NodeId s : fabric.switches())
+    if (!written.contains(s)) left_out.push_back(slurm_name[s]);
+
+  const FabricSummary& sum = fabric.summary();
+  out << "# topology.conf for Slurm's topology/tree plugin, generated by topo-aware\n"
+      << "# from " << (fabric.source().empty() ? "an unnamed fabric" : fabric.source()) << ": " << sum.hosts
+      << " hosts, " << sum.leaves << " leaves, " << sum.spines << " spines, " << sum.cores << " cores.\n"
+      << "# Leaves list their hosts (Nodes=), the switches above list the switches\n"
+      << "# below them (Switches=), from the leaves up.\n";
+  if (!multi_homed.empty())
+    out << "# " << multi_homed.size() << " hosts are cabled to several leaves (one per rail); topology/tree\n"
+        << "# wants each host under one leaf, so each is listed under the leaf of its\n"
+        << "# lowest-rail HCA. Hosts that share that leaf share a leaf on every rail.\n";
+  if (!left_out.empty())
+    out << "# Left out, as nothing listed here sits below them: " << compress_hostlist(left_out) << "\n";
+  if (!uncabled.empty())
+    out << "# Hosts cabled to no switch, not listed: " << compress_hostlist(uncabled) << "\n";
+  for (const auto& [name, original] : renamed) out << "# " << name << " is \"" << original << "\"\n";
+  for (const auto& [level, nodes] : written_at) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (NodeId s : nodes) {
+      std::string list = level == 0 ? "Nodes=" + compress_hostlist(hosts_of_leaf[s])
+                                     : "Switches=" + compress_hostlist(children_of[s]);
+      rows.emplace_back(slurm_name[s], std::move(list));
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
+    for (const auto& [name, list] : rows) out << "SwitchName=" << name << " " << list << "\n";
+  }
+}
+
+}  // namespace topo
