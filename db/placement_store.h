@@ -1,0 +1,70 @@
+// Where the Slurm plugin placed each job, and why.
+//
+// Every placement decision of select/topo_cons_tres is one row: the hosts
+// the job got, the order its ring should take, the profile it was judged
+// by, the comm_model estimate against the ideal, the reasons in words, and
+// whether the engine's choice was used or the job fell back to cons_tres's
+// (and why). A requeued job is placed again and gets a new row; the newest
+// row of a job is its current placement. Rows are never changed.
+//
+//   PlacementStore store("/var/lib/topo-aware/fabric.db");
+//   store.record(record);
+//   std::optional<PlacementRecord> r = store.latest_for_job(4711);
+//
+// Shares the snapshot database (and its schema, db/schema.h). Every failure
+// is a DbError naming the database path. One thread at a time per store.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/connection.h"
+
+namespace topo {
+
+struct PlacementRecord {
+  int64_t id = 0;                     // set by record()
+  uint32_t job_id = 0;
+  std::string placed_at;              // UTC ISO-8601; record() fills it when empty
+  std::optional<int64_t> snapshot_id; // the fabric snapshot placement used
+  std::vector<std::string> hosts;     // as Slurm allocated them (node order)
+  std::vector<std::string> ring_order;
+  std::string profile;                // "allreduce", "alltoall", "mixed", "none"
+  double estimate_s = 0;
+  double ideal_s = 0;
+  std::vector<std::string> reasons;
+  bool fallback = false;              // cons_tres's own choice was used
+  std::string fallback_why;
+};
+
+class PlacementStore {
+ public:
+  struct Options {
+    std::chrono::milliseconds busy_timeout{2000};
+  };
+
+  // Opens (creating when missing) the database and brings its schema up to
+  // date; throws DbError like SnapshotStore.
+  explicit PlacementStore(std::string path);
+  PlacementStore(std::string path, Options options);
+
+  const std::string& path() const { return connection_.path(); }
+
+  // Saves one decision and returns its row id. Host names must not contain
+  // ',' and reasons no newline (they are stored joined by them): throws
+  // std::invalid_argument otherwise, as for job id 0.
+  int64_t record(const PlacementRecord& record);
+
+  // The newest record of a job; nullopt when it has none.
+  std::optional<PlacementRecord> latest_for_job(uint32_t job_id) const;
+  // Every record of a job, oldest first.
+  std::vector<PlacementRecord> history(uint32_t job_id) const;
+
+ private:
+  Connection connection_;
+};
+
+}  // namespace topo

@@ -1,0 +1,199 @@
+#include "db/schema.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace topo {
+namespace {
+
+// migrations[n] brings version n to n + 1. Append, never edit: databases in
+// the field have already run the earlier ones.
+constexpr std::array<std::string_view, kSchemaVersion> migrations = {
+    // 0 -> 1: fabric snapshots.
+    R"sql(
+CREATE TABLE snapshot (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  taken_at       TEXT NOT NULL,
+  source         TEXT NOT NULL,
+  host_pattern   TEXT NOT NULL,
+  hosts          INTEGER NOT NULL,
+  hcas           INTEGER NOT NULL,
+  switches       INTEGER NOT NULL,
+  leaves         INTEGER NOT NULL,
+  spines         INTEGER NOT NULL,
+  cores          INTEGER NOT NULL,
+  links          INTEGER NOT NULL,
+  pods           INTEGER NOT NULL,
+  rails          INTEGER NOT NULL,
+  rail_optimized INTEGER NOT NULL,
+  faults         INTEGER NOT NULL
+);
+CREATE TABLE host (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  ordinal     INTEGER NOT NULL,
+  name        TEXT NOT NULL,
+  PRIMARY KEY (snapshot_id, ordinal)
+) WITHOUT ROWID;
+CREATE TABLE gpu (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  host        TEXT NOT NULL,
+  gpu_index   INTEGER NOT NULL,
+  name        TEXT NOT NULL,
+  pci_bus     TEXT NOT NULL,
+  numa        INTEGER NOT NULL,
+  closest_hca TEXT NOT NULL,
+  rail        INTEGER NOT NULL,
+  PRIMARY KEY (snapshot_id, host, gpu_index)
+) WITHOUT ROWID;
+CREATE TABLE hca (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  ordinal     INTEGER NOT NULL,
+  node_id     TEXT NOT NULL,
+  description TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  device      TEXT NOT NULL,
+  rail        INTEGER NOT NULL,
+  guid        INTEGER NOT NULL,
+  ports       INTEGER NOT NULL,
+  PRIMARY KEY (snapshot_id, ordinal)
+) WITHOUT ROWID;
+CREATE TABLE switch (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  ordinal     INTEGER NOT NULL,
+  node_id     TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  guid        INTEGER NOT NULL,
+  ports       INTEGER NOT NULL,
+  level       TEXT NOT NULL,
+  pod         INTEGER NOT NULL,
+  down_gbps   REAL NOT NULL,
+  up_gbps     REAL NOT NULL,
+  PRIMARY KEY (snapshot_id, ordinal)
+) WITHOUT ROWID;
+CREATE TABLE link (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  ordinal     INTEGER NOT NULL,
+  a_node      TEXT NOT NULL,
+  a_port      INTEGER NOT NULL,
+  b_node      TEXT NOT NULL,
+  b_port      INTEGER NOT NULL,
+  width       TEXT NOT NULL,
+  speed       TEXT NOT NULL,
+  gbps        REAL NOT NULL,
+  state       TEXT NOT NULL,
+  tier        TEXT NOT NULL,
+  expected    TEXT NOT NULL,
+  degraded    INTEGER NOT NULL,
+  PRIMARY KEY (snapshot_id, ordinal)
+) WITHOUT ROWID;
+)sql",
+    // 1 -> 2: where the Slurm plugin placed each job, and why.
+    R"sql(
+CREATE TABLE placement (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id      INTEGER NOT NULL,
+  placed_at   TEXT NOT NULL,
+  snapshot_id INTEGER,
+  hosts       TEXT NOT NULL,
+  ring_order  TEXT NOT NULL,
+  profile     TEXT NOT NULL,
+  estimate_s  REAL NOT NULL,
+  ideal_s     REAL NOT NULL,
+  reasons     TEXT NOT NULL,
+  fallback    INTEGER NOT NULL,
+  fallback_why TEXT NOT NULL
+);
+CREATE INDEX placement_job ON placement(job_id, id);
+)sql",
+};
+
+// Refuses files that are not ours; returns the schema version. One
+// statement, so one read snapshot: another process may be creating the
+// schema at this very moment.
+int check_ours(const Connection& c) {
+  // The first read of the file: a file that is not SQLite fails here.
+  Statement s = c.prepare(
+      "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
+      "(SELECT count(*) FROM sqlite_schema)",
+      "cannot read the database");
+  s.step();
+  int64_t app = s.column_int(0), version = s.column_int(1), tables = s.column_int(2);
+  if (app != 0 && app != kApplicationId)
+    throw DbError(DbErrorKind::NotOurs, c.path(),
+                  fmt::format("an SQLite database of another application (application_id {:#x}), not a "
+                              "topo-aware snapshot database",
+                              static_cast<uint32_t>(app)));
+  if (app == 0 && tables > 0)
+    throw DbError(DbErrorKind::NotOurs, c.path(),
+                  fmt::format("an SQLite database with {} tables of its own, not a topo-aware snapshot database",
+                              tables));
+  return static_cast<int>(version);
+}
+
+void check_version(const Connection& c, int version) {
+  if (version > kSchemaVersion)
+    throw DbError(DbErrorKind::SchemaTooNew, c.path(),
+                  fmt::format("schema version {} is newer than this build knows (up to {}); use a newer "
+                              "topo-aware to read it",
+                              version, kSchemaVersion));
+  if (version < 0)
+    throw DbError(DbErrorKind::Corrupt, c.path(), fmt::format("schema version {} is not valid", version));
+}
+
+// Switching a new database to WAL needs the exclusive lock. SQLite reports
+// a conflict at once rather than through the busy handler (the pragma holds
+// a read lock it would have to upgrade), so two processes creating the same
+// database would fail; retry within the busy timeout instead.
+std::string switch_to_wal(Connection& c) {
+  const auto deadline = std::chrono::steady_clock::now() + c.busy_timeout();
+  for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(50))) {
+    try {
+      Statement wal = c.prepare("PRAGMA journal_mode = WAL", "cannot switch to write-ahead logging");
+      return wal.step() ? wal.column_text(0) : "";
+    } catch (const DbError& e) {
+      if (e.kind() != DbErrorKind::Locked || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+}  // namespace
+
+int schema_version(const Connection& c) {
+  return static_cast<int>(c.query_int("PRAGMA user_version", "cannot read the schema version"));
+}
+
+void prepare_schema(Connection& c) {
+  check_version(c, check_ours(c));
+
+  // WAL: readers see the last committed snapshot while a writer writes.
+  std::string mode = switch_to_wal(c);
+  if (mode != "wal")
+    throw DbError(DbErrorKind::Sqlite, c.path(),
+                  fmt::format("cannot switch to write-ahead logging (journal mode stays '{}')", mode));
+  // FULL: a committed snapshot survives a power cut, not only a crash.
+  c.exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "cannot set the connection's pragmas");
+
+  for (;;) {
+    int version = schema_version(c);
+    check_version(c, version);
+    if (version == kSchemaVersion) return;
+    Transaction tx(c, fmt::format("the schema migration to version {}", version + 1));
+    // Another process may have migrated while we waited for the lock.
+    if (schema_version(c) != version) continue;
+    c.exec(migrations[static_cast<size_t>(version)],
+           fmt::format("cannot migrate the schema to version {}", version + 1));
+    if (version == 0)
+      c.exec(fmt::format("PRAGMA application_id = {}", kApplicationId), "cannot mark the database as ours");
+    c.exec(fmt::format("PRAGMA user_version = {}", version + 1),
+           fmt::format("cannot record schema version {}", version + 1));
+    tx.commit();
+  }
+}
+
+}  // namespace topo

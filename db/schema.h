@@ -1,0 +1,61 @@
+// The layout of the snapshot database and the migrations that build it.
+//
+// A database is marked as ours by PRAGMA application_id and carries its
+// schema version in PRAGMA user_version. Migration N brings version N to
+// N+1, each in its own transaction together with the version bump, so a
+// crash between two migrations leaves a database at a known version. A
+// database at a version this build does not know is refused, never touched.
+//
+// Version 1, one row set per snapshot; nothing is ever updated or deleted:
+//
+//   snapshot  id INTEGER PRIMARY KEY AUTOINCREMENT (never reused), taken_at
+//             (UTC ISO-8601, "2025-01-31T12:00:00Z"), source, host_pattern
+//             ("" = default "<host> <device>"), counts: hosts, hcas,
+//             switches, leaves, spines, cores, links, pods, rails,
+//             rail_optimized (0/1), faults
+//   host      (snapshot_id, ordinal) name
+//   gpu       (snapshot_id, host, gpu_index) name, pci_bus, numa,
+//             closest_hca, rail
+//   hca       (snapshot_id, ordinal) node_id, description, host, device,
+//             rail, guid, ports
+//   switch    (snapshot_id, ordinal) node_id, name, guid, ports, level
+//             ('leaf' / 'spine' / 'core' / 'unknown'), pod, down_gbps, up_gbps
+//   link      (snapshot_id, ordinal) a_node, a_port, b_node, b_port, width
+//             ('4x'), speed ('NDR', '100GbE'), gbps (0 unless Active), state
+//             ('Active', 'Down', ...), tier ('host-leaf', 'leaf-spine',
+//             'spine-core', 'other'), expected ('4xNDR'), degraded (0/1)
+//
+// Version 2 adds the Slurm plugin's records (db/placement_store.h):
+//
+//   placement id (grows), job_id, placed_at (UTC ISO-8601), snapshot_id
+//             (NULL when no snapshot was used), hosts and ring_order
+//             (comma-separated host names), profile, estimate_s, ideal_s,
+//             reasons (one a line), fallback (0/1), fallback_why
+//
+// `ordinal` is the node's position in the fabric graph (hosts, HCAs and
+// switches share one sequence) or the cable's position among cables, so a
+// snapshot rebuilds into the very same graph. Link ends are node ids, the
+// stable identity of a node (GUID-based for InfiniBand). GUIDs are the
+// 64-bit value stored bit for bit in SQLite's signed INTEGER. Words, not
+// enum numbers, are stored so the tables read well in `sqlite3`.
+#pragma once
+
+#include <cstdint>
+
+#include "db/connection.h"
+
+namespace topo {
+
+inline constexpr int kSchemaVersion = 2;
+// "Topo", so that `file` and sqlite3 tell our databases from others.
+inline constexpr int32_t kApplicationId = 0x546f706f;
+
+// Sets the connection's pragmas (WAL, synchronous, foreign keys), checks the
+// file is ours and brings it to kSchemaVersion. Throws DbError: NotADatabase,
+// Corrupt, NotOurs, SchemaTooNew, Locked (a migration needs the write lock).
+void prepare_schema(Connection& connection);
+
+// The version the database is at.
+int schema_version(const Connection& connection);
+
+}  // namespace topo
