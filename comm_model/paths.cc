@@ -1,0 +1,334 @@
+#include "comm_model/paths.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+
+namespace topo {
+namespace {
+
+bool usable(const Link& l) { return l.kind == LinkKind::Cable && l.gbps() > 0; }
+
+}  // namespace
+
+PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
+  const FabricGraph& g = fabric.graph();
+  const size_t nodes = fabric.node_count();
+
+  // Switch slots, and rank 0 for every switch with an Active HCA cable.
+  slot_.assign(nodes, -1);
+  for (NodeId s : fabric.switches()) {
+    slot_[s] = static_cast<int>(slot_node_.size());
+    slot_node_.push_back(s);
+  }
+  const size_t slots = slot_node_.size();
+  std::vector<int> rank(slots, -1);
+  std::deque<int> queue;
+  for (NodeId s : fabric.switches())
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
+      if (usable(g[e]) && fabric.node(fabric.peer(e, s)).kind == NodeKind::Hca && rank[slot_[s]] != 0) {
+        rank[slot_[s]] = 0;
+        queue.push_back(slot_[s]);
+      }
+  while (!queue.empty()) {
+    int a = queue.front();
+    queue.pop_front();
+    NodeId s = slot_node_[a];
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+      int b = slot_[fabric.peer(e, s)];
+      if (b < 0 || !usable(g[e]) || rank[b] >= 0) continue;
+      rank[b] = rank[a] + 1;
+      queue.push_back(b);
+    }
+  }
+  leaf_slot_.clear();
+  std::vector<int> leaf_of_slot(slots, -1);
+  for (size_t a = 0; a < slots; ++a)
+    if (rank[a] == 0) {
+      leaf_of_slot[a] = static_cast<int>(leaves_.size());
+      leaves_.push_back(slot_node_[a]);
+      leaf_slot_.push_back(static_cast<int>(a));
+    }
+
+  // Hosts and their ports.
+  host_index_.assign(nodes, -1);
+  ports_.resize(fabric.hosts().size());
+  for (size_t h = 0; h < fabric.hosts().size(); ++h) {
+    NodeId host = fabric.hosts()[h];
+    host_index_[host] = static_cast<int>(h);
+    for (NodeId hca : fabric.hcas_of(host))
+      for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
+        NodeId sw = fabric.peer(e, hca);
+        if (!usable(g[e]) || slot_[sw] < 0 || leaf_of_slot[slot_[sw]] < 0) continue;
+        Port p;
+        p.hca = hca;
+        p.cable = e;
+        p.rail = fabric.node(hca).rail;
+        p.leaf = leaf_of_slot[slot_[sw]];
+        p.gbps = g[e].gbps();
+        CableRef ref;
+        ref.host = static_cast<int>(h);
+        ref.port = static_cast<int>(ports_[h].size());
+        cables_[e.get_property()] = ref;
+        ports_[h].push_back(p);
+      }
+  }
+
+  // Trunks: parallel Active cables between switches one rank apart, per direction.
+  up_trunks_.assign(slots, {});
+  down_trunks_.assign(slots, {});
+  for (size_t a = 0; a < slots; ++a) {
+    if (rank[a] < 0) continue;
+    NodeId s = slot_node_[a];
+    std::map<int, int> by_peer;  // peer slot -> trunk, ordered so trunk ids do not depend on hashing
+    std::vector<std::pair<int, LinkId>> cables;
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+      int b = slot_[fabric.peer(e, s)];
+      if (b < 0 || !usable(g[e]) || rank[b] < 0 || rank[b] == rank[a]) continue;
+      cables.emplace_back(b, e);
+    }
+    std::stable_sort(cables.begin(), cables.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [b, e] : cables) {
+      auto [it, fresh] = by_peer.emplace(b, static_cast<int>(trunks_.size()));
+      if (fresh) {
+        Trunk t;
+        t.from = s;
+        t.to = slot_node_[b];
+        t.up = rank[b] > rank[a];
+        trunks_.push_back(std::move(t));
+        (rank[b] > rank[a] ? up_trunks_ : down_trunks_)[a].push_back(it->second);
+      }
+      Trunk& t = trunks_[it->second];
+      t.cables.push_back(e);
+      t.cable_gbps.push_back(g[e].gbps());
+    }
+  }
+  for (Trunk& t : trunks_) {
+    auto slowest = std::min_element(t.cable_gbps.begin(), t.cable_gbps.end());
+    t.slowest_gbps = *slowest;
+    t.slowest_cable = static_cast<int>(slowest - t.cable_gbps.begin());
+  }
+  for (size_t t = 0; t < trunks_.size(); ++t)
+    for (size_t m = 0; m < trunks_[t].cables.size(); ++m) {
+      LinkId e = trunks_[t].cables[m];
+      CableRef& ref = cables_[e.get_property()];
+      bool from_a = g[e].end_a == trunks_[t].from;
+      (from_a ? ref.trunk_ab : ref.trunk_ba) = static_cast<int>(t);
+      (from_a ? ref.member_ab : ref.member_ba) = static_cast<int>(m);
+    }
+
+  // Hops to every leaf: straight down, then up*down*. Ranks are processed in
+  // order so that each switch sees its children (or parents) finished.
+  const size_t L = leaves_.size();
+  down_.assign(slots * L, kUnreachable);
+  updown_.assign(slots * L, kUnreachable);
+  std::vector<int> order;
+  for (size_t a = 0; a < slots; ++a)
+    if (rank[a] >= 0) order.push_back(static_cast<int>(a));
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return rank[x] < rank[y]; });
+  auto relax = [](uint8_t& into, uint8_t from) {
+    if (from != kUnreachable && from + 1 < into) into = static_cast<uint8_t>(std::min(from + 1, 254));
+  };
+  for (int a : order) {
+    uint8_t* row = &down_[a * L];
+    if (leaf_of_slot[a] >= 0) row[leaf_of_slot[a]] = 0;
+    for (int t : down_trunks_[a]) {
+      const uint8_t* child = &down_[slot_[trunks_[t].to] * L];
+      for (size_t l = 0; l < L; ++l) relax(row[l], child[l]);
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int a = *it;
+    uint8_t* row = &updown_[a * L];
+    std::copy_n(&down_[a * L], L, row);
+    for (int t : up_trunks_[a]) {
+      const uint8_t* parent = &updown_[slot_[trunks_[t].to] * L];
+      for (size_t l = 0; l < L; ++l) relax(row[l], parent[l]);
+    }
+  }
+
+  // Descending towards a leaf only ever enters that leaf's ancestors, so list
+  // them by height; with each trunk's reverse, a step down needs no scan of
+  // a core's hundreds of children.
+  reverse_.assign(trunks_.size(), -1);
+  for (size_t t = 0; t < trunks_.size(); ++t) {
+    int to = slot_[trunks_[t].to];
+    const std::vector<int>& back = trunks_[t].up ? down_trunks_[to] : up_trunks_[to];
+    for (int r : back)
+      if (trunks_[r].to == trunks_[t].from) reverse_[t] = r;
+  }
+  for (int a : order) ranks_ = std::max(ranks_, rank[a] + 1);
+  ancestors_.assign(L * ranks_, {});
+  for (int a : order)
+    for (size_t l = 0; l < L; ++l)
+      if (uint8_t k = down_[a * L + l]; k != kUnreachable && k < ranks_) ancestors_[l * ranks_ + k].push_back(a);
+  to_slot_.resize(trunks_.size());
+  width_.resize(trunks_.size());
+  for (size_t t = 0; t < trunks_.size(); ++t) {
+    to_slot_[t] = slot_[trunks_[t].to];
+    width_[t] = static_cast<double>(trunks_[t].cables.size());
+  }
+  up_begin_.assign(1, 0);
+  for (size_t a = 0; a < slots; ++a) {
+    up_list_.insert(up_list_.end(), up_trunks_[a].begin(), up_trunks_[a].end());
+    up_begin_.push_back(static_cast<int>(up_list_.size()));
+  }
+  uniform_climb_.assign(slots, true);
+  for (int a : order) {
+    const std::vector<int>& up = up_trunks_[a];
+    for (size_t i = 1; i < up.size() && uniform_climb_[a]; ++i)
+      uniform_climb_[a] = std::equal(&updown_[slot_[trunks_[up[0]].to] * L], &updown_[slot_[trunks_[up[0]].to] * L] + L,
+                                     &updown_[slot_[trunks_[up[i]].to] * L]);
+  }
+}
+
+int PathIndex::host_index(NodeId host) const {
+  return host < host_index_.size() ? host_index_[host] : -1;
+}
+
+std::span<const PathIndex::Port> PathIndex::ports(int host_index) const { return ports_.at(host_index); }
+
+std::optional<PathIndex::CableRef> PathIndex::locate(LinkId cable) const {
+  auto it = cables_.find(cable.get_property());
+  if (it == cables_.end()) return std::nullopt;
+  return it->second;
+}
+
+void PathIndex::spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes) const {
+  Scratch scratch;
+  spread(leaf_a, leaf_b, bytes, trunk_bytes, scratch);
+}
+
+void PathIndex::spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const {
+  int start = leaf_slot_.at(leaf_a);
+  uint8_t hops = updown_hops(start, leaf_b);
+  if (hops == kUnreachable)
+    throw FabricError(fmt::format("no up/down path from leaf {} to leaf {}", fabric_->node(leaves_[leaf_a]).name,
+                                  fabric_->node(leaves_[leaf_b]).name));
+  scratch.frontier.assign(1, {start, false, 1.0});
+  walk(leaf_b, hops, bytes, trunk_bytes, scratch);
+}
+
+void PathIndex::walk(int leaf_b, int left, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const {
+  auto& frontier = scratch.frontier;
+  auto& next = scratch.next;
+  auto& options = scratch.options;
+  for (; left > 0; --left) {
+    next.clear();
+    for (const Scratch::Step& at : frontier) {
+      // Every cable of every trunk that keeps the path shortest takes an equal share.
+      options.clear();
+      bool descend = at.down || down_hops(at.slot, leaf_b) == left;
+      if (descend) {
+        for (int child : ancestors_[static_cast<size_t>(leaf_b) * ranks_ + (left - 1)])
+          for (int i = up_begin_[child]; i < up_begin_[child + 1]; ++i)
+            if (to_slot_[up_list_[i]] == at.slot) options.emplace_back(reverse_[up_list_[i]], child);
+      } else {
+        for (int i = up_begin_[at.slot]; i < up_begin_[at.slot + 1]; ++i) {
+          int t = up_list_[i];
+          if (updown_hops(to_slot_[t], leaf_b) == left - 1) options.emplace_back(t, to_slot_[t]);
+        }
+      }
+      double cables = 0;
+      for (auto [t, to] : options) cables += width_[t];
+      for (auto [t, to] : options) {
+        double share = at.share * width_[t] / cables;
+        trunk_bytes[t] += bytes * share;
+        auto same = std::find_if(next.begin(), next.end(),
+                                 [&, to = to](const Scratch::Step& s) { return s.slot == to && s.down == descend; });
+        if (same != next.end()) same->share += share;
+        else next.push_back({to, descend, share});
+      }
+    }
+    frontier.swap(next);
+  }
+}
+
+void PathIndex::spread_from(int leaf_a, std::span<const std::pair<int, double>> flows, std::span<double> trunk_bytes,
+                            Scratch& scratch) const {
+  const int start = leaf_slot_.at(leaf_a);
+  auto& climb = scratch.climb;
+  auto& climb_trunks = scratch.climb_trunks;
+  auto& climbing = scratch.climbing;
+  climb.assign(1, {{start, false, 1.0}});
+  climb_trunks.clear();
+  climbing.assign(1, 0.0);
+  // Height k of the climb, walked on first need; empty once a switch on the
+  // way has parents that differ in reach.
+  auto height = [&](size_t k) -> const std::vector<Scratch::Step>* {
+    while (climb.size() <= k) {
+      const std::vector<Scratch::Step>& below = climb.back();
+      std::vector<Scratch::Step> above;
+      std::vector<std::pair<int, double>> trunks;
+      for (const Scratch::Step& at : below) {
+        if (!uniform_climb_[at.slot] || up_begin_[at.slot] == up_begin_[at.slot + 1]) return nullptr;
+        double cables = 0;
+        for (int i = up_begin_[at.slot]; i < up_begin_[at.slot + 1]; ++i) cables += width_[up_list_[i]];
+        for (int i = up_begin_[at.slot]; i < up_begin_[at.slot + 1]; ++i) {
+          int t = up_list_[i];
+          double share = at.share * width_[t] / cables;
+          trunks.emplace_back(t, share);
+          int to = to_slot_[t];
+          auto same = std::find_if(above.begin(), above.end(), [&](const Scratch::Step& s) { return s.slot == to; });
+          if (same != above.end()) same->share += share;
+          else above.push_back({to, false, share});
+        }
+      }
+      climb.push_back(std::move(above));
+      climb_trunks.push_back(std::move(trunks));
+      climbing.push_back(0.0);
+    }
+    return &climb[k];
+  };
+  for (auto [leaf_b, bytes] : flows) {
+    const int hops = updown_hops(start, leaf_b);
+    if (hops == kUnreachable || leaf_b == leaf_a || bytes == 0) {
+      if (leaf_b != leaf_a && bytes != 0) spread(leaf_a, leaf_b, bytes, trunk_bytes, scratch);  // throws
+      continue;
+    }
+    // Climb until the switches reached start down towards leaf_b. If all of
+    // them do, every uplink taken lay on a shortest path (a detour could not
+    // turn down that early), so the shared climb is this flow's climb; if
+    // only some do, walk this flow alone.
+    bool shared = false;
+    int k = 1;
+    for (; k <= hops; ++k) {
+      const std::vector<Scratch::Step>* reached = height(static_cast<size_t>(k));
+      if (!reached) break;
+      size_t down = 0;
+      for (const Scratch::Step& s : *reached) down += down_hops(s.slot, leaf_b) == hops - k;
+      if (down == 0) continue;
+      shared = down == reached->size();
+      break;
+    }
+    if (!shared) {
+      spread(leaf_a, leaf_b, bytes, trunk_bytes, scratch);
+      continue;
+    }
+    climbing[k] += bytes;
+    scratch.frontier.assign(climb[k].begin(), climb[k].end());
+    for (auto& s : scratch.frontier) s.down = true;
+    walk(leaf_b, hops - k, bytes, trunk_bytes, scratch);
+  }
+  // Every flow that climbed k steps loaded the first k steps of the climb.
+  double above = 0;
+  for (size_t k = climbing.size(); k-- > 1;) {
+    above += climbing[k];
+    if (above == 0) continue;
+    for (auto [t, share] : climb_trunks[k - 1]) trunk_bytes[t] += above * share;
+  }
+}
+
+std::string PathIndex::describe(LinkId cable, NodeId from) const {
+  const Link& l = fabric_->link(cable);
+  bool forward = l.end_a == from;
+  NodeId a = forward ? l.end_a : l.end_b, b = forward ? l.end_b : l.end_a;
+  int pa = forward ? l.port_a : l.port_b, pb = forward ? l.port_b : l.port_a;
+  return fmt::format("{}:{} -> {}:{}", fabric_->node(a).name, pa, fabric_->node(b).name, pb);
+}
+
+}  // namespace topo

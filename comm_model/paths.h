@@ -1,0 +1,159 @@
+// The up/down paths of a fabric, indexed once so that an estimate never
+// searches the graph.
+//
+// Traffic leaves a host on one of its HCAs, enters that HCA's leaf, climbs
+// only as far as it must (leaf -> spine -> core) and descends to the leaf of
+// the receiving HCA: the shortest up/down path, as a subnet manager's
+// up/down or fat-tree routing lays them out. Where several such paths exist,
+// a switch spreads the traffic evenly over every cable that lies on one
+// (ECMP, or adaptive routing, seen as a fluid): a leaf with 4 uplinks to the
+// spines puts a quarter of a flow on each, degraded or not. So two HCAs of
+// the same rail on one leaf never load a spine, while a cross-rail flow on a
+// rail-optimized fabric climbs to the spines like any other.
+//
+// Levels here are ranks by switch hops from the nearest HCA, recomputed from
+// the Active cables (a switch one hop above a leaf is rank 1, and so on);
+// cables between switches of the same rank carry no routed traffic, and
+// cables that are not Active carry none at all.
+//
+// The index keeps a reference to the fabric: the fabric must outlive it and
+// must not be moved or copied into (LinkIds belong to one fabric object).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "topology/fabric.h"
+
+namespace topo {
+
+class PathIndex {
+ public:
+  explicit PathIndex(const Fabric& fabric);
+
+  const Fabric& fabric() const { return *fabric_; }
+
+  // An HCA port of a host as routing sees it: only Active cables count.
+  struct Port {
+    NodeId hca = 0;
+    LinkId cable;      // HCA <-> leaf
+    int rail = -1;     // the HCA's rail; -1 when its name carries none
+    int leaf = -1;     // index into leaves()
+    double gbps = 0;   // line rate of the cable
+  };
+
+  // The position of `host` in fabric().hosts(), or -1 for any other node.
+  int host_index(NodeId host) const;
+  // The host's usable ports, ordered by rail then HCA name; empty when no
+  // HCA of the host has an Active cable to a switch.
+  std::span<const Port> ports(int host_index) const;
+
+  // Rank-0 switches (those with HCAs cabled), in fabric order.
+  std::span<const NodeId> leaves() const { return leaves_; }
+
+  // The Active parallel cables from one switch to a neighbour one rank up or
+  // down, in one direction. Under an even spread each cable takes the same
+  // share, so the trunk carries at most `cables.size()` times its slowest
+  // cable's rate.
+  struct Trunk {
+    NodeId from = 0;
+    NodeId to = 0;
+    bool up = false;
+    std::vector<LinkId> cables;
+    std::vector<double> cable_gbps;
+    double slowest_gbps = 0;
+    int slowest_cable = 0;  // its position in `cables`
+  };
+  std::span<const Trunk> trunks() const { return trunks_; }
+
+  // Where a cable sits in the index, looked up by LinkId.
+  struct CableRef {
+    int host = -1;       // an HCA cable: the host index and its port
+    int port = -1;
+    int trunk_ab = -1;   // a switch cable: the trunk leaving Link::end_a
+    int trunk_ba = -1;   // and the one leaving Link::end_b
+    int member_ab = -1;  // the cable's position in each of them
+    int member_ba = -1;
+  };
+  // nullopt for a cable the index does not use (inactive, same-rank, attachment).
+  std::optional<CableRef> locate(LinkId cable) const;
+
+  // Switches a packet passes from leaf a to leaf b on a shortest up/down
+  // path: 1 when a == b, 3 through one spine; nullopt when b cannot be reached.
+  std::optional<int> switches_between(int leaf_a, int leaf_b) const {
+    uint8_t hops = updown_hops(leaf_slot_[leaf_a], leaf_b);
+    if (hops == kUnreachable) return std::nullopt;
+    return hops + 1;
+  }
+
+  // Adds `bytes` going from leaf a to leaf b onto `trunk_bytes` (indexed like
+  // trunks()), spread evenly over every cable of every shortest up/down path.
+  // Throws FabricError when b cannot be reached from a.
+  void spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes) const;
+
+  // Buffers spread() reuses; pass one when spreading many leaf pairs.
+  struct Scratch {
+    struct Step {
+      int slot;
+      bool down;  // once descending, a path never climbs again
+      double share;
+    };
+    std::vector<Step> frontier, next;
+    std::vector<std::pair<int, int>> options;  // trunk, next slot
+    // The climb out of one leaf: switches reached at each height, and the
+    // share of the leaf's traffic each trunk of each step carries.
+    std::vector<std::vector<Step>> climb;
+    std::vector<std::vector<std::pair<int, double>>> climb_trunks;
+    std::vector<double> climbing;  // bytes that climb exactly k steps
+  };
+  void spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const;
+
+  // The same as spread() for every (leaf_b, bytes) in `flows`, all leaving
+  // leaf_a, but the climb out of leaf_a over all its uplinks is walked once
+  // and only the descent per destination. That is exact when every switch
+  // the climb reaches at the turning height starts down towards leaf_b (no
+  // uplink on the way led off a shortest path), as in any healthy Clos; a
+  // flow for which that fails is walked alone, as spread() would.
+  void spread_from(int leaf_a, std::span<const std::pair<int, double>> flows, std::span<double> trunk_bytes,
+                   Scratch& scratch) const;
+
+  // "leaf01:9 -> spine01:3": a cable in the direction traffic leaves `from`.
+  std::string describe(LinkId cable, NodeId from) const;
+
+ private:
+  static constexpr uint8_t kUnreachable = 255;
+  uint8_t down_hops(int slot, int leaf) const { return down_[static_cast<size_t>(slot) * leaves_.size() + leaf]; }
+  uint8_t updown_hops(int slot, int leaf) const {
+    return updown_[static_cast<size_t>(slot) * leaves_.size() + leaf];
+  }
+
+  const Fabric* fabric_;
+  std::vector<int> host_index_;            // by NodeId
+  std::vector<std::vector<Port>> ports_;   // by host index
+  std::vector<NodeId> leaves_;
+  std::vector<int> slot_;                  // switch slot by NodeId, -1 for non-switches
+  std::vector<NodeId> slot_node_;
+  std::vector<int> leaf_slot_;             // slot of each leaf
+  std::vector<Trunk> trunks_;
+  std::vector<std::vector<int>> up_trunks_, down_trunks_;  // by slot
+  std::vector<uint8_t> down_, updown_;     // hops, slot x leaf
+  // Walks `frontier` (whose paths have `left` hops to go) down to leaf_b.
+  void walk(int leaf_b, int left, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const;
+
+  // Hot-loop copies of trunk facts, kept dense so a walk stays in cache.
+  std::vector<int> to_slot_;               // by trunk: slot it leads to
+  std::vector<double> width_;              // by trunk: its cable count
+  std::vector<int> up_begin_, up_list_;    // up trunks of each slot, flattened
+  std::vector<int> reverse_;               // the trunk of the other direction
+  std::vector<bool> uniform_climb_;        // by slot: all parents reach every leaf in as many hops
+  int ranks_ = 0;                          // highest rank + 1
+  // Switches k hops straight above each leaf: ancestors_[leaf * ranks_ + k].
+  std::vector<std::vector<int>> ancestors_;
+  std::unordered_map<const void*, CableRef> cables_;
+};
+
+}  // namespace topo

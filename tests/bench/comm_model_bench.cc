@@ -1,0 +1,126 @@
+// How long one estimate takes: the scheduler calls it for every candidate
+// allocation, so a 1,024-host ring on a 16,384-host fabric should cost well
+// under a millisecond. The index is built once per fabric.
+#include <algorithm>
+#include <random>
+
+#include <benchmark/benchmark.h>
+
+#include "comm_model/estimate.h"
+#include "comm_model/sizing.h"
+#include "topology/synthetic.h"
+
+namespace {
+
+using namespace topo;
+
+// 16 pods x 32 leaves x 32 hosts = 16,384 hosts, 2 spines per pod, 2 cores.
+const char* const kSpec = "clos3:pods=16,leaves_per_pod=32,hosts_per_leaf=32";
+
+const Fabric& fabric() {
+  static const Fabric f = make_synthetic(kSpec);
+  return f;
+}
+
+const PathIndex& index() {
+  static const PathIndex i(fabric());
+  return i;
+}
+
+// The first 1,024 hosts: two pods, leaf after leaf.
+std::vector<NodeId> packed() { return first_hosts(index(), 1024); }
+
+// 1,024 hosts drawn from the whole fabric, in random order: every ring edge
+// crosses pods.
+std::vector<NodeId> scattered() {
+  std::vector<NodeId> all(fabric().hosts().begin(), fabric().hosts().end());
+  std::shuffle(all.begin(), all.end(), std::mt19937(42));
+  all.resize(1024);
+  return all;
+}
+
+Request allreduce(int gpus_per_host) {
+  Request r;
+  r.collective = Collective::AllReduce;
+  r.bytes = double(1 << 30);
+  r.gpus_per_host = gpus_per_host;
+  return r;
+}
+
+void report(benchmark::State& state, const Estimate& e) {
+  state.counters["hosts"] = e.hosts;
+  state.counters["model_ms"] = e.time_s * 1e3;
+  state.counters["busbw_GBps"] = e.busbw_gbps / 8;
+}
+
+void BM_BuildPathIndex(benchmark::State& state) {
+  const Fabric& f = fabric();
+  for (auto _ : state) {
+    PathIndex i(f);
+    benchmark::DoNotOptimize(i);
+  }
+  state.counters["hosts"] = static_cast<double>(f.hosts().size());
+  state.counters["trunks"] = static_cast<double>(index().trunks().size());
+}
+BENCHMARK(BM_BuildPathIndex)->Unit(benchmark::kMillisecond);
+
+void BM_RingAllReduce1024Packed(benchmark::State& state) {
+  auto hosts = packed();
+  ModelOptions o;
+  o.algorithm = Algorithm::Ring;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8), {}, o));
+  report(state, e);
+}
+BENCHMARK(BM_RingAllReduce1024Packed)->Unit(benchmark::kMicrosecond);
+
+void BM_RingAllReduce1024Scattered(benchmark::State& state) {
+  auto hosts = scattered();
+  ModelOptions o;
+  o.algorithm = Algorithm::Ring;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8), {}, o));
+  report(state, e);
+}
+BENCHMARK(BM_RingAllReduce1024Scattered)->Unit(benchmark::kMicrosecond);
+
+// Every algorithm and protocol NCCL could pick, as the scheduler asks.
+void BM_AllReduceAnyAlgorithm1024Packed(benchmark::State& state) {
+  auto hosts = packed();
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8)));
+  report(state, e);
+}
+BENCHMARK(BM_AllReduceAnyAlgorithm1024Packed)->Unit(benchmark::kMicrosecond);
+
+void BM_AllReduceAnyAlgorithm1024Scattered(benchmark::State& state) {
+  auto hosts = scattered();
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8)));
+  report(state, e);
+}
+BENCHMARK(BM_AllReduceAnyAlgorithm1024Scattered)->Unit(benchmark::kMicrosecond);
+
+// AllToAll sums its flows per leaf pair: the cost grows with the leaves the
+// allocation touches (32 packed, about 500 scattered), not with hosts squared.
+void BM_AllToAll1024Packed(benchmark::State& state) {
+  auto hosts = packed();
+  Request r = allreduce(8);
+  r.collective = Collective::AllToAll;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, r));
+  report(state, e);
+}
+BENCHMARK(BM_AllToAll1024Packed)->Unit(benchmark::kMicrosecond);
+
+void BM_AllToAll1024Scattered(benchmark::State& state) {
+  auto hosts = scattered();
+  Request r = allreduce(8);
+  r.collective = Collective::AllToAll;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, r));
+  report(state, e);
+}
+BENCHMARK(BM_AllToAll1024Scattered)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,98 @@
+// topoctl estimate as users and scripts run it.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+Ran topoctl(const std::string& args) {
+  std::string err_file = ::testing::TempDir() + "comm_model_cli_stderr.txt";
+  std::string cmd = std::string(TOPOCTL_PATH) + " " + args + " 2>" + err_file;
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+const std::string kTwoToOne = "--synthetic leafspine:leaves=4,hosts_per_leaf=16,spines=2,oversub=2";
+
+TEST(CommModelCli, SizingAloneNeedsNoFabric) {
+  Ran r = topoctl("estimate --params 1e9 --dtype fp16 --gpus 64 --step-time 100ms --overlap 0.5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j.at("bytes_per_gpu_per_step").get<double>(), 2.0 * 63 / 64 * 2e9);
+  EXPECT_DOUBLE_EQ(j.at("required_gbps_per_gpu").get<double>(), 2.0 * 63 / 64 * 2e9 * 8 / 0.05 / 1e9);
+  EXPECT_FALSE(j.contains("allreduce_s"));
+}
+
+TEST(CommModelCli, OneLeafAgainstFourLeavesAtTwoToOne) {
+  std::string common = "estimate --params 7B --dtype bf16 --gpus 128 --gpus-per-host 8 --step-time 2s --json " + kTwoToOne;
+  Ran one = topoctl(common + " --leaves 1"), four = topoctl(common + " --leaves 4");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(four.code, 0) << four.err;
+  auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(four.out);
+  for (const auto& j : {a, b}) {
+    for (const char* key : {"bytes_per_gpu_per_step", "required_gbps_per_gpu", "allreduce_s", "ideal_allreduce_s",
+                            "bus_gbps", "algorithm", "protocol", "bottleneck", "allocation", "warnings"})
+      EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_GE(j.at("allreduce_s").get<double>(), j.at("ideal_allreduce_s").get<double>());
+    EXPECT_EQ(j.at("allocation").at("hosts").size(), 16u);
+  }
+  EXPECT_GE(b.at("allreduce_s").get<double>(), a.at("allreduce_s").get<double>());
+  EXPECT_EQ(a.at("allocation").at("hosts")[15], "gpu016");
+  EXPECT_EQ(b.at("allocation").at("hosts")[4], "gpu017");  // four per leaf
+}
+
+TEST(CommModelCli, WarnsWhenTheHcasCannotCarryTheStep) {
+  Ran r = topoctl("estimate --params 1e9 --dtype fp16 --gpus 64 --step-time 100ms " + kTwoToOne);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("allreduce_s"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: the step needs 630 Gb/s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("400 Gb/s"), std::string::npos) << r.err;
+}
+
+TEST(CommModelCli, NamedHostsAndUnknownOnes) {
+  Ran ok = topoctl("estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json --hosts gpu001,gpu017,gpu033 " +
+                   kTwoToOne);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j.at("gpus").get<int>(), 3);
+  EXPECT_NE(j.at("bottleneck").at("link").get<std::string>(), "");
+  Ran bad = topoctl("estimate --params 1e9 --step-time 1s --hosts gpu001,nosuch1,nosuch2 " + kTwoToOne);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("nosuch1, nosuch2"), std::string::npos) << bad.err;
+}
+
+TEST(CommModelCli, HelpAndBadValues) {
+  Ran help = topoctl("estimate --help");
+  EXPECT_EQ(help.code, 0);
+  for (const char* flag : {"--params", "--step-time", "--overlap", "--hosts", "--leaves", "--synthetic", "--json"})
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 8 --step-time 100parsecs").code, 2);
+  EXPECT_EQ(topoctl("estimate --params lots --gpus 8 --step-time 1s").code, 2);
+  EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 8 --step-time 1s --dtype fp13").code, 2);
+  EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 8 --step-time 1s --overlap 1.5").code, 2);
+  EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 12 --step-time 1s " + kTwoToOne).code, 2);
+  EXPECT_EQ(topoctl("estimate --params 1e9 --step-time 1s").code, 2);
+}
+
+}  // namespace
