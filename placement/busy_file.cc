@@ -1,0 +1,54 @@
+#include "placement/busy_file.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+#include "topology/hostlist.h"
+
+namespace topo {
+
+void read_busy(std::istream& in, const std::string& filename, const Fabric& fabric, FreeMap& free) {
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string hosts, count, extra;
+    if (!(words >> hosts)) continue;
+    words >> count >> extra;
+    if (!extra.empty())
+      throw ParseError(filename, number, fmt::format("expected 'host [GPUs in use]', found extra field '{}'", extra));
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(hosts);
+    } catch (const std::exception& e) {
+      throw ParseError(filename, number, fmt::format("host field '{}': {}", hosts, e.what()));
+    }
+    int used = -1;
+    if (!count.empty()) {
+      auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), used);
+      if (ec != std::errc() || end != count.data() + count.size() || used < 0)
+        throw ParseError(filename, number, fmt::format("GPUs in use field '{}' is not a whole number", count));
+    }
+    for (const std::string& name : names) {
+      auto host = fabric.find_host(name);
+      if (!host) throw ParseError(filename, number, fmt::format("host field: '{}' is not a host of the fabric", name));
+      int& slot = free.free_gpus.at(*host);
+      if (used > slot)
+        throw ParseError(filename, number,
+                         fmt::format("GPUs in use field: {} has {} GPUs free, {} cannot be in use", name, slot, used));
+      slot = used < 0 ? 0 : slot - used;
+    }
+  }
+}
+
+void read_busy_file(const std::string& path, const Fabric& fabric, FreeMap& free) {
+  std::ifstream in(path);
+  if (!in) throw ParseError(path, 0, "cannot open the busy-hosts file");
+  read_busy(in, path, fabric, free);
+}
+
+}  // namespace topo

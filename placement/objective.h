@@ -1,0 +1,64 @@
+// How a candidate placement is judged: one number, lower is better, made
+// of tiers whose weights keep them in the order the product promises.
+//
+//   1. degraded links on the job's paths, hosts with degraded cables
+//                                                   weight  degraded   1e6
+//   2. ring edges that climb to the core / a spine  weights pod_edge   1e4
+//                                                           spine_edge 1e3
+//   3. leaves used; pressure on their uplinks        weights leaf       100
+//      (oversubscription beyond 1:1, running jobs'          pressure    10
+//      load, a degraded uplink even for one-leaf jobs)
+//   4. the comm_model estimate over the ideal, minus 1 weight  slowdown  10
+//   5. fragmentation: free hosts a used leaf keeps    weight  fragment    1
+//      afterwards, as a share of that leaf (best fit)
+//
+// Terms of a lower tier are bounded (pressure per leaf, slowdown and
+// fragment per leaf all below one unit of the tier above, for jobs of up to
+// ten leaves) so that the tiers act in order; admins may change the weights
+// in topo_aware.conf to trade tiers differently.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm_model/estimate.h"
+#include "placement/request.h"
+#include "placement/switch_tree.h"
+
+namespace topo {
+
+struct Weights {
+  double degraded = 1e6;
+  double pod_edge = 1e4;
+  double spine_edge = 1e3;
+  double leaf = 100;
+  double pressure = 10;
+  double slowdown = 10;
+  double fragment = 1;
+};
+
+struct Score {
+  int degraded_links = 0;  // degraded cables the job's traffic would cross
+  int pod_edges = 0;
+  int spine_edges = 0;
+  int leaves = 0;
+  int pods = 0;
+  double pressure = 0;     // sum over used leaves, each in [0, 0.9]
+  double estimate_s = 0;   // the profile's collective on this ring
+  double ideal_s = 0;      // the same hosts on a non-blocking fabric
+  double slowdown = 1;     // estimate over ideal
+  double fragment = 0;     // sum over used leaves, each in [0, 1)
+  double total = 0;
+};
+
+// Scores a ring (hosts in rank order) for `request` on the cluster state
+// `free`. `with_estimate` false skips tier 4 (the costly one), for
+// pre-ranking many candidates.
+Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+            std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
+
+// A leaf's uplink pressure in [0, 0.9].
+double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf);
+
+}  // namespace topo

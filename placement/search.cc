@@ -1,0 +1,315 @@
+#include "placement/search.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "placement/ring_order.h"
+
+namespace topo {
+namespace {
+
+// The eligible hosts of one leaf, in the order the search takes them.
+struct LeafPool {
+  int leaf = 0;
+  int pod = 0;
+  std::vector<NodeId> hosts;
+  int capacity = 0;  // whole hosts, or free GPUs for a GPU-count request
+  bool degraded_uplink = false;
+  double pressure = 0;
+};
+
+bool whole_hosts(const PlacementRequest& r) { return r.hosts > 0; }
+int need(const PlacementRequest& r) { return whole_hosts(r) ? r.hosts : r.gpus; }
+int units(const FreeMap& free, const PlacementRequest& r, NodeId h) { return whole_hosts(r) ? 1 : free.free(h); }
+
+// How much of the fabric a round of candidates may use: everything, or only
+// what is healthy, so that degraded parts are used only when nothing else fits.
+enum class Health { Any, HealthyHosts, HealthyHostsAndUplinks };
+
+std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                                 Health health) {
+  std::vector<LeafPool> pools;
+  for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
+    const SwitchTree::Leaf& l = tree.leaves()[i];
+    LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), uplink_pressure(tree, free, i, true)};
+    if (health == Health::HealthyHostsAndUplinks && pool.degraded_uplink) continue;
+    for (NodeId h : l.hosts)
+      if (eligible(tree, free, request, h) && (health == Health::Any || tree.degraded_cables(h).empty()))
+        pool.hosts.push_back(h);
+    // Healthy hosts first; for a GPU count, the emptiest hosts first so the job spans few.
+    std::stable_sort(pool.hosts.begin(), pool.hosts.end(), [&](NodeId a, NodeId b) {
+      auto key = [&](NodeId h) {
+        return std::make_pair(tree.degraded_cables(h).size(), whole_hosts(request) ? 0 : -free.free(h));
+      };
+      return key(a) < key(b);
+    });
+    for (NodeId h : pool.hosts) pool.capacity += units(free, request, h);
+    if (pool.capacity > 0) pools.push_back(std::move(pool));
+  }
+  return pools;
+}
+
+// The first hosts of a pool that make up `want` units.
+void take(const LeafPool& pool, int want, const FreeMap& free, const PlacementRequest& r, std::vector<NodeId>& out) {
+  for (NodeId h : pool.hosts) {
+    if (want <= 0) break;
+    out.push_back(h);
+    want -= units(free, r, h);
+  }
+}
+
+// The fewest leaves of `pools` that hold the job, the last one best fit.
+std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> pools, const FreeMap& free,
+                                                 const PlacementRequest& r) {
+  std::sort(pools.begin(), pools.end(), [](const LeafPool* a, const LeafPool* b) {
+    return std::make_tuple(a->degraded_uplink, -a->capacity, a->pressure, a->leaf) <
+           std::make_tuple(b->degraded_uplink, -b->capacity, b->pressure, b->leaf);
+  });
+  int target = need(r), sum = 0;
+  size_t k = 0;
+  while (k < pools.size() && sum < target) sum += pools[k++]->capacity;
+  if (sum < target) return std::nullopt;
+  std::vector<const LeafPool*> chosen(pools.begin(), pools.begin() + k);
+  if (k > 1) {
+    int rest = target - (sum - chosen.back()->capacity);
+    const LeafPool* fit = chosen.back();
+    for (size_t i = k - 1; i < pools.size(); ++i) {
+      const LeafPool* p = pools[i];
+      if (p->capacity < rest) continue;
+      if (std::make_tuple(p->degraded_uplink, p->capacity, p->pressure) <
+          std::make_tuple(fit->degraded_uplink, fit->capacity, fit->pressure))
+        fit = p;
+    }
+    chosen.back() = fit;
+  }
+  std::vector<NodeId> hosts;
+  if (r.profile == Profile::AllToAll && whole_hosts(r) && chosen.size() > 1) {
+    // Water-fill: every leaf takes an equal share, capped by what it has.
+    std::vector<int> share(chosen.size(), 0);
+    int left = target;
+    while (left > 0) {
+      bool moved = false;
+      for (size_t i = 0; i < chosen.size() && left > 0; ++i)
+        if (share[i] < chosen[i]->capacity) ++share[i], --left, moved = true;
+      if (!moved) break;
+    }
+    for (size_t i = 0; i < chosen.size(); ++i) take(*chosen[i], share[i], free, r, hosts);
+  } else {
+    int left = target;
+    for (const LeafPool* p : chosen) {
+      int before = static_cast<int>(hosts.size());
+      take(*p, left, free, r, hosts);
+      for (size_t i = before; i < hosts.size(); ++i) left -= units(free, r, hosts[i]);
+    }
+  }
+  return hosts;
+}
+
+bool within_limits(const Placement& p, const PlacementRequest& r) {
+  if (r.max_leaves && p.score.leaves > *r.max_leaves) return false;
+  if (r.one_pod && p.score.pods > 1) return false;
+  if (r.one_rail_group && p.score.leaves > 1) return false;
+  return true;
+}
+
+std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::vector<LeafPool>& pools,
+                                            const FreeMap& free, const PlacementRequest& r) {
+  std::vector<std::vector<NodeId>> out;
+  int target = need(r);
+  for (const LeafPool& p : pools)
+    if (p.capacity >= target) {
+      out.emplace_back();
+      take(p, target, free, r, out.back());
+    }
+  std::map<int, std::vector<const LeafPool*>> by_pod;
+  std::map<int, int> pod_capacity;
+  for (const LeafPool& p : pools) {
+    by_pod[p.pod].push_back(&p);
+    pod_capacity[p.pod] += p.capacity;
+  }
+  bool some_pod_fits = false;
+  for (auto& [pod, members] : by_pod)
+    if (auto hosts = fewest_leaves(members, free, r)) {
+      out.push_back(std::move(*hosts));
+      some_pod_fits = true;
+    }
+  if (!some_pod_fits || tree.pods() > 1) {
+    // The fewest pods, largest first, then the fewest leaves inside them.
+    std::vector<int> pods;
+    for (auto& [pod, cap] : pod_capacity) pods.push_back(pod);
+    std::sort(pods.begin(), pods.end(), [&](int a, int b) { return pod_capacity[a] > pod_capacity[b]; });
+    std::vector<const LeafPool*> members;
+    int sum = 0;
+    for (int pod : pods) {
+      if (sum >= target) break;
+      members.insert(members.end(), by_pod[pod].begin(), by_pod[pod].end());
+      sum += pod_capacity[pod];
+    }
+    if (auto hosts = fewest_leaves(members, free, r)) out.push_back(std::move(*hosts));
+    (void)tree;
+  }
+  return out;
+}
+
+std::vector<std::string> reasons_for(const SwitchTree& tree, const std::vector<LeafPool>& pools,
+                                     const PlacementRequest& r, const Placement& p) {
+  const Fabric& f = tree.fabric();
+  std::vector<std::string> out;
+  std::vector<std::string> leaf_names;
+  for (NodeId l : p.leaves) leaf_names.push_back(f.node(l).name);
+  if (p.leaves.size() == 1) {
+    out.push_back(fmt::format("fits in one leaf, {} (best fit: {:.0f}% of its free hosts stay free)", leaf_names[0],
+                              100 * p.score.fragment));
+  } else {
+    out.push_back(fmt::format("{} leaves ({}) in {} pod{}: no single leaf has {} free {}", p.leaves.size(),
+                              fmt::join(leaf_names, ", "), p.score.pods, p.score.pods == 1 ? "" : "s", need(r),
+                              whole_hosts(r) ? "hosts" : "GPUs"));
+    out.push_back(fmt::format("ring order crosses {} leaf boundar{} ({} over the core)", p.score.spine_edges,
+                              p.score.spine_edges == 1 ? "y" : "ies", p.score.pod_edges));
+  }
+  std::set<NodeId> used(p.leaves.begin(), p.leaves.end());
+  for (const LeafPool& pool : pools) {
+    const SwitchTree::Leaf& l = tree.leaves()[pool.leaf];
+    if (used.contains(l.node) || l.degraded_uplinks.empty()) continue;
+    const Link& link = f.link(l.degraded_uplinks.front());
+    out.push_back(fmt::format("{} skipped: uplink {} degraded to {}", f.node(l.node).name,
+                              fmt::format("{}:{}", f.node(l.node).name, f.local_port(l.degraded_uplinks.front(), l.node)),
+                              link.rate.str()));
+  }
+  if (p.score.degraded_links > 0)
+    out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
+                              p.score.degraded_links == 1 ? "" : "s"));
+  if (p.score.ideal_s > 0)
+    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)",
+                              r.profile == Profile::AllToAll ? "AllToAll" : "AllReduce", p.score.estimate_s * 1e3,
+                              p.score.ideal_s * 1e3, p.score.slowdown));
+  return out;
+}
+
+Placement infeasible(std::string why) {
+  Placement p;
+  p.reasons.push_back(std::move(why));
+  return p;
+}
+
+}  // namespace
+
+bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, NodeId host) {
+  if (tree.home_leaf(host) < 0 || free.avoid_hosts.contains(host)) return false;
+  int need_gpus = whole_hosts(request) ? request.gpus_per_host : request.min_gpus_per_host;
+  if (free.free(host) < std::max(1, need_gpus)) return false;
+  for (LinkId e : tree.cables(host))
+    if (free.avoid_links.contains(e)) return false;
+  return true;
+}
+
+Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                         std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
+  Placement p;
+  std::map<NodeId, int> gpus;
+  if (whole_hosts(request)) {
+    for (NodeId h : hosts) gpus[h] = request.gpus_per_host;
+  } else {
+    std::vector<NodeId> by_free = hosts;
+    std::stable_sort(by_free.begin(), by_free.end(), [&](NodeId a, NodeId b) { return free.free(a) > free.free(b); });
+    int left = request.gpus;
+    for (NodeId h : by_free) {
+      int g = std::min(free.free(h), left);
+      if (g > 0) gpus[h] = g;
+      left -= g;
+    }
+    std::erase_if(hosts, [&](NodeId h) { return !gpus.contains(h); });
+  }
+  p.hosts = ring_order(tree, hosts);
+  for (NodeId h : p.hosts) {
+    p.gpus.push_back(gpus[h]);
+    int leaf = tree.home_leaf(h);
+    if (leaf >= 0 && (p.leaves.empty() || p.leaves.back() != tree.leaves()[leaf].node))
+      p.leaves.push_back(tree.leaves()[leaf].node);
+  }
+  p.score = score(tree, free, request, p.hosts, weights, with_estimate);
+  p.feasible = !p.hosts.empty();
+  return p;
+}
+
+std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                                       int count, const SearchOptions& options) {
+  if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))
+    return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
+  std::vector<LeafPool> pools = make_pools(tree, free, request, Health::Any);
+  int capacity = 0;
+  for (const LeafPool& p : pools) capacity += p.capacity;
+  if (capacity < need(request))
+    return {infeasible(fmt::format("only {} eligible {} free, {} needed", capacity,
+                                   whole_hosts(request) ? "hosts" : "GPUs", need(request)))};
+
+  // Pre-rank on structure, then score the best few with the comm_model.
+  std::set<std::vector<NodeId>> seen;
+  std::vector<Placement> ranked;
+  for (Health health : {Health::HealthyHostsAndUplinks, Health::HealthyHosts, Health::Any}) {
+    std::vector<LeafPool> round = health == Health::Any ? pools : make_pools(tree, free, request, health);
+    for (std::vector<NodeId>& hosts : candidates(tree, round, free, request)) {
+      std::vector<NodeId> key = hosts;
+      std::sort(key.begin(), key.end());
+      if (!seen.insert(key).second) continue;
+      Placement p = make_placement(tree, free, request, std::move(hosts), options.weights, false);
+      if (within_limits(p, request)) ranked.push_back(std::move(p));
+    }
+  }
+  if (ranked.empty())
+    return {infeasible(fmt::format("no placement within the limits (max leaves {}, one pod {}, one rail group {})",
+                                   request.max_leaves ? std::to_string(*request.max_leaves) : "none",
+                                   request.one_pod ? "yes" : "no", request.one_rail_group ? "yes" : "no"))};
+  auto by_total = [](const Placement& a, const Placement& b) { return a.score.total < b.score.total; };
+  std::stable_sort(ranked.begin(), ranked.end(), by_total);
+  size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
+  ranked.resize(keep);
+  for (Placement& p : ranked) p = make_placement(tree, free, request, p.hosts, options.weights, true);
+  std::stable_sort(ranked.begin(), ranked.end(), by_total);
+
+  // Local improvement: swap one leaf of the best for an unused leaf of its pod.
+  for (int round = 0; round < options.improvement_rounds && ranked.front().leaves.size() > 1; ++round) {
+    Placement best = ranked.front();
+    bool improved = false;
+    std::map<int, std::vector<NodeId>> on_leaf;
+    for (NodeId h : best.hosts) on_leaf[tree.home_leaf(h)].push_back(h);
+    for (auto& [leaf, hosts_there] : on_leaf) {
+      int units_there = 0;
+      for (NodeId h : hosts_there) units_there += units(free, request, h);
+      for (const LeafPool& pool : pools) {
+        if (on_leaf.contains(pool.leaf) || pool.pod != tree.leaves()[leaf].pod || pool.capacity < units_there)
+          continue;
+        std::vector<NodeId> trial;
+        for (NodeId h : best.hosts)
+          if (tree.home_leaf(h) != leaf) trial.push_back(h);
+        take(pool, units_there, free, request, trial);
+        // The comm_model only for swaps that already win on structure: it is
+        // the costly part, and a swap rarely changes the estimate alone.
+        Placement p = make_placement(tree, free, request, std::move(trial), options.weights, false);
+        const Score& b = ranked.front().score;
+        if (!within_limits(p, request) || p.score.total >= b.total - options.weights.slowdown * (b.slowdown - 1) - 1e-9)
+          continue;
+        p = make_placement(tree, free, request, std::move(p.hosts), options.weights, true);
+        if (p.score.total < ranked.front().score.total - 1e-9) {
+          ranked.insert(ranked.begin(), std::move(p));
+          improved = true;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  if (static_cast<int>(ranked.size()) > count) ranked.resize(std::max(1, count));
+  for (Placement& p : ranked) p.reasons = reasons_for(tree, pools, request, p);
+  return ranked;
+}
+
+Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                const SearchOptions& options) {
+  return rank_placements(tree, free, request, 1, options).front();
+}
+
+}  // namespace topo

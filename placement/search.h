@@ -1,0 +1,58 @@
+// Choosing the hosts for a job: hierarchical best fit down the switch tree,
+// scored by the objective, then a bounded local improvement.
+//
+// 1. Hosts that can take the job (enough free GPUs, not drained, no cable an
+//    admin took out) are grouped by their home leaf, healthy hosts first.
+// 2. Candidates: every leaf that fits the job alone; for each pod, the
+//    fewest leaves that fit it (largest first), with the last leaf chosen
+//    best fit (the smallest that covers the rest); the same across the
+//    fewest pods when no pod fits it. AllToAll jobs spread their hosts
+//    evenly over the leaves they get, so no leaf's uplinks carry more than
+//    its share.
+// 3. Candidates are pre-ranked without the comm_model, the best few scored
+//    with it, and the winner improved by swapping one of its leaves for an
+//    unused one of its pod while that lowers the score.
+// The result holds the hosts in ring order and the reasons in words.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "placement/objective.h"
+
+namespace topo {
+
+struct Placement {
+  bool feasible = false;
+  std::vector<NodeId> hosts;  // in ring order; the job's NODE_RANK is the index
+  std::vector<int> gpus;      // GPUs used on each host, same order
+  std::vector<NodeId> leaves; // distinct, in ring order
+  Score score;
+  std::vector<std::string> reasons;
+};
+
+struct SearchOptions {
+  Weights weights;
+  int scored_candidates = 6;  // how many pre-ranked candidates get the comm_model
+  int improvement_rounds = 2;
+};
+
+// The best placement, or one with feasible == false and the reason why not.
+Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                const SearchOptions& options = {});
+
+// The best `count` distinct candidates, best first (the Slurm plugin tries
+// them in turn until cons_tres accepts one).
+std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free,
+                                       const PlacementRequest& request, int count,
+                                       const SearchOptions& options = {});
+
+// Whether `host` can take part in the job at all.
+bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, NodeId host);
+
+// Completes a placement from chosen hosts: ring order, GPUs, leaves, score.
+Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                         std::vector<NodeId> hosts, const Weights& weights, bool with_estimate = true);
+
+}  // namespace topo
