@@ -1,1 +1,51 @@
-int main() { return 0; }
+// topoctl: the admin and user command line of topo-aware.
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tools/topoctl/command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"topoctl: discover, inspect and lint the fabric of a GPU cluster; see where jobs land"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "topoctl 0.1.0");
+  app.footer(
+      "Exit codes: 0 success, 1 findings (lint faults, diff changes), 2 error.\n"
+      "The database defaults to $TOPO_DB, else /var/lib/topo-aware/topo.db.");
+
+  std::map<CLI::App*, topoctl::Run> runs;
+  auto add = [&](topoctl::Run (*adder)(CLI::App&)) {
+    size_t before = app.get_subcommands({}).size();
+    topoctl::Run run = adder(app);
+    runs[app.get_subcommands({}).at(before)] = std::move(run);
+  };
+  add(topoctl::add_discover);
+  add(topoctl::add_show);
+  add(topoctl::add_lint);
+  add(topoctl::add_export);
+  add(topoctl::add_diff);
+  add(topoctl::add_snapshots);
+  add(topoctl::add_estimate);
+  add(topoctl::add_place);
+  add(topoctl::add_ring);
+  add(topoctl::add_job);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? topoctl::kOk : topoctl::kError;
+  }
+  for (auto& [sub, run] : runs) {
+    if (!sub->parsed()) continue;
+    try {
+      return run();
+    } catch (const std::exception& e) {
+      std::cerr << "topoctl " << sub->get_name() << ": " << e.what() << "\n";
+      return topoctl::kError;
+    }
+  }
+  return topoctl::kError;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every test of topo-aware:
+#   1. a RelWithDebInfo build: unit tests and the system tests (ibsim, which
+#      the tests start themselves),
+#   2. an AddressSanitizer + UBSan build: the unit tests again,
+#   3. every benchmark in a short mode, printing its figures.
+# Build trees live in $TOPO_BUILD_DIR (default: build/ in the checkout).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TOPO_BUILD_DIR:-$root/build}
+jobs=${TOPO_JOBS:-$(nproc)}
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "release build"
+cmake -S "$root" -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build/release" -j "$jobs"
+
+step "unit and system tests"
+ctest --test-dir "$build/release" --output-on-failure -j "$jobs"
+
+step "AddressSanitizer + UBSan build, unit tests"
+cmake -S "$root" -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANITIZE=ON >/dev/null
+ninja -C "$build/asan" -j "$jobs" topo_tests
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir "$build/asan" -L unit --output-on-failure -j "$jobs"
+
+step "benchmarks (short mode)"
+for bench in "$build/release"/tests/*_bench; do
+  [ -x "$bench" ] || continue
+  echo "--- $(basename "$bench")"
+  "$bench" --benchmark_min_time=0.01 --benchmark_counters_tabular=true
+done
+
+step "all tests passed"

@@ -1,0 +1,280 @@
+// topoctl estimate: the sizing calculator for data-parallel training. How
+// many bytes each GPU moves per step, the bus bandwidth that takes within
+// the step's communication window, and, on a real or hypothetical
+// allocation, what the gradient AllReduce costs there.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "comm_model/estimate.h"
+#include "comm_model/sizing.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+
+namespace topoctl {
+namespace {
+
+// "1e9", "175B", "7b", "1.5T", "350M", "10k": a count of parameters.
+double parse_count(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("--params {}: not a number (e.g. 1e9, 7B, 175B, 1.5T)", text));
+  }
+  std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix == "k" || suffix == "K") scale = 1e3;
+  else if (suffix == "m" || suffix == "M") scale = 1e6;
+  else if (suffix == "b" || suffix == "B" || suffix == "g" || suffix == "G") scale = 1e9;
+  else if (suffix == "t" || suffix == "T") scale = 1e12;
+  else if (!suffix.empty())
+    throw std::invalid_argument(fmt::format("--params {}: unknown suffix '{}' (use K, M, B or T)", text, suffix));
+  v *= scale;
+  if (!std::isfinite(v) || v < 1) throw std::invalid_argument(fmt::format("--params {}: must be at least 1", text));
+  return std::round(v);
+}
+
+// "100ms", "0.25s", "500us", "2": a duration in seconds.
+double parse_seconds(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("--step-time {}: not a duration (e.g. 100ms, 0.5s)", text));
+  }
+  std::string unit = text.substr(used);
+  double scale = 1;
+  if (unit == "ms") scale = 1e-3;
+  else if (unit == "us") scale = 1e-6;
+  else if (unit != "s" && !unit.empty())
+    throw std::invalid_argument(fmt::format("--step-time {}: unknown unit '{}' (use s, ms or us)", text, unit));
+  v *= scale;
+  if (!std::isfinite(v) || v <= 0) throw std::invalid_argument(fmt::format("--step-time {}: must be positive", text));
+  return v;
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return "unbounded (a cable on the path has no room left)";
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.1f} us", s * 1e6);
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1e12) return fmt::format("{:.2f} TB", b / 1e12);
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+  return fmt::format("{:.0f} B", b);
+}
+
+}  // namespace
+
+Run add_estimate(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    std::string params;
+    std::string dtype = "bf16";
+    int gpus = 0;
+    std::string step_time;
+    double overlap = 0.5;
+    int gpus_per_host = 8;
+    std::vector<std::string> hosts;
+    int leaves = 0;
+    std::string algorithm, protocol;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "estimate",
+      "size the gradient AllReduce of data-parallel training: bytes per GPU per step, the bus bandwidth a "
+      "step time needs, and the AllReduce time on an allocation");
+  cmd->footer(
+      "The allocation: --hosts names it; otherwise, with a fabric (--synthetic, --db or --snapshot), it is the\n"
+      "fabric's first N hosts, or with --leaves K the N hosts spread evenly over K leaves, one leaf after the\n"
+      "other. N = --gpus / --gpus-per-host. Without either, only the sizing is printed.\n"
+      "Example, one leaf against four leaves at 2:1 (run with --leaves 1, then --leaves 4):\n"
+      "  topoctl estimate --params 175B --dtype bf16 --gpus 512 --step-time 2s \\\n"
+      "    --synthetic leafspine:leaves=4,hosts_per_leaf=64,spines=4,oversub=2 --leaves 4");
+  cmd->add_option("--params", opts->params, "parameters of the model: 1e9, 7B, 175B, 1.5T")->required();
+  cmd->add_option("--dtype", opts->dtype, "gradient element type: fp32, bf16, fp16, fp8")->capture_default_str();
+  cmd->add_option("--gpus", opts->gpus, "data-parallel GPUs (optional with --hosts)")->check(CLI::PositiveNumber);
+  cmd->add_option("--step-time", opts->step_time, "target time of one training step: 100ms, 1.5s")->required();
+  cmd->add_option("--overlap", opts->overlap,
+                  "share of the step time the AllReduce may take while compute runs, in (0, 1]")
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-host", opts->gpus_per_host, "GPUs the job uses on each host")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  auto* hosts = cmd->add_option("--hosts", opts->hosts, "the allocation in ring order: gpu001,gpu002,...")
+                    ->delimiter(',');
+  cmd->add_option("--leaves", opts->leaves, "hypothetical allocation spread over this many leaves")
+      ->check(CLI::PositiveNumber)
+      ->excludes(hosts);
+  cmd->add_option("--algorithm", opts->algorithm, "ring, tree or hierarchical (default: the fastest)");
+  cmd->add_option("--protocol", opts->protocol, "ll, ll128 or simple (default: the fastest)");
+  add_input_options(*cmd, opts->input);
+  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+
+  return [opts, cmd] {
+    auto dtype = topo::parse_dtype(opts->dtype);
+    if (!dtype)
+      throw std::invalid_argument(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8, ...)", opts->dtype));
+    topo::ModelOptions model;
+    if (!opts->algorithm.empty()) {
+      model.algorithm = topo::parse_algorithm(opts->algorithm);
+      if (!model.algorithm || *model.algorithm == topo::Algorithm::Direct)
+        throw std::invalid_argument(fmt::format("--algorithm {}: use ring, tree or hierarchical", opts->algorithm));
+    }
+    if (!opts->protocol.empty()) {
+      model.protocol = topo::parse_protocol(opts->protocol);
+      if (!model.protocol)
+        throw std::invalid_argument(fmt::format("--protocol {}: use ll, ll128 or simple", opts->protocol));
+    }
+    const int per_host = opts->gpus_per_host;
+    bool fabric_given = !opts->input.synthetic.empty() || cmd->count("--db") > 0 || cmd->count("--snapshot") > 0;
+    bool allocation = !opts->hosts.empty() || opts->leaves > 0 || fabric_given;
+    if (opts->hosts.empty() && opts->gpus == 0)
+      throw std::invalid_argument("--gpus is needed unless --hosts names the allocation");
+    if (!opts->hosts.empty()) {
+      int from_hosts = static_cast<int>(opts->hosts.size()) * per_host;
+      if (opts->gpus != 0 && opts->gpus != from_hosts)
+        throw std::invalid_argument(fmt::format("--gpus {} does not match {} hosts x {} GPUs per host", opts->gpus,
+                                                opts->hosts.size(), per_host));
+      opts->gpus = from_hosts;
+    } else if (allocation && opts->gpus % per_host != 0) {
+      throw std::invalid_argument(
+          fmt::format("--gpus {} is not a multiple of --gpus-per-host {}", opts->gpus, per_host));
+    }
+
+    topo::TrainingStep step;
+    step.parameters = parse_count(opts->params);
+    step.dtype = *dtype;
+    step.gpus = opts->gpus;
+    step.step_time_s = parse_seconds(opts->step_time);
+    step.overlap = opts->overlap;
+    topo::StepRequirement need = topo::requirement(step);
+
+    nlohmann::json out = {
+        {"parameters", step.parameters},       {"dtype", topo::name(step.dtype)},
+        {"gpus", step.gpus},                   {"gpus_per_host", per_host},
+        {"step_time_s", step.step_time_s},     {"overlap", step.overlap},
+        {"gradient_bytes", need.gradient_bytes}, {"bytes_per_gpu_per_step", need.bytes_per_gpu_per_step},
+        {"window_s", need.window_s},           {"required_gbps_per_gpu", need.required_gbps_per_gpu},
+    };
+    std::vector<std::string> warnings;
+    std::optional<LoadedFabric> loaded;
+    std::optional<topo::Estimate> est;
+    std::vector<std::string> names;
+    std::string how;
+    double hca_gbps = 0;
+    if (allocation) {
+      loaded.emplace(load(opts->input));
+      topo::PathIndex index(loaded->fabric);
+      std::vector<topo::NodeId> chosen;
+      int count = opts->gpus / per_host;
+      if (!opts->hosts.empty()) {
+        chosen = topo::find_hosts(loaded->fabric, opts->hosts);
+        how = "hosts";
+      } else if (opts->leaves > 0) {
+        chosen = topo::spread_over_leaves(index, count, opts->leaves);
+        how = fmt::format("{} hosts over {} leaves", count, opts->leaves);
+      } else {
+        chosen = topo::first_hosts(index, count);
+        how = fmt::format("first {} hosts", count);
+      }
+      for (topo::NodeId h : chosen) names.push_back(loaded->fabric.node(h).name);
+      topo::Request request;
+      request.collective = topo::Collective::AllReduce;
+      request.bytes = need.gradient_bytes;
+      request.dtype = step.dtype;
+      request.gpus_per_host = per_host;
+      est = topo::estimate(index, chosen, request, topo::BackgroundLoad(), model);
+      hca_gbps = topo::least_host_hca_gbps(index, chosen);
+
+      out["allocation"] = {{"hosts", names}, {"how", how}, {"source", loaded->fabric.source()}};
+      if (loaded->snapshot) out["allocation"]["snapshot"] = *loaded->snapshot;
+      out["allreduce_s"] = number_or_null(est->time_s);
+      out["ideal_allreduce_s"] = number_or_null(est->ideal_time_s);
+      out["bus_gbps"] = est->busbw_gbps;
+      out["alg_gbps"] = est->algbw_gbps;
+      out["latency_s"] = est->latency_s;
+      out["algorithm"] = topo::name(est->algorithm);
+      out["protocol"] = topo::name(est->protocol);
+      out["hca_gbps_per_host"] = hca_gbps;
+      out["fits_window"] = est->time_s <= need.window_s;
+      const topo::Bottleneck& b = est->bottleneck;
+      if (b.where != topo::Bottleneck::Where::None)
+        out["bottleneck"] = {{"where", b.where == topo::Bottleneck::Where::Cable ? "cable" : "nvlink"},
+                             {"link", b.name},
+                             {"flows", b.flows},
+                             {"gbps", b.gbps},
+                             {"share_gbps", b.share_gbps}};
+      if (est->hosts > 1 && need.required_gbps_per_gpu > hca_gbps)
+        warnings.push_back(fmt::format(
+            "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
+            "carry; across hosts a ring cannot go faster than its hosts' HCAs",
+            need.required_gbps_per_gpu, hca_gbps));
+      if (!(est->time_s <= need.window_s))
+        warnings.push_back(fmt::format("the AllReduce takes {}, more than the {} window (step time x overlap)",
+                                       seconds_text(est->time_s), seconds_text(need.window_s)));
+    }
+    out["warnings"] = warnings;
+    // Warnings go to stderr after the report, so a script reading stdout gets clean output.
+    auto warn = [&] {
+      std::fflush(stdout);
+      std::cout.flush();
+      for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
+    };
+
+    if (opts->json) {
+      std::cout << out.dump(2) << "\n";
+      warn();
+      return kOk;
+    }
+    fmt::print("data-parallel gradient AllReduce\n");
+    fmt::print("  parameters              {:g} ({}, {} bytes each): {}\n", step.parameters, topo::name(step.dtype),
+               topo::dtype_bytes(step.dtype), bytes_text(need.gradient_bytes));
+    fmt::print("  gpus                    {}\n", step.gpus);
+    fmt::print("  bytes per GPU per step  {} (2(N-1)/N x gradient bytes)\n", bytes_text(need.bytes_per_gpu_per_step));
+    fmt::print("  window                  {} ({} step x {:g} overlap)\n", seconds_text(need.window_s),
+               seconds_text(step.step_time_s), step.overlap);
+    fmt::print("  required per GPU        {:.1f} Gb/s bus bandwidth ({:.1f} GB/s)\n", need.required_gbps_per_gpu,
+               need.required_gbps_per_gpu / 8);
+    if (est) {
+      std::string list = names.size() <= 8 ? fmt::format("{}", fmt::join(names, ","))
+                                            : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","),
+                                                          names.back());
+      fmt::print("allocation: {} ({}), {}\n", how, list, loaded->fabric.source());
+      fmt::print("  hosts x GPUs            {} x {}\n", est->hosts, est->gpus_per_host);
+      fmt::print("  algorithm               {} / {}\n", topo::name(est->algorithm), topo::name(est->protocol));
+      fmt::print("  allreduce_s             {}\n", seconds_text(est->time_s));
+      fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est->ideal_time_s));
+      fmt::print("  bus bandwidth           {:.1f} Gb/s ({:.1f} GB/s)\n", est->busbw_gbps, est->busbw_gbps / 8);
+      fmt::print("  HCA line rate per host  {:.0f} Gb/s\n", hca_gbps);
+      const topo::Bottleneck& b = est->bottleneck;
+      if (b.where == topo::Bottleneck::Where::Cable)
+        fmt::print("  bottleneck              {}: {:.2f} flows share {:.0f} Gb/s, {:.1f} Gb/s each\n", b.name, b.flows,
+                   b.gbps, b.share_gbps);
+      else if (b.where == topo::Bottleneck::Where::NvLink)
+        fmt::print("  bottleneck              NVLink inside the hosts ({:.0f} Gb/s per GPU)\n", b.gbps);
+      fmt::print("  fits the window         {}\n", est->time_s <= need.window_s ? "yes" : "no");
+    }
+    warn();
+    return kOk;
+  };
+}
+
+}  // namespace topoctl

@@ -1,0 +1,46 @@
+// topoctl export: write the fabric in another tool's format.
+#include <fstream>
+#include <iostream>
+
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "topology/ibnetdiscover.h"
+#include "topology/slurm_topology.h"
+
+namespace topoctl {
+
+Run add_export(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    bool slurm = false;
+    bool ibnetdiscover = false;
+    std::string output = "-";
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("export", "write the fabric as Slurm topology.conf or an ibnetdiscover file");
+  add_input_options(*cmd, opts->input);
+  auto* slurm = cmd->add_flag("--slurm-topology", opts->slurm, "Slurm topology/tree topology.conf");
+  auto* ib = cmd->add_flag("--ibnetdiscover", opts->ibnetdiscover, "ibnetdiscover text (ibsim reads it too)");
+  slurm->excludes(ib);
+  cmd->add_option("-o,--output", opts->output, "file to write, - for standard output")->capture_default_str();
+  return [opts] {
+    if (!opts->slurm && !opts->ibnetdiscover)
+      throw std::invalid_argument("choose a format: --slurm-topology or --ibnetdiscover");
+    LoadedFabric loaded = load(opts->input);
+    std::ofstream file;
+    if (opts->output != "-") {
+      file.open(opts->output);
+      if (!file) throw std::runtime_error("cannot write " + opts->output);
+    }
+    std::ostream& out = opts->output == "-" ? std::cout : file;
+    if (opts->slurm)
+      topo::write_slurm_topology(loaded.fabric, out);
+    else
+      topo::write_ibnetdiscover(loaded.fabric, out);
+    out.flush();
+    if (!out) throw std::runtime_error("writing " + opts->output + " failed");
+    return kOk;
+  };
+}
+
+}  // namespace topoctl

@@ -1,0 +1,146 @@
+#include "tools/topoctl/fabric_report.h"
+
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "topology/classify.h"
+#include "topology/hostlist.h"
+
+namespace topoctl {
+namespace {
+
+using nlohmann::json;
+using topo::Fabric;
+using topo::Level;
+using topo::NodeId;
+
+std::vector<std::string> host_names(const Fabric& f, const std::vector<NodeId>& hosts) {
+  std::vector<std::string> names;
+  for (NodeId h : hosts) names.push_back(f.node(h).name);
+  return names;
+}
+
+json rate_json(const topo::LinkRate& r) {
+  return {{"width", topo::name(r.width)}, {"speed", topo::name(r.speed)}, {"gbps", r.gbps()}};
+}
+
+json end_json(const Fabric& f, NodeId v, int port) {
+  const topo::Node& n = f.node(v);
+  json j = {{"node", n.name}, {"port", port}, {"kind", topo::name(n.kind)}};
+  if (n.kind == topo::NodeKind::Hca) j["host"] = n.host;
+  return j;
+}
+
+std::string ratio(double oversubscription) {
+  return oversubscription > 0 ? fmt::format("{:.2f}:1", oversubscription) : "-";
+}
+
+}  // namespace
+
+json fabric_json(const LoadedFabric& loaded) {
+  const Fabric& f = loaded.fabric;
+  const topo::FabricSummary& s = f.summary();
+  json leaves = json::array();
+  for (NodeId leaf : f.switches_at(Level::Leaf)) {
+    const topo::Node& n = f.node(leaf);
+    std::vector<std::string> hosts = host_names(f, f.hosts_under(leaf));
+    leaves.push_back({{"name", n.name},
+                      {"hosts", hosts.size()},
+                      {"host_list", topo::compress_hostlist(hosts)},
+                      {"pod", n.pod},
+                      {"oversubscription", n.oversubscription()},
+                      {"down_gbps", n.down_gbps},
+                      {"up_gbps", n.up_gbps}});
+  }
+  json degraded = json::array();
+  for (auto e : boost::make_iterator_range(boost::edges(f.graph()))) {
+    const topo::Link& l = f.link(e);
+    if (!l.degraded) continue;
+    json d = rate_json(l.rate);
+    d["a"] = end_json(f, l.end_a, l.port_a);
+    d["b"] = end_json(f, l.end_b, l.port_b);
+    d["tier"] = topo::name(l.tier);
+    d["expected"] = rate_json(l.expected);
+    degraded.push_back(std::move(d));
+  }
+  json out = {{"source", f.source()},
+              {"hosts", s.hosts},
+              {"hcas", s.hcas},
+              {"links", s.links},
+              {"switches", {{"leaf", s.leaves}, {"spine", s.spines}, {"core", s.cores}}},
+              {"leaves", std::move(leaves)},
+              {"rails", s.rails},
+              {"rail_optimized", s.rail_optimized},
+              {"pods", s.pods},
+              {"degraded_links", std::move(degraded)},
+              {"faults", f.faults().size()}};
+  if (loaded.snapshot) {
+    out["snapshot"] = *loaded.snapshot;
+    out["taken_at"] = loaded.taken_at;
+  }
+  return out;
+}
+
+json faults_json(const Fabric& fabric) {
+  json out = json::array();
+  for (const topo::Fault& fault : fabric.faults())
+    out.push_back({{"kind", topo::name(fault.kind)}, {"subject", fault.subject}, {"detail", fault.detail}});
+  return out;
+}
+
+void print_summary(std::ostream& out, const LoadedFabric& loaded) {
+  const Fabric& f = loaded.fabric;
+  const topo::FabricSummary& s = f.summary();
+  if (loaded.snapshot) fmt::print(out, "snapshot {}  taken {}\n", *loaded.snapshot, loaded.taken_at);
+  fmt::print(out, "source    {}\n", f.source());
+  fmt::print(out, "hosts     {}   hcas {}   cables {}\n", s.hosts, s.hcas, s.links);
+  fmt::print(out, "switches  leaf {}   spine {}   core {}\n", s.leaves, s.spines, s.cores);
+  fmt::print(out, "pods      {}   rails {}{}\n", s.pods, s.rails, s.rail_optimized ? " (rail-optimized)" : "");
+  fmt::print(out, "faults    {}{}\n", f.faults().size(), f.faults().empty() ? "" : "  (topoctl lint lists them)");
+}
+
+void print_leaves(std::ostream& out, const Fabric& f) {
+  fmt::print(out, "\n{:<16} {:>5} {:>4} {:>10} {:>10} {:>9}  {}\n", "leaf", "hosts", "pod", "down Gb/s", "up Gb/s",
+             "oversub", "hosts");
+  for (NodeId leaf : f.switches_at(Level::Leaf)) {
+    const topo::Node& n = f.node(leaf);
+    std::vector<std::string> hosts = host_names(f, f.hosts_under(leaf));
+    fmt::print(out, "{:<16} {:>5} {:>4} {:>10g} {:>10g} {:>9}  {}\n", n.name, hosts.size(), n.pod, n.down_gbps,
+               n.up_gbps, ratio(n.oversubscription()), topo::compress_hostlist(hosts));
+  }
+}
+
+void print_tree(std::ostream& out, const Fabric& f) {
+  std::vector<NodeId> cores = f.switches_at(Level::Core);
+  if (!cores.empty()) {
+    std::vector<std::string> names;
+    for (NodeId c : cores) names.push_back(f.node(c).name);
+    fmt::print(out, "core: {}\n", topo::compress_hostlist(names));
+  }
+  std::map<int, std::vector<NodeId>> pods;
+  for (NodeId s : f.switches())
+    if (f.node(s).level == Level::Spine || f.node(s).level == Level::Leaf) pods[f.node(s).pod].push_back(s);
+  for (const auto& [pod, members] : pods) {
+    fmt::print(out, "pod {}\n", pod);
+    std::vector<std::string> spines;
+    for (NodeId s : members)
+      if (f.node(s).level == Level::Spine) spines.push_back(f.node(s).name);
+    if (!spines.empty()) fmt::print(out, "  spine: {}\n", topo::compress_hostlist(spines));
+    for (NodeId s : members) {
+      const topo::Node& n = f.node(s);
+      if (n.level != Level::Leaf) continue;
+      fmt::print(out, "    leaf {} ({}, up {:g} Gb/s): {}\n", n.name, ratio(n.oversubscription()), n.up_gbps,
+                 topo::compress_hostlist(host_names(f, f.hosts_under(s))));
+    }
+  }
+}
+
+void print_faults(std::ostream& out, const Fabric& f) {
+  for (const topo::Fault& fault : f.faults())
+    fmt::print(out, "{:<17} {:<32} {}\n", topo::name(fault.kind), fault.subject, fault.detail);
+}
+
+}  // namespace topoctl

@@ -1,0 +1,23 @@
+// The fabric as admins read it (tables, a tree) and as scripts read it (JSON).
+#pragma once
+
+#include <iosfwd>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/topoctl/input.h"
+
+namespace topoctl {
+
+// `topoctl show --json`: hosts, switches per level, leaves with their
+// oversubscription, rails, pods, degraded links and the fault count.
+nlohmann::json fabric_json(const LoadedFabric& loaded);
+// Every fault, as `topoctl lint --json` lists them.
+nlohmann::json faults_json(const topo::Fabric& fabric);
+
+void print_summary(std::ostream& out, const LoadedFabric& loaded);
+void print_leaves(std::ostream& out, const topo::Fabric& fabric);
+void print_tree(std::ostream& out, const topo::Fabric& fabric);
+void print_faults(std::ostream& out, const topo::Fabric& fabric);
+
+}  // namespace topoctl

@@ -1,0 +1,36 @@
+#include "tools/topoctl/input.h"
+
+#include <cstdlib>
+
+#include "db/snapshot_store.h"
+#include "topology/synthetic.h"
+
+namespace topoctl {
+
+std::string default_db_path() {
+  const char* env = std::getenv("TOPO_DB");
+  return env && *env ? env : "/var/lib/topo-aware/topo.db";
+}
+
+void add_db_option(CLI::App& cmd, std::string& db_path) {
+  cmd.add_option("--db", db_path, "snapshot database (sqlite3)")->capture_default_str();
+}
+
+void add_input_options(CLI::App& cmd, FabricInput& input) {
+  add_db_option(cmd, input.db_path);
+  auto* snap = cmd.add_option("--snapshot", input.snapshot, "snapshot id, or 'latest'")->capture_default_str();
+  cmd.add_option("--synthetic", input.synthetic,
+                 "use a synthetic fabric instead of a snapshot, e.g. "
+                 "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2")
+      ->excludes(snap);
+}
+
+LoadedFabric load(const FabricInput& input) {
+  if (!input.synthetic.empty()) return {topo::make_synthetic(input.synthetic), std::nullopt, {}};
+  topo::SnapshotStore store(input.db_path);
+  int64_t id = store.resolve(input.snapshot);
+  topo::SnapshotInfo info = store.info(id);
+  return {store.load(id), id, info.taken_at};
+}
+
+}  // namespace topoctl

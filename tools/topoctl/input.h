@@ -1,0 +1,35 @@
+// Where a subcommand takes its fabric from: a stored snapshot (the default,
+// the latest one) or a synthetic spec for what-if questions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "topology/fabric.h"
+
+namespace topoctl {
+
+std::string default_db_path();
+
+struct FabricInput {
+  std::string db_path = default_db_path();
+  std::string snapshot = "latest";
+  std::string synthetic;
+};
+
+struct LoadedFabric {
+  topo::Fabric fabric;
+  std::optional<int64_t> snapshot;  // absent for a synthetic fabric
+  std::string taken_at;             // UTC time of the snapshot
+};
+
+void add_input_options(CLI::App& cmd, FabricInput& input);
+LoadedFabric load(const FabricInput& input);
+
+// Adds the --db option alone, for commands that write or list snapshots.
+void add_db_option(CLI::App& cmd, std::string& db_path);
+
+}  // namespace topoctl

@@ -1,0 +1,167 @@
+// topoctl place: a what-if placement on the current snapshot (or a
+// synthetic fabric): hosts, ring order, estimate against the ideal, reasons.
+// topoctl ring: the best ring order for hosts a job already has.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "placement/busy_file.h"
+#include "placement/exact.h"
+#include "placement/ring_order.h"
+#include "placement/search.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "topology/hostlist.h"
+
+namespace topoctl {
+namespace {
+
+using nlohmann::json;
+
+json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo::PlacementRequest& r) {
+  json hosts = json::array(), leaves = json::array(), gpus = json::array();
+  for (topo::NodeId h : p.hosts) hosts.push_back(f.node(h).name);
+  for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
+  for (int g : p.gpus) gpus.push_back(g);
+  const topo::Score& s = p.score;
+  return {{"feasible", p.feasible},
+          {"profile", topo::name(r.profile)},
+          {"hosts", hosts},
+          {"gpus", gpus},
+          {"leaves", leaves},
+          {"pods", s.pods},
+          {"spines_crossed", s.spine_edges},
+          {"pods_crossed", s.pod_edges},
+          {"degraded_links", s.degraded_links},
+          {"estimate_s", s.estimate_s},
+          {"ideal_s", s.ideal_s},
+          {"slowdown", s.slowdown},
+          {"score", s.total},
+          {"reasons", p.reasons}};
+}
+
+void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo::SwitchTree& tree) {
+  fmt::print("{:>9}  {:<16} {:>4}  {}\n", "NODE_RANK", "host", "GPUs", "leaf");
+  for (size_t i = 0; i < p.hosts.size(); ++i) {
+    int leaf = tree.home_leaf(p.hosts[i]);
+    fmt::print("{:>9}  {:<16} {:>4}  {}\n", i, f.node(p.hosts[i]).name, p.gpus.empty() ? 0 : p.gpus[i],
+               leaf >= 0 ? f.node(tree.leaves()[leaf].node).name : "-");
+  }
+  std::vector<std::string> leaves;
+  for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
+  fmt::print("\nleaves {} ({})   pods {}   ring edges over a spine {}   over the core {}\n", p.leaves.size(),
+             topo::compress_hostlist(leaves), p.score.pods, p.score.spine_edges, p.score.pod_edges);
+  if (p.score.ideal_s > 0)
+    fmt::print("estimate {:.3f} ms   ideal {:.3f} ms   slowdown {:.3f}x\n", p.score.estimate_s * 1e3,
+               p.score.ideal_s * 1e3, p.score.slowdown);
+  fmt::print("reasons:\n");
+  for (const std::string& r : p.reasons) fmt::print("  - {}\n", r);
+}
+
+}  // namespace
+
+Run add_place(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    int gpus = 0;
+    int gpus_per_host = 8;
+    int min_per_host = 1;
+    std::string profile = "allreduce";
+    std::string busy;
+    bool exact = false;
+    int max_leaves = 0;
+    bool one_pod = false;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("place", "what-if: where would a job go, in which ring order, and why");
+  add_input_options(*cmd, opts->input);
+  cmd->add_option("--gpus", opts->gpus, "GPUs the job asks for")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-host", opts->gpus_per_host, "GPUs of a whole host; --gpus that is a multiple of it "
+                                                          "asks for whole hosts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-per-host", opts->min_per_host, "for a GPU count that is no multiple: at least this many per host")
+      ->capture_default_str();
+  cmd->add_option("--profile", opts->profile, "allreduce | alltoall | mixed | none")->capture_default_str();
+  cmd->add_option("--busy", opts->busy, "busy hosts, one a line: 'host [GPUs in use]'")->check(CLI::ExistingFile);
+  cmd->add_flag("--exact", opts->exact, "exhaustive search (small fabrics): the optimum of the objective");
+  cmd->add_option("--max-leaves", opts->max_leaves, "at most this many leaves");
+  cmd->add_flag("--one-pod", opts->one_pod, "all hosts in one pod");
+  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  return [opts] {
+    auto profile = topo::parse_profile(opts->profile);
+    if (!profile) throw std::invalid_argument("--profile " + opts->profile + ": expected allreduce, alltoall, mixed or none");
+    LoadedFabric loaded = load(opts->input);
+    const topo::Fabric& f = loaded.fabric;
+    topo::FreeMap free = topo::FreeMap::all_free(f, opts->gpus_per_host);
+    if (!opts->busy.empty()) topo::read_busy_file(opts->busy, f, free);
+    topo::PlacementRequest r;
+    if (opts->gpus % opts->gpus_per_host == 0) {
+      r.hosts = opts->gpus / opts->gpus_per_host;
+      r.gpus_per_host = opts->gpus_per_host;
+    } else {
+      r.gpus = opts->gpus;
+      r.min_gpus_per_host = opts->min_per_host;
+    }
+    r.profile = *profile;
+    if (opts->max_leaves > 0) r.max_leaves = opts->max_leaves;
+    r.one_pod = opts->one_pod;
+    topo::SwitchTree tree(f);
+    topo::Placement p = opts->exact ? topo::place_exact(tree, free, r) : topo::place(tree, free, r);
+    if (opts->json)
+      std::cout << placement_json(f, p, r).dump(2) << "\n";
+    else if (p.feasible)
+      print_placement(f, p, tree);
+    else
+      fmt::print(stderr, "topoctl place: no placement: {}\n", fmt::join(p.reasons, "; "));
+    return p.feasible ? kOk : kFindings;
+  };
+}
+
+Run add_ring(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    std::string hosts;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("ring", "the best ring order for hosts a job already has");
+  add_input_options(*cmd, opts->input);
+  cmd->add_option("--hosts", opts->hosts, "hosts, comma-separated or as a Slurm hostlist: gpu[001-008]")->required();
+  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  return [opts] {
+    LoadedFabric loaded = load(opts->input);
+    const topo::Fabric& f = loaded.fabric;
+    std::vector<std::string> names = topo::expand_hostlist(opts->hosts);
+    std::vector<topo::NodeId> hosts;
+    std::vector<std::string> unknown;
+    for (const std::string& n : names) {
+      if (auto h = f.find_host(n)) hosts.push_back(*h);
+      else unknown.push_back(n);
+    }
+    if (!unknown.empty())
+      throw std::invalid_argument(fmt::format("not hosts of the fabric: {}", fmt::join(unknown, ", ")));
+    topo::SwitchTree tree(f);
+    std::vector<topo::NodeId> ring = topo::ring_order(tree, hosts);
+    topo::RingCrossings before = topo::ring_crossings(tree, hosts), after = topo::ring_crossings(tree, ring);
+    std::vector<std::string> order;
+    for (topo::NodeId h : ring) order.push_back(f.node(h).name);
+    if (opts->json) {
+      std::cout << json{{"hosts", order},
+                        {"spines_crossed", after.spine_edges},
+                        {"pods_crossed", after.pod_edges},
+                        {"given_order_spines_crossed", before.spine_edges}}
+                       .dump(2)
+                << "\n";
+      return kOk;
+    }
+    for (size_t i = 0; i < order.size(); ++i) fmt::print("{:>5}  {}\n", i, order[i]);
+    fmt::print("ring edges over a spine: {} in this order, {} in the order given\n", after.spine_edges,
+               before.spine_edges);
+    return kOk;
+  };
+}
+
+}  // namespace topoctl
