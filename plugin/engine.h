@@ -1,0 +1,126 @@
+/*
+ * The placement engine as the Slurm plugins call it: a C ABI over the C++
+ * libraries (placement, comm_model, topology, db).
+ *
+ *   topo_engine_t *e;
+ *   topo_engine_open("/etc/slurm/topo_aware.conf", &e, msg, sizeof msg);
+ *   topo_engine_rank(e, &job, names, free_gpus, n, &ranking, msg, sizeof msg);
+ *   ... try ranking.candidates[i] with cons_tres, best first ...
+ *   topo_engine_record(e, &job, &ranking, chosen, allocated, n_alloc, why, &ring, &hca, msg, sizeof msg);
+ *   topo_engine_ranking_free(&ranking);
+ *
+ * Every entry point catches everything: no C++ exception crosses into
+ * Slurm.  A failure returns a topo_engine_status other than TOPO_ENGINE_OK
+ * and one line in `msg` (always terminated when msg_size > 0) that the
+ * caller logs before falling back to cons_tres.
+ *
+ * topo_aware.conf, beside slurm.conf; `Key=Value` a line, `#` comments,
+ * keys case-insensitive:
+ *   DbPath=/var/lib/topo-aware/topo.db   the snapshot database
+ *   HostPattern=REGEX     maps a Slurm NodeName to the fabric's host name:
+ *                         the first capture group of a full match (names
+ *                         that do not match are used as they are)
+ *   Weights=leaf=100,pressure=10,...   objective weights (placement/objective.h)
+ *   DefaultProfile=allreduce|alltoall|mixed|none   for jobs that name none
+ *   Strict=yes|no         no candidate accepted: keep the job pending (yes)
+ *                         or give it cons_tres's choice (no, the default)
+ *   Partitions=a,b        every job of these partitions is placed as if it
+ *                         asked for --network=topo-aware
+ *   Candidates=8          how many ranked host sets are tried
+ * A missing file means defaults (open says so in msg); a bad line is an
+ * error naming file:line.
+ *
+ * The newest fabric snapshot in the database is used; each rank call checks
+ * its id and rebuilds the engine's view only when it changed, so a new
+ * `topoctl discover --db` is picked up without restarting slurmctld.
+ * Calls are serialised inside the engine.
+ */
+#ifndef TOPO_PLUGIN_ENGINE_H
+#define TOPO_PLUGIN_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "network_option.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum topo_engine_status {
+  TOPO_ENGINE_OK = 0,
+  TOPO_ENGINE_CONFIG,       /* topo_aware.conf unreadable or a bad line */
+  TOPO_ENGINE_DATABASE,     /* missing, corrupt, foreign or locked database */
+  TOPO_ENGINE_NO_FABRIC,    /* no snapshot, or none of the offered hosts in it */
+  TOPO_ENGINE_NO_PLACEMENT, /* the fabric has no room for the job */
+  TOPO_ENGINE_INVALID,      /* a bad argument from the caller */
+  TOPO_ENGINE_INTERNAL,     /* anything else (an exception, out of memory) */
+};
+
+typedef struct topo_engine topo_engine_t;
+
+/* Reads the config (NULL path: defaults) and returns an engine that opens
+ * the database on first use.  On success msg holds a notice (a missing
+ * config file) or is empty. */
+int topo_engine_open(const char *conf_path, topo_engine_t **engine, char *msg, size_t msg_size);
+/* Re-reads the config (scontrol reconfigure); on error the engine keeps
+ * the config it had.  The database is reopened if its path changed. */
+int topo_engine_reconfigure(topo_engine_t *engine, const char *conf_path, char *msg, size_t msg_size);
+void topo_engine_close(topo_engine_t *engine);
+
+bool topo_engine_strict(const topo_engine_t *engine);
+/* Whether Partitions= names `partition`. */
+bool topo_engine_partition_selected(const topo_engine_t *engine, const char *partition);
+/* The profile a request stands for, with DefaultProfile applied: "allreduce", ... */
+const char *topo_engine_profile(const topo_engine_t *engine, const struct topo_network_request *request);
+
+struct topo_engine_job {
+  uint32_t job_id;
+  uint32_t nodes;         /* hosts the job needs */
+  uint32_t gpus_per_node; /* 0: the job asks for no GPUs; any offered host will do */
+  struct topo_network_request request;
+};
+
+struct topo_engine_candidate {
+  size_t count;
+  size_t *hosts;         /* indices into the offered arrays, in ring order */
+  double score, estimate_s, ideal_s;
+};
+
+struct topo_engine_ranking {
+  size_t count;                           /* 0 when nothing fits */
+  struct topo_engine_candidate *candidates; /* best first */
+  void *detail;                           /* the engine's own, for record() */
+};
+
+/* Ranks host sets for `job` among the offered hosts: names[i] (Slurm
+ * NodeNames; NULL entries are skipped) with free_gpus[i] GPUs free.
+ * At most Candidates= candidates; free them with topo_engine_ranking_free. */
+int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const char *const *names,
+                     const int *free_gpus, size_t host_count, struct topo_engine_ranking *ranking,
+                     char *msg, size_t msg_size);
+void topo_engine_ranking_free(struct topo_engine_ranking *ranking);
+
+/* Records where the job went.  `chosen` is the index of the candidate
+ * cons_tres accepted, or -1 when the job got cons_tres's own choice
+ * (`fallback_why` says why; `ranking` may then be NULL).  `allocated`
+ * are the job's hosts as Slurm allocated them.  On success *ring_order
+ * (malloc'd, free() it) is the hosts in ring order, comma-separated:
+ * the candidate's order, or for a fallback the best ring over the hosts
+ * the fabric knows followed by the others in node order.  *nccl_ib_hca
+ * (malloc'd or NULL) is the value for NCCL_IB_HCA: the HCAs closest to
+ * the hosts' GPUs (hwloc data in the snapshot), by rail, when every host
+ * of the job has them and they are the same on all; NULL otherwise.
+ * Both are returned even when the database write fails (then the status
+ * says why). */
+int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
+                       const struct topo_engine_ranking *ranking, long chosen, const char *const *allocated,
+                       size_t allocated_count, const char *fallback_why, char **ring_order,
+                       char **nccl_ib_hca, char *msg, size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

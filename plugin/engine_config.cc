@@ -1,0 +1,140 @@
+#include "plugin/engine_config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+
+namespace topo {
+namespace {
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> split_commas(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = value.find(',', start);
+    std::string item = trim(std::string_view(value).substr(start, end - start));
+    if (!item.empty()) out.push_back(item);
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+void set_weights(EngineConfig& c, const std::string& value, const std::string& file, int line) {
+  const std::pair<const char*, double Weights::*> names[] = {
+      {"degraded", &Weights::degraded}, {"pod_edge", &Weights::pod_edge}, {"spine_edge", &Weights::spine_edge},
+      {"leaf", &Weights::leaf},         {"pressure", &Weights::pressure}, {"slowdown", &Weights::slowdown},
+      {"fragment", &Weights::fragment}};
+  const char* allowed = "degraded, pod_edge, spine_edge, leaf, pressure, slowdown, fragment";
+  for (const std::string& item : split_commas(value)) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw ParseError(file, line, fmt::format("Weights: '{}' is not name=number (names: {})", item, allowed));
+    std::string name = lower(trim(item.substr(0, eq)));
+    auto number = parse_number(trim(item.substr(eq + 1)));
+    if (!number || *number < 0)
+      throw ParseError(file, line, fmt::format("Weights: '{}' needs a number of at least 0", item));
+    bool found = false;
+    for (const auto& [n, member] : names)
+      if (name == n) {
+        c.weights.*member = *number;
+        found = true;
+      }
+    if (!found) throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", name, allowed));
+  }
+}
+
+}  // namespace
+
+std::string EngineConfig::fabric_host(const std::string& node_name) const {
+  std::smatch m;
+  if (host_regex && std::regex_match(node_name, m, *host_regex) && m.size() > 1) return m[1].str();
+  return node_name;
+}
+
+std::optional<EngineConfig> read_engine_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return std::nullopt;
+    throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+  }
+  EngineConfig c;
+  c.source = path;
+  std::string raw;
+  int line = 0;
+  while (std::getline(in, raw)) {
+    ++line;
+    std::string text = trim(raw.substr(0, raw.find('#')));
+    if (text.empty()) continue;
+    size_t eq = text.find('=');
+    if (eq == std::string::npos)
+      throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", text));
+    std::string key = lower(trim(text.substr(0, eq))), value = trim(text.substr(eq + 1));
+    if (key == "dbpath") {
+      if (value.empty()) throw ParseError(path, line, "DbPath needs a file name");
+      c.db_path = value;
+    } else if (key == "hostpattern") {
+      c.host_pattern = value;
+      if (value.empty()) {
+        c.host_regex.reset();
+        continue;
+      }
+      try {
+        c.host_regex.emplace(value);
+      } catch (const std::regex_error& e) {
+        throw ParseError(path, line, fmt::format("HostPattern '{}' is not a valid regular expression: {}", value, e.what()));
+      }
+      if (c.host_regex->mark_count() < 1)
+        throw ParseError(path, line, fmt::format("HostPattern '{}' needs a capture group: the fabric's host name", value));
+    } else if (key == "weights") {
+      set_weights(c, value, path, line);
+    } else if (key == "defaultprofile") {
+      auto p = parse_profile(lower(value));
+      if (!p) throw ParseError(path, line, fmt::format("DefaultProfile '{}': expected allreduce, alltoall, mixed or none", value));
+      c.default_profile = *p;
+    } else if (key == "strict") {
+      std::string v = lower(value);
+      if (v == "yes" || v == "true" || v == "1") c.strict = true;
+      else if (v == "no" || v == "false" || v == "0") c.strict = false;
+      else throw ParseError(path, line, fmt::format("Strict '{}': expected yes or no", value));
+    } else if (key == "partitions") {
+      c.partitions.clear();
+      for (const std::string& p : split_commas(value)) c.partitions.insert(p);
+    } else if (key == "candidates") {
+      auto n = parse_number(value);
+      if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
+        throw ParseError(path, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", value));
+      c.candidates = static_cast<int>(*n);
+    } else {
+      throw ParseError(path, line,
+                       fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
+                                   "Partitions, Candidates)",
+                                   trim(text.substr(0, eq))));
+    }
+  }
+  if (in.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+  return c;
+}
+
+}  // namespace topo

@@ -1,0 +1,35 @@
+// topo_aware.conf: what the Slurm plugin's engine is told by the admin.
+// The format is described in plugin/engine.h.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "placement/objective.h"
+#include "placement/request.h"
+
+namespace topo {
+
+struct EngineConfig {
+  std::string source;  // the file read, or "" for the defaults
+  std::string db_path = "/var/lib/topo-aware/topo.db";
+  std::string host_pattern;           // "" : Slurm NodeNames are the fabric's host names
+  std::optional<std::regex> host_regex;
+  Weights weights;
+  Profile default_profile = Profile::AllReduce;
+  bool strict = false;
+  std::set<std::string> partitions;
+  int candidates = 8;
+
+  // The fabric's name for a Slurm NodeName.
+  std::string fabric_host(const std::string& node_name) const;
+};
+
+// Reads `path`. Throws ParseError(file, line, what) for a bad line and
+// std::system_error when the file exists but cannot be read. A file that
+// does not exist gives nullopt (the caller uses the defaults).
+std::optional<EngineConfig> read_engine_config(const std::string& path);
+
+}  // namespace topo

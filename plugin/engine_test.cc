@@ -1,0 +1,304 @@
+// The engine's C ABI on a real snapshot database: config parsing and its
+// errors, ranking on a fragmented leaf/spine fabric, a new snapshot picked
+// up without reopening, database failures as status + message, records.
+#include "plugin/engine.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "db/placement_store.h"
+#include "db/snapshot_store.h"
+#include "topology/synthetic.h"
+
+namespace {
+
+constexpr const char* kFabric = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9";
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("engine-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    for (int i = 1; i <= 32; ++i) {
+      char n[16];
+      std::snprintf(n, sizeof n, "gpu%03d", i);
+      names_.push_back(n);
+    }
+  }
+  void TearDown() override {
+    topo_engine_close(engine_);
+    std::filesystem::remove_all(dir_);
+  }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  void save(const char* spec) { topo::SnapshotStore(path("fabric.db")).save(topo::make_synthetic(spec)); }
+  std::string conf(const std::string& body) {
+    std::ofstream(path("topo_aware.conf")) << body;
+    return path("topo_aware.conf");
+  }
+  void open(const std::string& conf_path) {
+    ASSERT_EQ(topo_engine_open(conf_path.c_str(), &engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  }
+  // Ranks a whole-host job over the hosts with `free` GPUs (index = gpu00N-1).
+  int rank(uint32_t nodes, const std::vector<int>& free, topo_engine_ranking* out, uint32_t job_id = 1) {
+    std::vector<const char*> names;
+    for (const std::string& n : names_) names.push_back(n.c_str());
+    topo_engine_job job{};
+    job.job_id = job_id;
+    job.nodes = nodes;
+    job.gpus_per_node = 8;
+    job.request.topo_aware = true;
+    return topo_engine_rank(engine_, &job, names.data(), free.data(), free.size(), out, msg_, sizeof msg_);
+  }
+  std::vector<std::string> hosts(const topo_engine_candidate& c) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < c.count; ++i) out.push_back(names_[c.hosts[i]]);
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::vector<std::string> names_;
+  topo_engine_t* engine_ = nullptr;
+  char msg_[512] = "";
+};
+
+TEST_F(EngineTest, MissingConfigMeansDefaultsAndSaysSo) {
+  open(path("nope.conf"));
+  EXPECT_NE(std::string(msg_).find("nope.conf: no such file; using the defaults"), std::string::npos) << msg_;
+  EXPECT_FALSE(topo_engine_strict(engine_));
+  topo_network_request r{};
+  EXPECT_STREQ(topo_engine_profile(engine_, &r), "allreduce");
+}
+
+TEST_F(EngineTest, ConfigIsReadAndBadLinesNameFileAndLine) {
+  open(conf("# comment\nDbPath = " + path("fabric.db") +
+            "\nStrict=yes\nPartitions=gpu, big\nDefaultProfile=alltoall\nWeights=leaf=50,fragment=2\n"));
+  EXPECT_TRUE(topo_engine_strict(engine_));
+  EXPECT_TRUE(topo_engine_partition_selected(engine_, "big"));
+  EXPECT_FALSE(topo_engine_partition_selected(engine_, "cpu"));
+  topo_network_request r{};
+  EXPECT_STREQ(topo_engine_profile(engine_, &r), "alltoall");
+  r.profile = TOPO_PROFILE_MIXED;
+  EXPECT_STREQ(topo_engine_profile(engine_, &r), "mixed");
+
+  std::string bad = conf("Strict=no\nDefaultProfile=bogus\n");
+  topo_engine_t* other = nullptr;
+  EXPECT_EQ(topo_engine_open(bad.c_str(), &other, msg_, sizeof msg_), TOPO_ENGINE_CONFIG);
+  EXPECT_EQ(other, nullptr);
+  EXPECT_NE(std::string(msg_).find(bad + ":2"), std::string::npos) << msg_;
+  EXPECT_NE(std::string(msg_).find("allreduce, alltoall, mixed or none"), std::string::npos) << msg_;
+  // reconfigure with a bad file keeps the running config
+  EXPECT_EQ(topo_engine_reconfigure(engine_, bad.c_str(), msg_, sizeof msg_), TOPO_ENGINE_CONFIG);
+  EXPECT_TRUE(topo_engine_strict(engine_));
+  conf("Frobnicate=1\n");
+  EXPECT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_CONFIG);
+  EXPECT_NE(std::string(msg_).find(":1"), std::string::npos) << msg_;
+  EXPECT_NE(std::string(msg_).find("unknown key 'Frobnicate'"), std::string::npos) << msg_;
+  conf("Strict=no\n");
+  EXPECT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  EXPECT_FALSE(topo_engine_strict(engine_));
+}
+
+TEST_F(EngineTest, RanksBestFitLeafFirstAndAvoidsTheDegradedLeaf) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  // leaf01 (gpu001-008): 5 free; leaf02 (degraded uplink): all 8 free;
+  // leaf03: 4 free; leaf04: 6 free.  A 4-host job: best fit is leaf03.
+  std::vector<int> free(32, 0);
+  for (int i = 0; i < 5; ++i) free[i] = 8;
+  for (int i = 8; i < 16; ++i) free[i] = 8;
+  for (int i = 16; i < 20; ++i) free[i] = 8;
+  for (int i = 24; i < 30; ++i) free[i] = 8;
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank(4, free, &r), TOPO_ENGINE_OK) << msg_;
+  ASSERT_GE(r.count, 2u);
+  EXPECT_EQ(hosts(r.candidates[0]), (std::vector<std::string>{"gpu017", "gpu018", "gpu019", "gpu020"}));
+  topo_engine_ranking_free(&r);
+  // 6 hosts: leaf04 holds exactly 6, leaf02 holds 8 but has the degraded uplink.
+  ASSERT_EQ(rank(6, free, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_GE(h, "gpu025") << h;
+  topo_engine_ranking_free(&r);
+  // 8 hosts: only leaf02 holds 8.  The job's ring stays inside the leaf and
+  // never crosses its degraded uplink, so one leaf beats two healthy ones.
+  ASSERT_EQ(rank(8, free, &r), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(hosts(r.candidates[0]).front(), "gpu009");
+  EXPECT_EQ(hosts(r.candidates[0]).back(), "gpu016");
+  topo_engine_ranking_free(&r);
+  // 11 hosts: two leaves either way; leaf01 + leaf04 (5 + 6) keep off the
+  // degraded uplink, which leaf02 + anything would cross.
+  ASSERT_EQ(rank(11, free, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_TRUE(h < "gpu009" || h > "gpu024") << h;
+  topo_engine_ranking_free(&r);
+}
+
+TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,naming=interleaved");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  std::vector<int> free(32, 8);
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank(16, free, &r, 77), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> alloc = hosts(r.candidates[0]);
+  std::vector<const char*> ptrs;
+  for (const std::string& h : alloc) ptrs.push_back(h.c_str());
+  char* ring = nullptr;
+  char* hca = nullptr;
+  topo_engine_job job{};
+  job.job_id = 77;
+  job.nodes = 16;
+  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, ptrs.data(), ptrs.size(), nullptr, &ring, &hca, msg_, sizeof msg_),
+            TOPO_ENGINE_OK)
+      << msg_;
+  ASSERT_TRUE(ring);
+  EXPECT_EQ(hca, nullptr);  // no hwloc data in this snapshot
+  // Interleaved naming: host i on leaf (i-1) mod 4.  Leaf changes along the
+  // ring, counting the closing edge, are exactly 2 for two leaves.
+  std::vector<int> leaf;
+  for (const std::string& h : alloc) leaf.push_back((std::stoi(h.substr(3)) - 1) % 4);
+  int crossings = 0;
+  for (size_t i = 0; i < leaf.size(); ++i) crossings += leaf[i] != leaf[(i + 1) % leaf.size()];
+  EXPECT_EQ(crossings, 2);
+  std::free(ring);
+  topo_engine_ranking_free(&r);
+  auto stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->ring_order, alloc);
+  EXPECT_FALSE(stored->fallback);
+  EXPECT_GT(stored->estimate_s, 0);
+  EXPECT_EQ(stored->snapshot_id, std::optional<int64_t>(1));
+
+  // A fallback: node order in, ring order out, recorded with the reason.
+  std::vector<const char*> mixed = {"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "nothere"};
+  ASSERT_EQ(topo_engine_record(engine_, &job, nullptr, -1, mixed.data(), mixed.size(), "no candidate fit", &ring,
+                               &hca, msg_, sizeof msg_),
+            TOPO_ENGINE_OK)
+      << msg_;
+  EXPECT_STREQ(ring, "gpu001,gpu005,gpu002,gpu006,gpu003,gpu004,nothere");
+  std::free(ring);
+  stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
+  EXPECT_TRUE(stored->fallback);
+  EXPECT_EQ(stored->fallback_why, "no candidate fit");
+}
+
+TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {
+  topo::Fabric f = topo::make_synthetic("railopt:hosts=8,rails=4,spines=2");
+  for (const char* name : {"gpu001", "gpu002", "gpu003"}) {
+    std::vector<topo::Gpu> gpus;
+    for (int i = 0; i < 8; ++i) {
+      topo::Gpu g;
+      g.index = i;
+      g.name = "cuda" + std::to_string(i);
+      g.closest_hca = "mlx5_" + std::to_string(3 - i / 2);
+      g.rail = 3 - i / 2;
+      gpus.push_back(g);
+    }
+    if (std::string(name) == "gpu003") gpus.resize(2);  // only rail 3's HCA
+    f.set_gpus(*f.find_host(name), gpus);
+  }
+  topo::SnapshotStore(path("fabric.db")).save(f);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  topo_engine_job job{};
+  job.job_id = 9;
+  job.nodes = 2;
+  auto record = [&](std::vector<const char*> hosts) {
+    char *ring = nullptr, *hca = nullptr;
+    EXPECT_EQ(topo_engine_record(engine_, &job, nullptr, -1, hosts.data(), hosts.size(), "test", &ring, &hca, msg_,
+                                 sizeof msg_),
+              TOPO_ENGINE_OK)
+        << msg_;
+    std::string out = hca ? hca : "(none)";
+    std::free(ring);
+    std::free(hca);
+    return out;
+  };
+  EXPECT_EQ(record({"gpu001", "gpu002"}), "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+  EXPECT_EQ(record({"gpu001", "gpu003"}), "(none)");  // they differ
+  EXPECT_EQ(record({"gpu001", "gpu004"}), "(none)");  // gpu004 has no hwloc data
+}
+
+TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
+  save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  std::vector<int> free(32, 8);
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank(12, free, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_LE(h, "gpu016");
+  topo_engine_ranking_free(&r);
+  EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  EXPECT_NE(std::string(msg_).find("16 hosts"), std::string::npos) << msg_;
+  save(kFabric);
+  ASSERT_EQ(rank(20, free, &r), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(r.candidates[0].count, 20u);
+  topo_engine_ranking_free(&r);
+}
+
+TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  std::vector<int> free(32, 8);
+  topo_engine_ranking r{};
+  EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE);
+  EXPECT_NE(std::string(msg_).find("no such database"), std::string::npos) << msg_;
+  EXPECT_FALSE(std::filesystem::exists(path("fabric.db")));  // not created behind the admin's back
+  topo::SnapshotStore{path("fabric.db")};
+  EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_NO_FABRIC);
+  EXPECT_NE(std::string(msg_).find("no fabric snapshot"), std::string::npos) << msg_;
+  std::filesystem::remove(path("fabric.db"));
+  std::filesystem::remove(path("fabric.db-wal"));
+  std::filesystem::remove(path("fabric.db-shm"));
+  std::ofstream(path("fabric.db")) << std::string(8192, 'x');
+  EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE);
+  EXPECT_NE(std::string(msg_).find(path("fabric.db")), std::string::npos) << msg_;
+  EXPECT_EQ(r.count, 0u);
+  // Fixed by the admin: the next call works.
+  std::filesystem::remove(path("fabric.db"));
+  save(kFabric);
+  EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking_free(&r);
+  // Damaged in place (same file, the engine's connection still open): noticed.
+  std::filesystem::remove(path("fabric.db-wal"));
+  std::filesystem::remove(path("fabric.db-shm"));
+  { std::ofstream(path("fabric.db"), std::ios::trunc) << std::string(16384, 'y'); }
+  EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE) << msg_;
+  std::filesystem::remove(path("fabric.db"));
+  save(kFabric);
+  // Hosts the fabric does not know.
+  std::vector<const char*> names = {"cpu1", "cpu2"};
+  std::vector<int> two = {8, 8};
+  topo_engine_job job{};
+  job.job_id = 3;
+  job.nodes = 1;
+  EXPECT_EQ(topo_engine_rank(engine_, &job, names.data(), two.data(), 2, &r, msg_, sizeof msg_), TOPO_ENGINE_NO_FABRIC);
+  EXPECT_NE(std::string(msg_).find("'cpu1'"), std::string::npos) << msg_;
+}
+
+TEST_F(EngineTest, HostPatternMapsNodeNames) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\nHostPattern=n-(gpu[0-9]+)\n"));
+  std::vector<std::string> node_names = {"n-gpu001", "n-gpu002", "n-gpu003"};
+  std::vector<const char*> names;
+  for (const std::string& n : node_names) names.push_back(n.c_str());
+  std::vector<int> free = {8, 8, 8};
+  topo_engine_job job{};
+  job.job_id = 4;
+  job.nodes = 2;
+  job.gpus_per_node = 8;
+  topo_engine_ranking r{};
+  ASSERT_EQ(topo_engine_rank(engine_, &job, names.data(), free.data(), 3, &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  EXPECT_EQ(r.candidates[0].count, 2u);
+  topo_engine_ranking_free(&r);
+  topo_engine_t* other = nullptr;
+  EXPECT_EQ(topo_engine_open(conf("HostPattern=gpu(\n").c_str(), &other, msg_, sizeof msg_), TOPO_ENGINE_CONFIG);
+  EXPECT_NE(std::string(msg_).find(":1"), std::string::npos) << msg_;
+}
+
+}  // namespace

@@ -1,0 +1,57 @@
+/*
+ * job_submit/topo_aware: rejects a malformed topo-aware --network at
+ * submission, with a message that says what is allowed.
+ *
+ * The select plugin cannot do this itself.  At submission slurmctld runs
+ * select_p_job_test only in test-only mode, only for jobs that pass every
+ * earlier check (a held job, sbatch -H, returns ESLURM_JOB_HELD from
+ * select_nodes() before the select plugin is asked), and a failure there
+ * reaches the user as Slurm's generic "Requested node configuration is not
+ * available".  job_submit plugins run for every submission before the job
+ * exists, and their err_msg is printed by sbatch, salloc and srun.
+ *
+ * Enabled with JobSubmitPlugins=topo_aware in slurm.conf; loaded by
+ * slurmctld only.
+ */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/slurm_xlator.h" /* must precede the other src/common headers */
+#include "src/common/log.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "network_option.h"
+
+const char plugin_name[] = "Checks the topo-aware --network option";
+const char plugin_type[] = "job_submit/topo_aware";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+{
+  struct topo_network_request request;
+  char why[256];
+  if (topo_network_parse(job_desc->network, &request, why, sizeof(why)) == 0)
+    return SLURM_SUCCESS;
+  info("rejected a job of uid %u: %s", submit_uid, why);
+  if (err_msg)
+    *err_msg = xstrdup_printf("invalid --network: %s", why);
+  return SLURM_ERROR;
+}
+
+/* scontrol update can change a pending job's network; 22.05 gives this
+ * hook no message channel, so the reason goes to slurmctld's log. */
+extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr, uint32_t submit_uid)
+{
+  struct topo_network_request request;
+  char why[256];
+  if (!job_desc->network ||
+      topo_network_parse(job_desc->network, &request, why, sizeof(why)) == 0)
+    return SLURM_SUCCESS;
+  info("rejected an update of JobId=%u by uid %u: %s", job_ptr->job_id, submit_uid, why);
+  return SLURM_ERROR;
+}

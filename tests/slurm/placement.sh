@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# End-to-end proof of topology-aware placement on a real one-machine Slurm
+# cluster (tests/slurm/cluster.sh): 32 nodes gpu[001-032] with 8 fake GPUs,
+# select/topo_cons_tres + job_submit/topo_aware + spank/topo_aware, and the
+# fabric leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2 with leaf02's
+# uplink degraded (leaf01 = gpu001-008, ..., leaf04 = gpu025-032) in a fresh
+# snapshot database.
+#   1. a fragmented cluster: best fit leaf, not the degraded leaf, fewest
+#      leaves; the TOPO_* variables the job prints; topoctl job; a plain job
+#      is left alone
+#   2. a newer snapshot (hosts interleaved over the leaves) picked up without
+#      a restart: a two-leaf ring crosses the leaf boundary twice
+#   3. backfill: a large topo-aware job gets a start time, small jobs run
+#   4. corrupt database, missing config, bad config line, bad option: the
+#      job still runs (logged fallback) or is refused; slurmctld answers
+#
+# Usage: tests/slurm/placement.sh --topoctl PATH [--plugin-dir DIR] [--spank SO]
+# Root only.  Uses $TOPO_SLURM_DIR and $TOPO_SLURM_PORT like cluster.sh.
+# Ends with "N passed, N failed"; exits non-zero if anything failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=$here/cluster.sh
+plugin_args=()
+topoctl=""
+spank=""
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
+  case $1 in
+    --plugin-dir) plugin_args=(--plugin-dir "$2") ;;
+    --topoctl) topoctl=$2 ;;
+    --spank) spank=$2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+[ -x "$topoctl" ] || { echo "--topoctl: no executable '$topoctl'" >&2; exit 2; }
+if [ -z "$spank" ]; then
+  [ ${#plugin_args[@]} = 2 ] && spank=${plugin_args[1]}/spank_topo_aware.so
+fi
+[ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
+
+dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
+export SLURM_CONF=$dir/etc/slurm.conf
+db=$dir/fabric.db
+log=$dir/log/slurmctld.log
+fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"
+started=$(date +%s)
+
+passed=0
+failed=0
+check() { # name command...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1)); echo "ok   - $name"
+  else
+    failed=$((failed + 1)); echo "FAIL - $name"
+  fi
+}
+work=$(mktemp -d)
+finish() {
+  bash "$cluster" stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+  echo "$passed passed, $failed failed ($(($(date +%s) - started)) s)"
+}
+trap finish EXIT
+
+job_field() { # job field
+  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+# The whole AdminComment (it holds spaces).
+admin_comment() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* AdminComment=\(.*\) [A-Za-z]*=.*/\1/p' | head -n1; }
+wait_state() { # job state seconds
+  local deadline=$(($(date +%s) + $3)) s
+  while :; do
+    s=$(job_field "$1" JobState)
+    [ "$s" = "$2" ] && return 0
+    case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
+      echo "  job $1 is $s, expected $2" >&2; return 1 ;;
+    esac
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "  job $1 still ${s:-unknown} after $3 s, expected $2 ($(job_field "$1" Reason))" >&2; return 1; }
+    sleep 0.2
+  done
+}
+wait_until() { # seconds command...
+  local deadline=$(($(date +%s) + $1))
+  shift
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.25
+  done
+}
+all_idle() { [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 32 ]; }
+cancel_all() {
+  scancel --user=root >/dev/null 2>&1 || true
+  wait_until 40 sh -c '[ -z "$(squeue -h -o %A)" ]' && wait_until 40 all_idle
+}
+hosts_of() { scontrol show hostnames "$1" | paste -sd, -; }
+submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
+
+# A topo-aware job that prints what it was told, then stays.
+topo_job() {
+  submit --network=topo-aware --exclusive "$@" --wrap '
+echo "RING=$TOPO_RING_ORDER"
+echo "HOSTS=$TOPO_RING_HOSTS"
+echo "NNODES=$TOPO_NNODES"
+srun bash -c "echo RANK \$SLURMD_NODENAME \$TOPO_NODE_RANK \$TOPO_NNODES \$(paste -sd, \$TOPO_HOSTFILE)"
+echo DONE
+sleep 600'
+}
+wait_done() { wait_until 60 grep -qsx DONE "$dir/out-$1.txt"; }
+ring_of() { sed -n 's/^RING=//p' "$dir/out-$1.txt"; }
+
+# job expected-nodes: the allocation is exactly these nodes.
+got_nodes() {
+  local got
+  got=$(hosts_of "$(job_field "$1" NodeList)")
+  [ "$got" = "$(hosts_of "$2")" ] || { echo "  job $1 got $got, expected $(hosts_of "$2")" >&2; return 1; }
+}
+
+# job: what the job printed agrees with its allocation: the ring holds
+# exactly its nodes, every node's TOPO_NODE_RANK is its place in the ring,
+# TOPO_NNODES is the node count, and every node's hostfile is the ring.
+hints_agree() {
+  local j=$1 out=$dir/out-$1.txt ring n alloc
+  ring=$(ring_of "$j")
+  alloc=$(hosts_of "$(job_field "$j" NodeList)")
+  n=$(job_field "$j" NumNodes)
+  [ -n "$ring" ] || { echo "  job $j printed no TOPO_RING_ORDER" >&2; return 1; }
+  [ "$(tr , '\n' <<<"$ring" | sort | paste -sd, -)" = "$alloc" ] || { echo "  ring $ring is not the allocation $alloc" >&2; return 1; }
+  grep -qx "NNODES=$n" "$out" || { echo "  batch TOPO_NNODES is not $n" >&2; return 1; }
+  local compact
+  compact=$(sed -n 's/^HOSTS=//p' "$out")
+  [ "$(scontrol show hostnames "$compact" | paste -sd, -)" = "$ring" ] ||
+    { echo "  TOPO_RING_HOSTS $compact is not the ring $ring" >&2; return 1; }
+  [ "$(grep -c '^RANK ' "$out")" = "$n" ] || { echo "  $(grep -c '^RANK ' "$out") RANK lines, expected $n" >&2; return 1; }
+  local node rank nn file i=0 want
+  while read -r _ node rank nn file; do
+    want=$(tr , '\n' <<<"$ring" | grep -nx "$node" | cut -d: -f1)
+    [ "$rank" = "$((want - 1))" ] || { echo "  $node: TOPO_NODE_RANK=$rank, its ring place is $((want - 1))" >&2; return 1; }
+    [ "$nn" = "$n" ] || { echo "  $node: TOPO_NNODES=$nn" >&2; return 1; }
+    [ "$file" = "$ring" ] || { echo "  $node: hostfile $file, ring $ring" >&2; return 1; }
+    i=$((i + 1))
+  done < <(grep '^RANK ' "$out")
+}
+
+# ring leaf-of-host-expression: ring edges (with the closing one) whose
+# ends are on different leaves.  The expression maps the host number i.
+crossings() {
+  tr , '\n' <<<"$1" | sed 's/[^0-9]//g' | awk -v expr="$2" '
+    { i = $1 + 0; leaf[NR] = (expr == "interleaved") ? (i - 1) % 4 : int((i - 1) / 8) }
+    END { c = 0; for (k = 1; k <= NR; k++) { nxt = (k == NR) ? 1 : k + 1; if (leaf[k] != leaf[nxt]) c++ } print c }'
+}
+
+running_on() { wait_state "$1" RUNNING 30 && got_nodes "$1" "$2"; }
+running() { wait_state "$1" RUNNING 30; }
+printed_done() { wait_done "$1"; }
+recorded() { # job: topoctl job shows it placed (not a fallback), with the ring the job printed
+  local json
+  json=$("$topoctl" job "$1" --db "$db" --json) || return 1
+  grep -q '"fallback": false' <<<"$json" || return 1
+  [ "$(tr -d ' \n' <<<"$json" | sed 's/.*"ring_order":\[\([^]]*\)\].*/\1/' | tr -d '"')" = "$(ring_of "$1")" ]
+}
+placed_note() { admin_comment "$1" | grep -q '^topo-aware: placed'; }
+note_has() { admin_comment "$1" | grep -qF -- "$2"; }
+waiting_note() { admin_comment "$1" | grep -q '^topo-aware: waiting (Strict=yes): '; }
+fallback_note() { admin_comment "$1" | grep -q 'fallback to cons_tres'; }
+ring_crossings_are() { [ "$(crossings "$1" "$2")" = "$3" ] || { echo "  ring $1 crosses $(crossings "$1" "$2") times" >&2; return 1; }; }
+untouched() { # plain job: no record, no note, no ring
+  running "$1" && wait_until 20 grep -qsx RING=none "$dir/out-$1.txt" &&
+    ! "$topoctl" job "$1" --db "$db" >/dev/null 2>&1 && ! admin_comment "$1" | grep -q topo-aware
+}
+snapshot_is() { "$topoctl" job "$1" --db "$db" --json | grep -q "\"snapshot\": $2"; }
+has_start_time() { [ -n "$(squeue --start -h -j "$1" -o %S | grep -v N/A)" ]; }
+pending() { [ "$(job_field "$1" JobState)" = PENDING ]; }
+ping_up() { scontrol ping | grep -q "is UP"; }
+in_log() { wait_until 20 grep -q -- "$1" "$log"; }
+refused() { ! sbatch --network=topo-aware,profile=bogus -N2 --wrap hostname 2>"$work/err" && grep -q 'allowed: allreduce, alltoall, mixed' "$work/err"; }
+leaf_idle() { [ "$(sinfo -h -N -t idle -n "$1" -o %N | sort -u | wc -l)" = "$2" ]; }
+
+# --- the cluster --------------------------------------------------------------
+printf 'DbPath=@DIR@/fabric.db\nCandidates=8\n' >"$work/topo_aware.conf"
+bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" \
+  --topo-conf "$work/topo_aware.conf" --spank "$spank"
+"$topoctl" discover --synthetic "$fabric" --db "$db" >/dev/null
+
+echo "# 1. a fragmented cluster ($(($(date +%s) - started)) s)"
+bg1=$(submit -w 'gpu[001-003]' -N3 --exclusive --wrap 'sleep 600')
+bg2=$(submit -w 'gpu[017-020]' -N4 --exclusive --wrap 'sleep 600')
+bg3=$(submit -w 'gpu[025-026]' -N2 --exclusive --wrap 'sleep 600')
+for j in $bg1 $bg2 $bg3; do wait_state "$j" RUNNING 30; done
+# free: leaf01 5 (004-008), leaf02 8 (degraded uplink), leaf03 4 (021-024), leaf04 6 (027-032)
+a1=$(topo_job -N4)
+check "4 nodes: the leaf they fill best (leaf03), not the first or the emptiest" running_on "$a1" 'gpu[021-024]'
+check "  ... the job printed its hints" printed_done "$a1"
+check "  ... ranks, counts, ring and hostfiles agree with the allocation" hints_agree "$a1"
+check "  ... recorded: topoctl job shows the same ring" recorded "$a1"
+check "  ... scontrol show job carries the short form" placed_note "$a1"
+a2=$(topo_job -N6)
+check "6 nodes: leaf04 (6 free), not the degraded leaf02 (8 free)" running_on "$a2" 'gpu[027-032]'
+printed_done "$a2" || true
+check "  ... its hints agree" hints_agree "$a2"
+scancel "$a2"
+wait_until 30 leaf_idle 'gpu[027-032]' 6 || true
+a3=$(topo_job -N11)
+check "11 nodes: two healthy leaves (leaf01 5 + leaf04 6), off the degraded uplink" running_on "$a3" 'gpu[004-008,027-032]'
+printed_done "$a3" || true
+check "  ... its ring crosses between the two leaves twice" ring_crossings_are "$(ring_of "$a3")" contiguous 2
+check "  ... its hints agree" hints_agree "$a3"
+plain=$(submit -N2 --exclusive --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 600')
+check "a job without the option is untouched: no record, no note, no ring" untouched "$plain"
+cancel_all
+
+echo "# 2. a newer snapshot without a restart ($(($(date +%s) - started)) s)"
+"$topoctl" discover --synthetic "leafspine:leaves=4,hosts_per_leaf=8,spines=2,naming=interleaved" --db "$db" >/dev/null
+b1=$(topo_job -N16)
+check "16 nodes on the interleaved fabric" running "$b1"
+printed_done "$b1" || true
+ring=$(ring_of "$b1")
+check "  ... its ring order crosses the leaf boundary twice" ring_crossings_are "$ring" interleaved 2
+check "  ... where node-name order crosses it at every hop" \
+  ring_crossings_are "$(tr , '\n' <<<"$ring" | sort | paste -sd, -)" interleaved 16
+check "  ... its hints agree" hints_agree "$b1"
+check "  ... recorded against snapshot 2" snapshot_is "$b1" 2
+cancel_all
+
+r1=$(submit --network=topo-aware --exclusive -N2 --requeue \
+  --wrap 'echo "RESTART=${SLURM_RESTART_COUNT:-0} COPIES=$(env | grep -c "^TOPO_RING_ORDER=")"; sleep 600')
+running "$r1" && wait_until 20 grep -qs RESTART=0 "$dir/out-$r1.txt" || true
+scontrol requeue "$r1"
+check "a requeued job is placed again, with one TOPO_RING_ORDER (replaced, not appended)" \
+  wait_until 60 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
+check "  ... and two records (topoctl job --history)" \
+  sh -c "[ \"\$('$topoctl' job $r1 --db '$db' --history --json | grep -c '\"job_id\"')\" = 2 ]"
+cancel_all
+
+echo "# 3. backfill ($(($(date +%s) - started)) s)"
+"$topoctl" discover --synthetic "$fabric" --db "$db" >/dev/null
+g1=$(submit -w 'gpu[001-004]' -N4 -n4 --gres=gpu:2 --wrap 'sleep 600')
+g2=$(submit -w 'gpu[009-032]' -N24 --exclusive --wrap 'sleep 600')
+for j in $g1 $g2; do wait_state "$j" RUNNING 30; done
+g3=$(submit --network=topo-aware -N4 --gres=gpu:8 --wrap 'echo "CUDA=$CUDA_VISIBLE_DEVICES"; sleep 600')
+check "GPUs counted: 8 GPUs a node only fit where none are in use (gpu005-008)" running_on "$g3" 'gpu[005-008]'
+check "  ... placed by the engine, not a fallback" placed_note "$g3"
+cancel_all
+long=$(submit -N28 --exclusive -t 3 --wrap 'sleep 600')
+wait_state "$long" RUNNING 30
+big=$(submit --network=topo-aware -N32 --exclusive -t 5 --wrap 'sleep 1')
+check "a 32-node topo-aware job waits behind a running one" wait_state "$big" PENDING 10
+small1=$(submit -N2 --exclusive -t 1 --wrap 'sleep 30')
+small2=$(submit --network=topo-aware -N2 --exclusive -t 1 --wrap 'sleep 30')
+check "  ... it gets a start time (squeue --start)" wait_until 30 has_start_time "$big"
+check "  ... small jobs backfill around it" running "$small1"
+check "  ... a small topo-aware one too" running "$small2"
+check "  ... and it still waits" pending "$big"
+cancel_all
+
+echo "# 4. failures ($(($(date +%s) - started)) s)"
+# A damaged file moved into place (overwriting the open file in place would
+# be repaired by SQLite's checkpoint when slurmctld closes its connection).
+head -c 16384 /dev/urandom >"$work/bad.db"
+mv -f "$work/bad.db" "$db"
+rm -f "$db-wal" "$db-shm"
+c1=$(topo_job -N2)
+check "corrupt database: the job still runs" running "$c1"
+check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 gets cons_tres's placement: $db"
+check "  ... and noted on the job" fallback_note "$c1"
+check "  ... slurmctld answers" ping_up
+"$topoctl" discover --synthetic "$fabric" --db "$work/good.db" >/dev/null
+mv -f "$work/good.db" "$db"
+c2=$(topo_job -N2)
+check "the database restored: placed again, no restart" running "$c2"
+check "  ... placed" placed_note "$c2"
+d1=$(topo_job -N10 --network=topo-aware,maxleaves=1)
+check "no placement within maxleaves=1 (Strict=no): the job runs on cons_tres's nodes" running "$d1"
+check "  ... noted as a fallback, with the engine's reason" note_has "$d1" "fallback to cons_tres: job $d1: no placement"
+scancel "$d1"
+printf 'DbPath=%s\nStrict=yes\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+d2=$(topo_job -N10 --network=topo-aware,maxleaves=1)
+check "Strict=yes: the same job waits" wait_until 15 waiting_note "$d2"
+check "  ... and stays pending" pending "$d2"
+scancel "$d2"
+printf 'DbPath=%s\nPartitions=gpu\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+p1=$(submit -N3 --exclusive --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 600')
+check "Partitions=gpu: a job without the option is placed too" running "$p1"
+check "  ... placed" placed_note "$p1"
+check "  ... and sees its ring" wait_until 20 grep -qs "^RING=gpu" "$dir/out-$p1.txt"
+scancel "$p1"
+printf 'DbPath=%s\nStrict=maybe\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+check "a bad config line: the error names file:line, the old config stays" \
+  in_log "topo_aware.conf:2: .*Strict 'maybe'.*keeping the previous configuration"
+c3=$(topo_job -N2)
+check "  ... jobs are still placed" running "$c3"
+check "  ... placed" placed_note "$c3"
+rm -f "$dir/etc/topo_aware.conf"
+scontrol reconfigure
+check "a missing config: one log line, defaults" in_log "topo_aware.conf: no such file; using the defaults"
+c4=$(topo_job -N2)
+check "  ... the job still runs" running "$c4"
+check "a bad option is refused at submission, naming what is allowed" refused
+check "slurmctld still answers" ping_up
+[ "$failed" = 0 ]

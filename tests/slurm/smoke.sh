@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Proves the Slurm plugins on a real one-machine cluster (tests/slurm/cluster.sh):
+#   1. under plain select/cons_tres, a fixed sequence of plain jobs is placed
+#      and every allocation recorded;
+#   2. under select/topo_cons_tres (+ job_submit/topo_aware), the commands
+#      that load every select plugin still work, topo-aware jobs run, garbage
+#      options are refused at submission with a message that says what is
+#      allowed, GPUs reach CUDA_VISIBLE_DEVICES, and the same plain jobs get
+#      exactly the nodes cons_tres gave them.
+#
+# Usage: tests/slurm/smoke.sh [--plugin-dir DIR] [--update-network PATH]
+#   --plugin-dir      holds the built .so files; without it the plugins must
+#                     be installed in Slurm's PluginDir
+#   --update-network  the built tests/slurm/update_network.c, which reaches
+#                     job_modify(); without it those checks do not run
+# Root only.  Uses $TOPO_SLURM_DIR and $TOPO_SLURM_PORT like cluster.sh.
+# Ends with "N passed, N failed"; exits non-zero if anything failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=$here/cluster.sh
+plugin_args=()
+update_network=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --plugin-dir) [ $# -ge 2 ] || { echo "--plugin-dir needs a value" >&2; exit 2; }
+                  plugin_args=(--plugin-dir "$2"); shift 2 ;;
+    --update-network) [ $# -ge 2 ] || { echo "--update-network needs a value" >&2; exit 2; }
+                      update_network=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
+export SLURM_CONF=$dir/etc/slurm.conf
+
+passed=0
+failed=0
+check() { # name command...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1)); echo "ok   - $name"
+  else
+    failed=$((failed + 1)); echo "FAIL - $name"
+  fi
+}
+finish() {
+  bash "$cluster" stop >/dev/null 2>&1 || true
+  echo "$passed passed, $failed failed"
+}
+trap finish EXIT
+
+job_field() { # job field: one field of scontrol show job
+  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+
+wait_state() { # job state seconds
+  local deadline=$(($(date +%s) + $3)) s
+  while :; do
+    s=$(job_field "$1" JobState)
+    [ "$s" = "$2" ] && return 0
+    case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
+      [ "$s" != "$2" ] && { echo "  job $1 is $s, expected $2" >&2; return 1; } ;;
+    esac
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "  job $1 still ${s:-unknown} after $3 s, expected $2" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
+
+# Plain jobs that fragment the cluster: cores, whole nodes and GPUs, with a
+# hole left by a cancelled job.  Prints "job-index nodelist" per job.
+plain_sequence() {
+  local -a jobs=()
+  local j i
+  jobs+=("$(submit -N3 --exclusive --wrap 'sleep 300')")
+  jobs+=("$(submit -N1 -n4 --wrap 'sleep 300')")
+  jobs+=("$(submit -N5 --gres=gpu:4 --wrap 'sleep 300')")
+  jobs+=("$(submit -N2 -n20 --wrap 'sleep 300')")
+  for j in "${jobs[@]}"; do wait_state "$j" RUNNING 30; done
+  scancel "${jobs[0]}"
+  wait_state "${jobs[0]}" CANCELLED 30
+  # cancelled nodes pass through "completing"; wait until they are idle again
+  local deadline=$(($(date +%s) + 30))
+  while sinfo -h -t completing -o %N | grep . >/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.2; done
+  jobs+=("$(submit -N4 --wrap 'sleep 300')")
+  jobs+=("$(submit -N1 --gres=gpu:8 --wrap 'sleep 300')")
+  jobs+=("$(submit -N6 -n6 --wrap 'sleep 300')")
+  jobs+=("$(submit -N2 --gres=gpu:2 -n4 --wrap 'sleep 300')")
+  for i in "${!jobs[@]}"; do
+    [ "$i" = 0 ] && continue
+    wait_state "${jobs[$i]}" RUNNING 30
+    echo "$i $(job_field "${jobs[$i]}" NodeList)"
+  done
+  scancel "${jobs[@]}"
+}
+
+echo "# baseline: select/cons_tres"
+bash "$cluster" start --select cons_tres "${plugin_args[@]}"
+baseline=$(plain_sequence)
+echo "$baseline" | sed 's/^/  job /'
+bash "$cluster" stop
+
+echo "# select/topo_cons_tres"
+bash "$cluster" start --select topo "${plugin_args[@]}"
+
+check "slurmctld runs the plugin" \
+  sh -c 'scontrol show config | grep -E "^SelectType +=  *select/topo_cons_tres$" >/dev/null'
+check "scontrol ping" sh -c 'scontrol ping | grep "is UP" >/dev/null'
+check "sinfo: 32 idle nodes" sh -c '[ "$(sinfo -h -N -t idle -o %N | wc -l)" = 32 ]'
+check "squeue" sh -c "squeue >/dev/null"
+
+j=$(submit --network=topo-aware -N2 --wrap 'srun hostname; srun printenv SLURM_NODEID')
+check "topo-aware -N2 job completes" wait_state "$j" COMPLETED 60
+check "topo-aware job got 2 nodes" sh -c "[ \"$(job_field "$j" NumNodes)\" = 2 ]"
+check "topo-aware job keeps its Network" sh -c "[ \"$(job_field "$j" Network)\" = topo-aware ]"
+check "its srun steps ran on both nodes" sh -c "[ \"\$(grep -cx '[01]' '$dir/out-$j.txt')\" = 2 ]"
+
+j=$(submit --network=topo-aware,profile=alltoall,maxleaves=2,pod -N3 --wrap hostname)
+check "topo-aware job with every option completes" wait_state "$j" COMPLETED 60
+
+reject() { # expected-text sbatch-args...
+  local want=$1 out
+  shift
+  if out=$(sbatch --parsable "$@" --wrap hostname 2>&1); then
+    echo "  accepted as job $out" >&2
+    return 1
+  fi
+  grep -F -- "$want" <<<"$out" >/dev/null || { echo "  said: $out" >&2; return 1; }
+}
+check "profile=bogus refused, naming the allowed profiles" \
+  reject "unknown profile 'bogus' (allowed: allreduce, alltoall, mixed)" --network=topo-aware,profile=bogus -N2
+check "maxleaves=0 refused" reject "maxleaves needs a whole number" --network=topo-aware,maxleaves=0
+check "misspelt option refused with the syntax" \
+  reject "expected --network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]" --network=topo-aware,maxleaf=2
+# select_nodes() returns ESLURM_JOB_HELD before asking the select plugin:
+# only job_submit sees a held job's options.
+check "held job with a bad option refused" reject "unknown profile" -H --network=topo-aware,profile=x
+check "other plugins' network strings pass" sh -c "sbatch --parsable -H --network=system --wrap hostname >/dev/null"
+# The scontrol of 22.05 refuses "update network=" itself; the update RPC,
+# which API clients use, reaches job_modify().
+if [ -n "$update_network" ]; then
+  held=$(submit -H --network=topo-aware --wrap hostname)
+  check "update to a bad option refused" sh -c "! '$update_network' $held topo-aware,pod=3 >/dev/null"
+  check "refused update left the job's network alone" sh -c "[ \"$(job_field "$held" Network)\" = topo-aware ]"
+  check "update to a good option accepted" \
+    sh -c "'$update_network' $held topo-aware,profile=mixed >/dev/null && [ \"\$(scontrol show job -o $held | tr ' ' '\n' | sed -n 's/^Network=//p')\" = topo-aware,profile=mixed ]"
+fi
+scancel --state=PENDING --user=root >/dev/null 2>&1 || true
+
+j=$(submit --gres=gpu:8 -N1 --wrap 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"')
+check "gpu:8 job completes" wait_state "$j" COMPLETED 60
+check "gpu:8 job sees 8 GPUs" grep -qx 'CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7' "$dir/out-$j.txt"
+
+topo=$(plain_sequence)
+same_nodes() {
+  [ "$baseline" = "$topo" ] && return 0
+  diff <(echo "$baseline") <(echo "$topo") | sed 's/^/  /' >&2
+  return 1
+}
+check "plain jobs get cons_tres's nodes ($(wc -l <<<"$topo") jobs)" same_nodes
+check "slurmctld still up" sh -c 'scontrol ping | grep "is UP" >/dev/null'
+[ "$failed" = 0 ]
