@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of topo-aware:
-#   1. a RelWithDebInfo build: unit tests and the system tests (ibsim, which
-#      the tests start themselves),
+#   1. a RelWithDebInfo build: unit tests and the system tests (ibsim and
+#      OpenSM, and a Slurm cluster of 32 slurmd with the plugins, which the
+#      tests start and stop themselves),
 #   2. an AddressSanitizer + UBSan build: the unit tests again,
 #   3. every benchmark in a short mode, printing its figures.
 # Build trees live in $TOPO_BUILD_DIR (default: build/ in the checkout).
@@ -13,8 +14,18 @@ jobs=${TOPO_JOBS:-$(nproc)}
 
 step() { printf '\n=== %s\n' "$*"; }
 
+# The Slurm plugins build against the configured source of the installed
+# Slurm (cached outside the checkout by scripts/slurm-source.sh); their
+# tests start a real cluster, which needs root.
+slurm_args=()
+if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then
+  step "Slurm source tree"
+  slurm_args=(-DSLURM_SRC_DIR="$(bash "$root/scripts/slurm-source.sh")"
+              -DSLURM_BUILD_DIR="$(bash "$root/scripts/slurm-source.sh" --build-dir)")
+fi
+
 step "release build"
-cmake -S "$root" -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${slurm_args[@]}" >/dev/null
 ninja -C "$build/release" -j "$jobs"
 
 step "unit and system tests"
