@@ -8,6 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "db/placement_store.h"
+#include "db/snapshot_store.h"
+#include "topology/synthetic.h"
+
 namespace {
 
 struct Ran {
@@ -93,6 +97,31 @@ TEST(CommModelCli, HelpAndBadValues) {
   EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 8 --step-time 1s --overlap 1.5").code, 2);
   EXPECT_EQ(topoctl("estimate --params 1e9 --gpus 12 --step-time 1s " + kTwoToOne).code, 2);
   EXPECT_EQ(topoctl("estimate --params 1e9 --step-time 1s").code, 2);
+}
+
+TEST(CommModelCli, EstimatesARecordedSlurmJobOnItsSnapshot) {
+  std::string db = ::testing::TempDir() + "estimate_job.db";
+  std::remove(db.c_str());
+  int64_t snapshot = topo::SnapshotStore(db).save(
+      topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved"));
+  topo::PlacementRecord placed;
+  placed.job_id = 4242;
+  placed.snapshot_id = snapshot;
+  placed.hosts = {"gpu001", "gpu002", "gpu005", "gpu006"};
+  placed.ring_order = {"gpu001", "gpu005", "gpu002", "gpu006"};
+  placed.profile = "allreduce";
+  topo::PlacementStore(db).record(placed);
+
+  Ran r = topoctl("estimate --params 1e9 --dtype bf16 --step-time 1s --gpus-per-host 8 --json --job 4242 --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("allocation").at("hosts"), nlohmann::json(placed.ring_order));
+  EXPECT_EQ(j.at("allocation").at("snapshot").get<int64_t>(), snapshot);
+  EXPECT_EQ(j.at("gpus").get<int>(), 32);
+
+  Ran missing = topoctl("estimate --params 1e9 --step-time 1s --job 7 --db " + db);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no placement recorded for job 7"), std::string::npos) << missing.err;
 }
 
 }  // namespace

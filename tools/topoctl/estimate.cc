@@ -16,6 +16,7 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/sizing.h"
+#include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
 
@@ -93,6 +94,7 @@ Run add_estimate(CLI::App& app) {
     int gpus_per_host = 8;
     std::vector<std::string> hosts;
     int leaves = 0;
+    uint32_t job = 0;
     std::string algorithm, protocol;
     bool json = false;
   };
@@ -123,6 +125,10 @@ Run add_estimate(CLI::App& app) {
   cmd->add_option("--leaves", opts->leaves, "hypothetical allocation spread over this many leaves")
       ->check(CLI::PositiveNumber)
       ->excludes(hosts);
+  cmd->add_option("--job", opts->job, "a Slurm job placed by select/topo_cons_tres: its recorded ring order, on "
+                                      "the snapshot it was placed on")
+      ->excludes(hosts)
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--algorithm", opts->algorithm, "ring, tree or hierarchical (default: the fastest)");
   cmd->add_option("--protocol", opts->protocol, "ll, ll128 or simple (default: the fastest)");
   add_input_options(*cmd, opts->input);
@@ -142,6 +148,13 @@ Run add_estimate(CLI::App& app) {
       model.protocol = topo::parse_protocol(opts->protocol);
       if (!model.protocol)
         throw std::invalid_argument(fmt::format("--protocol {}: use ll, ll128 or simple", opts->protocol));
+    }
+    if (opts->job > 0) {
+      std::optional<topo::PlacementRecord> placed = topo::PlacementStore(opts->input.db_path).latest_for_job(opts->job);
+      if (!placed) throw std::invalid_argument(fmt::format("no placement recorded for job {} in {}", opts->job,
+                                                           opts->input.db_path));
+      opts->hosts = placed->ring_order.empty() ? placed->hosts : placed->ring_order;
+      if (placed->snapshot_id && cmd->count("--snapshot") == 0) opts->input.snapshot = std::to_string(*placed->snapshot_id);
     }
     const int per_host = opts->gpus_per_host;
     bool fabric_given = !opts->input.synthetic.empty() || cmd->count("--db") > 0 || cmd->count("--snapshot") > 0;
