@@ -15,6 +15,13 @@
  *   TOPO_HOSTFILE    a file on this node with the hosts in ring order,
  *                    one a line: $TMPDIR (or /tmp)/topo-aware-<jobid>.hosts
  *
+ * and per task (slurm_spank_task_init), for launchers that start one
+ * process per GPU with the same task count on every node:
+ *
+ *   TOPO_LOCAL_RANK  the task's index on this node
+ *   TOPO_RANK        TOPO_NODE_RANK * tasks on this node + TOPO_LOCAL_RANK:
+ *                    the task's place in a ring that follows the hosts
+ *
  * slurm_spank_user_init runs once per step on each node (in slurmstepd,
  * before the tasks start); what it sets there every task of the step
  * inherits.  A job without TOPO_RING_ORDER is left alone.
@@ -175,5 +182,25 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
   else
     slurm_error("topo_aware: job %u: cannot write %s: %s", job_id, path, strerror(errno));
   free(ring);
+  return ESPANK_SUCCESS;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+  (void)ac;
+  (void)av;
+  char node_rank[32];
+  if (spank_getenv(sp, "TOPO_NODE_RANK", node_rank, sizeof(node_rank)) != ESPANK_SUCCESS)
+    return ESPANK_SUCCESS; /* not a topo-aware job, or this node is not in its ring */
+  int local_id = 0;
+  uint32_t local_count = 0;
+  if (spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_count) != ESPANK_SUCCESS)
+    return ESPANK_SUCCESS;
+  char value[32];
+  snprintf(value, sizeof(value), "%d", local_id);
+  spank_setenv(sp, "TOPO_LOCAL_RANK", value, 1);
+  snprintf(value, sizeof(value), "%ld", atol(node_rank) * (long)local_count + local_id);
+  spank_setenv(sp, "TOPO_RANK", value, 1);
   return ESPANK_SUCCESS;
 }

@@ -105,7 +105,7 @@ topo_job() {
 echo "RING=$TOPO_RING_ORDER"
 echo "HOSTS=$TOPO_RING_HOSTS"
 echo "NNODES=$TOPO_NNODES"
-srun bash -c "echo RANK \$SLURMD_NODENAME \$TOPO_NODE_RANK \$TOPO_NNODES \$(paste -sd, \$TOPO_HOSTFILE)"
+srun bash -c "echo RANK \$SLURMD_NODENAME \$TOPO_NODE_RANK \$TOPO_NNODES \$TOPO_RANK \$TOPO_LOCAL_RANK \$(paste -sd, \$TOPO_HOSTFILE)"
 echo DONE
 sleep 600'
 }
@@ -135,11 +135,14 @@ hints_agree() {
   [ "$(scontrol show hostnames "$compact" | paste -sd, -)" = "$ring" ] ||
     { echo "  TOPO_RING_HOSTS $compact is not the ring $ring" >&2; return 1; }
   [ "$(grep -c '^RANK ' "$out")" = "$n" ] || { echo "  $(grep -c '^RANK ' "$out") RANK lines, expected $n" >&2; return 1; }
-  local node rank nn file i=0 want
-  while read -r _ node rank nn file; do
+  local node rank nn task_rank local_rank file i=0 want
+  while read -r _ node rank nn task_rank local_rank file; do
     want=$(tr , '\n' <<<"$ring" | grep -nx "$node" | cut -d: -f1)
     [ "$rank" = "$((want - 1))" ] || { echo "  $node: TOPO_NODE_RANK=$rank, its ring place is $((want - 1))" >&2; return 1; }
     [ "$nn" = "$n" ] || { echo "  $node: TOPO_NNODES=$nn" >&2; return 1; }
+    # One task per node: the task's ring rank is its node's.
+    [ "$task_rank" = "$rank" ] && [ "$local_rank" = 0 ] ||
+      { echo "  $node: TOPO_RANK=$task_rank TOPO_LOCAL_RANK=$local_rank, expected $rank and 0" >&2; return 1; }
     [ "$file" = "$ring" ] || { echo "  $node: hostfile $file, ring $ring" >&2; return 1; }
     i=$((i + 1))
   done < <(grep '^RANK ' "$out")
