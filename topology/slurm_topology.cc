@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <istream>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <unordered_map>
@@ -110,9 +111,9 @@ std::vector<KeyValue> split_pairs(const LogicalLine& line) {
                        fmt::format("expected Key=Value, found '{}'", s.substr(key_start, word_end - key_start)));
     }
     if (s[pos] != '=')
-      throw ParseError(line.file, line.line,
-                       fmt::format("operator '{}=' after {} is not meaningful in topology.conf; expected '='",
-                                   s[pos], key));
+      throw ParseError(
+          line.file, line.line,
+          fmt::format("operator '{}=' after {} is not meaningful in topology.conf; expected '='", s[pos], key));
     ++pos;
     skip_blanks();
     std::string value;
@@ -164,10 +165,12 @@ void read_lines(std::istream& in, const std::string& file, int depth, std::vecto
       std::filesystem::path path(name);
       if (path.is_relative()) path = std::filesystem::path(file).parent_path() / path;
       if (depth >= kMaxIncludeDepth)
-        throw ParseError(file, line.line, fmt::format("Include of '{}' nests deeper than {} files", name, kMaxIncludeDepth));
+        throw ParseError(file, line.line,
+                         fmt::format("Include of '{}' nests deeper than {} files", name, kMaxIncludeDepth));
       std::ifstream included(path);
       if (!included)
-        throw ParseError(file, line.line, fmt::format("Include: cannot read '{}': {}", path.string(), std::strerror(errno)));
+        throw ParseError(file, line.line,
+                         fmt::format("Include: cannot read '{}': {}", path.string(), std::strerror(errno)));
       read_lines(included, path.string(), depth + 1, out);
       continue;
     }
@@ -224,14 +227,16 @@ SwitchLine parse_switch_line(const LogicalLine& line) {
       sw.children = expand_list(line, key, value);
     } else if (k == "linkspeed") {
       // A whole number in units Slurm does not use; checked, not kept.
-      if (value.empty() || value.size() > 10 || !std::all_of(value.begin(), value.end(), [](char c) {
-            return std::isdigit(static_cast<unsigned char>(c));
-          }) || std::stoull(value) > 0xffffffffULL)
+      if (value.empty() || value.size() > 10 ||
+          !std::all_of(value.begin(), value.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
+          std::stoull(value) > 0xffffffffULL)
         throw ParseError(line.file, line.line,
                          fmt::format("LinkSpeed must be a whole number (Slurm's arbitrary units), found '{}'", value));
     } else if (k == "switchname") {
-      throw ParseError(line.file, line.line,
-                       fmt::format("a second SwitchName= on one line; expected one switch per line (after '{}')", sw.name));
+      throw ParseError(
+          line.file, line.line,
+          fmt::format("a second SwitchName= on one line; expected one switch per line (after '{}')", sw.name));
     } else {
       throw ParseError(line.file, line.line,
                        fmt::format("unknown key '{}'; expected Nodes, Switches or LinkSpeed", key));
@@ -248,7 +253,8 @@ SwitchLine parse_switch_line(const LogicalLine& line) {
 
 // Height above the hosts, as Slurm counts levels: 0 for a leaf, else one
 // more than the highest child. Throws ParseError on a cycle.
-std::vector<int> heights(const std::vector<SwitchLine>& switches, const std::unordered_map<std::string, size_t>& index) {
+std::vector<int> heights(const std::vector<SwitchLine>& switches,
+                         const std::unordered_map<std::string, size_t>& index) {
   enum class Mark { New, Open, Done };
   std::vector<Mark> mark(switches.size(), Mark::New);
   std::vector<int> height(switches.size(), 0);
@@ -289,9 +295,7 @@ std::vector<int> heights(const std::vector<SwitchLine>& switches, const std::uno
 
 // --- writing -----------------------------------------------------------------
 
-bool slurm_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-}
+bool slurm_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
 
 // A name Slurm reads back unchanged from a hostlist in topology.conf.
 bool valid_node_name(std::string_view name) {
@@ -299,6 +303,14 @@ bool valid_node_name(std::string_view name) {
 }
 
 bool valid_switch_name(std::string_view name) { return valid_node_name(name) && name.size() <= kMaxSwitchName; }
+
+// Text for a comment line: control characters would end it early.
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
 
 }  // namespace
 
@@ -323,9 +335,9 @@ Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRa
   for (const SwitchLine& sw : switches)
     for (const std::string& child : sw.children) {
       if (!index.contains(child))
-        throw ParseError(sw.where.file, sw.where.line,
-                         fmt::format("switch '{}' lists child switch '{}', which no SwitchName= line defines",
-                                     sw.name, child));
+        throw ParseError(
+            sw.where.file, sw.where.line,
+            fmt::format("switch '{}' lists child switch '{}', which no SwitchName= line defines", sw.name, child));
       if (child == sw.name)
         throw ParseError(sw.where.file, sw.where.line,
                          fmt::format("switch '{}' lists itself as a child; expected a tree", sw.name));
@@ -385,9 +397,10 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
   for (NodeId host : fabric.hosts()) {
     const std::string& name = g[host].name;
     if (!valid_node_name(name))
-      throw FabricError(fmt::format(
-          "host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, '.', '_' and '-'",
-          name));
+      throw FabricError(
+          fmt::format("host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, "
+                      "'.', '_' and '-'",
+                      name));
     std::optional<NodeId> leaf;
     for (NodeId hca : fabric.hcas_of(host)) {
       for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
@@ -406,8 +419,7 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
     hosts_of_leaf[*leaf].push_back(name);
     if (fabric.leaves_of(host).size() > 1) multi_homed.push_back(name);
   }
-  if (hosts_of_leaf.empty())
-    throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
+  if (hosts_of_leaf.empty()) throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
 
   // Switch-hop distance from the nearest switch with an HCA, as classify
   // counts it; a switch's children are its neighbours one step closer.
@@ -431,8 +443,8 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
     }
   }
 
-  // Names Slurm can take: a switch keeps its name when it is a valid and
-  // not yet used; otherwise it is named after its GUID, or numbered.
+  // Names Slurm can take: a switch keeps its name when it is valid and not
+  // yet used; otherwise it is named after its GUID, or numbered.
   std::map<NodeId, std::string> slurm_name;
   std::vector<std::pair<std::string, std::string>> renamed;  // new, original
   std::set<std::string> taken;
@@ -484,24 +496,24 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
 
   const FabricSummary& sum = fabric.summary();
   out << "# topology.conf for Slurm's topology/tree plugin, generated by topo-aware\n"
-      << "# from " << (fabric.source().empty() ? "an unnamed fabric" : fabric.source()) << ": " << sum.hosts
-      << " hosts, " << sum.leaves << " leaves, " << sum.spines << " spines, " << sum.cores << " cores.\n"
+      << "# from " << (fabric.source().empty() ? "an unnamed fabric" : one_line(fabric.source())) << ": " << sum.hosts
+      << " hosts; leaves " << sum.leaves << ", spines " << sum.spines << ", cores " << sum.cores << ".\n"
       << "# Leaves list their hosts (Nodes=), the switches above list the switches\n"
       << "# below them (Switches=), from the leaves up.\n";
   if (!multi_homed.empty())
     out << "# " << multi_homed.size() << " hosts are cabled to several leaves (one per rail); topology/tree\n"
         << "# wants each host under one leaf, so each is listed under the leaf of its\n"
-        << "# lowest-rail HCA. Hosts that share that leaf share a leaf on every rail.\n";
+        << "# lowest-rail HCA. In a rail-optimized fabric, hosts that share that\n"
+        << "# leaf share a leaf on every rail.\n";
   if (!left_out.empty())
     out << "# Left out, as nothing listed here sits below them: " << compress_hostlist(left_out) << "\n";
-  if (!uncabled.empty())
-    out << "# Hosts cabled to no switch, not listed: " << compress_hostlist(uncabled) << "\n";
-  for (const auto& [name, original] : renamed) out << "# " << name << " is \"" << original << "\"\n";
+  if (!uncabled.empty()) out << "# Hosts cabled to no switch, not listed: " << compress_hostlist(uncabled) << "\n";
+  for (const auto& [name, original] : renamed) out << "# " << name << " is \"" << one_line(original) << "\"\n";
   for (const auto& [level, nodes] : written_at) {
     std::vector<std::pair<std::string, std::string>> rows;
     for (NodeId s : nodes) {
-      std::string list = level == 0 ? "Nodes=" + compress_hostlist(hosts_of_leaf[s])
-                                     : "Switches=" + compress_hostlist(children_of[s]);
+      std::string list =
+          level == 0 ? "Nodes=" + compress_hostlist(hosts_of_leaf[s]) : "Switches=" + compress_hostlist(children_of[s]);
       rows.emplace_back(slurm_name[s], std::move(list));
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
