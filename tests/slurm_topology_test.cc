@@ -78,7 +78,8 @@ TEST(SlurmTopology, ReadsTheManPageExample) {
 
 TEST(SlurmTopology, CablesRunAtTheConfiguredRate) {
   for (LinkRate rate : {kSlurmTopologyDefaultRate, LinkRate{LinkWidth::X4, LinkSpeed::HDR}}) {
-    Fabric f = read_text("SwitchName=l1 Nodes=a[1-2]\nSwitchName=l2 Nodes=a[3-4]\nSwitchName=sp Switches=l[1-2]\n", rate);
+    Fabric f =
+        read_text("SwitchName=l1 Nodes=a[1-2]\nSwitchName=l2 Nodes=a[3-4]\nSwitchName=sp Switches=l[1-2]\n", rate);
     int cables = 0;
     for (auto e : boost::make_iterator_range(boost::edges(f.graph()))) {
       if (f.link(e).kind != LinkKind::Cable) continue;
@@ -105,8 +106,8 @@ TEST(SlurmTopology, CountsPortsChildrenFirstThenParents) {
     l1_ports[f.local_port(e, l1)] = f.node(f.peer(e, l1)).name;
   for (auto e : boost::make_iterator_range(boost::out_edges(sp1, f.graph())))
     sp1_ports[f.local_port(e, sp1)] = f.node(f.peer(e, sp1)).name;
-  EXPECT_EQ(l1_ports, (std::map<int, std::string>{
-                          {1, "h1 mlx5_0"}, {2, "h2 mlx5_0"}, {3, "h3 mlx5_0"}, {4, "sp1"}, {5, "sp2"}}));
+  EXPECT_EQ(l1_ports,
+            (std::map<int, std::string>{{1, "h1 mlx5_0"}, {2, "h2 mlx5_0"}, {3, "h3 mlx5_0"}, {4, "sp1"}, {5, "sp2"}}));
   EXPECT_EQ(sp1_ports, (std::map<int, std::string>{{1, "l1"}, {2, "core"}}));
   EXPECT_EQ(f.node(core).level, Level::Core);
 }
@@ -115,10 +116,9 @@ TEST(SlurmTopology, ReadsTheSyntaxAdminsWrite) {
   Fabric f = read_slurm_topology_file(kSlurm + "tree.conf");
   EXPECT_EQ(f.source(), "slurm-topology:" + kSlurm + "tree.conf");
   EXPECT_EQ(leaves_with_hosts(f),
-            (std::map<std::string, std::vector<std::string>>{
-                {"leaf1", {"gpu001", "gpu002", "gpu003", "gpu004"}},
-                {"leaf2", {"gpu005", "gpu006", "gpu007", "gpu008"}},
-                {"leaf3", {"gpu009", "gpu010"}}}));
+            (std::map<std::string, std::vector<std::string>>{{"leaf1", {"gpu001", "gpu002", "gpu003", "gpu004"}},
+                                                             {"leaf2", {"gpu005", "gpu006", "gpu007", "gpu008"}},
+                                                             {"leaf3", {"gpu009", "gpu010"}}}));
   EXPECT_EQ(f.switches_at(Level::Spine).size(), 2u);
 }
 
@@ -130,8 +130,8 @@ TEST(SlurmTopology, HandlesEscapesCommentsAndLineEndingsAsSlurmDoes) {
       "SwitchName=l2 \\   \r\n"
       "  Nodes=a2\r\n"
       "SwitchName=top Switches=odd\\#name,l2\r\n");
-  EXPECT_EQ(switch_levels(f), (std::map<std::string, Level>{{"odd#name", Level::Leaf}, {"l2", Level::Leaf},
-                                                            {"top", Level::Spine}}));
+  EXPECT_EQ(switch_levels(f),
+            (std::map<std::string, Level>{{"odd#name", Level::Leaf}, {"l2", Level::Leaf}, {"top", Level::Spine}}));
 }
 
 TEST(SlurmTopology, FollowsIncludeRelativeToTheIncludingFile) {
@@ -147,8 +147,7 @@ TEST(SlurmTopology, AnErrorInAnIncludedFileNamesThatFileAndLine) {
   } catch (const ParseError& e) {
     EXPECT_EQ(e.file(), kSlurm + "include/broken_spines.conf");
     EXPECT_EQ(e.line(), 3);
-    EXPECT_NE(std::string(e.what()).find("'leaf03', which no SwitchName= line defines"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'leaf03', which no SwitchName= line defines"), std::string::npos) << e.what();
   }
 }
 
@@ -174,7 +173,8 @@ struct Malformed {
 
 TEST(SlurmTopology, MalformedFilesNameTheLineAndWhatWasExpected) {
   const std::vector<Malformed> cases{
-      {"SwitchName=a Nodes=x1\nSwitchName=b Nodez=x2\n", 2, "unknown key 'Nodez'; expected Nodes, Switches or LinkSpeed"},
+      {"SwitchName=a Nodes=x1\nSwitchName=b Nodez=x2\n", 2,
+       "unknown key 'Nodez'; expected Nodes, Switches or LinkSpeed"},
       {"# header\n\nNodes=x1 SwitchName=a\n", 3, "expected the line to start with SwitchName=, found Nodes="},
       {"SwitchName=a Nodes=x1\nSwitchName=b Nodes=x2\nSwitchName=a Nodes=x3\n", 3,
        "switch 'a' is already defined at test.conf:1"},

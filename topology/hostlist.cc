@@ -58,7 +58,8 @@ std::vector<Range> parse_ranges(std::string_view expr, size_t begin, size_t end)
     r.hi = std::stoull(std::string(hi));
     r.width = static_cast<int>(lo.size());
     if (r.lo > r.hi)
-      throw HostlistError(std::string(expr), pos, fmt::format("range '{}' runs backwards; expected lo-hi with lo <= hi", piece));
+      throw HostlistError(std::string(expr), pos,
+                          fmt::format("range '{}' runs backwards; expected lo-hi with lo <= hi", piece));
     if (r.hi - r.lo + 1 > kMaxRange)
       throw HostlistError(std::string(expr), pos,
                           fmt::format("range '{}' holds more than {} hosts, Slurm's limit", piece, kMaxRange));
@@ -209,7 +210,6 @@ struct Token {
   std::string prefix;
   std::string numbers;  // "[...]", a single padded number, or empty for a plain name
   std::string first;    // first name it stands for, to order the output
-  size_t count = 0;     // names it stands for
 };
 
 std::string bracketed(const NumberClass& c) {
@@ -264,10 +264,8 @@ std::vector<Token> merge_second_dimension(std::vector<Token> tokens) {
       Token m;
       m.prefix = merged;
       m.first = tokens[in_class.front()].first;
-      for (size_t i : in_class) {
-        m.count += tokens[i].count;
+      for (size_t i : in_class)
         if (natural_less(tokens[i].first, m.first)) m.first = tokens[i].first;
-      }
       out.push_back(std::move(m));
     }
   }
@@ -300,14 +298,14 @@ std::vector<std::string> expand_hostlist(std::string_view expr) {
                               fmt::format("expected ']' to close the '[' at offset {} before another '['", open));
         open = pos;
       } else if (c == ']') {
-        if (open == std::string_view::npos) throw HostlistError(std::string(expr), pos, "found ']' without a '[' before it");
+        if (open == std::string_view::npos)
+          throw HostlistError(std::string(expr), pos, "found ']' without a '[' before it");
         open = std::string_view::npos;
       } else if (open == std::string_view::npos && is_separator(c)) {
         break;
       }
     }
-    if (open != std::string_view::npos)
-      throw HostlistError(std::string(expr), open, "expected ']' to close this '['");
+    if (open != std::string_view::npos) throw HostlistError(std::string(expr), open, "expected ']' to close this '['");
     Pattern p = parse_name(expr, begin, pos);
     uint64_t names = 1;
     for (const auto& group : p.ranges) {
@@ -332,16 +330,17 @@ std::string compress_hostlist(std::span<const std::string> names) {
     if (name.empty() || !seen.insert(name).second) continue;
     Split s = split_trailing_number(name);
     if (s.digits.empty())
-      tokens.push_back({name, "", name, 1});
+      tokens.push_back({name, "", name});
     else
       by_prefix[s.prefix].push_back(s.digits);
   }
   for (const auto& [prefix, digits] : by_prefix)
     for (const NumberClass& c : classify_numbers(digits))
-      tokens.push_back({prefix, bracketed(c), prefix + pad(*c.values.begin(), c.width), c.values.size()});
+      tokens.push_back({prefix, bracketed(c), prefix + pad(*c.values.begin(), c.width)});
 
   tokens = merge_second_dimension(std::move(tokens));
-  std::sort(tokens.begin(), tokens.end(), [](const Token& a, const Token& b) { return natural_less(a.first, b.first); });
+  std::sort(tokens.begin(), tokens.end(),
+            [](const Token& a, const Token& b) { return natural_less(a.first, b.first); });
   std::string out;
   for (const Token& t : tokens) {
     if (!out.empty()) out += ',';

@@ -27,13 +27,20 @@
 // trailing number of its HCA's name, as HostNaming reads rails; its NUMA
 // node is the one local to the GPU, or -1 when it is local to several.
 //
-// hwloc 2.9 itself crashes on some malformed XML (an object without a
-// complete_cpuset, attributes run together, a truncated file) and spends
-// seconds and gigabytes on a PU or NUMA node without an os_index, so the
-// text is checked for the shape hwloc relies on before hwloc sees it: well
-// formed, rooted at <topology>, every object typed, every non-I/O object
-// with its four cpusets/nodesets, os_index a number below 2^20. hwloc's own
-// complaints about an export are kept off stderr (HWLOC_HIDE_ERRORS=2,
+// Exports are held to the XML lstopo writes, checked before hwloc sees
+// them, for three reasons found in hwloc 2.9: it crashes on some damaged
+// files (an object without complete_cpuset, attributes run together, a
+// truncated file) and spends seconds and gigabytes on a PU without an
+// os_index; it leaks what it had built on others (an unknown element or
+// attribute, a page_type outside a NUMA node); and its two XML readers
+// disagree, libxml2 (from libhwloc-plugins) taking comments, single quotes
+// and any entity that its own minimal reader, used without the plugin,
+// refuses. So: the <?xml?> and <!DOCTYPE> lines as lstopo writes them, then
+// <topology version="M.N">; hwloc's elements and attributes only (2.x and
+// 1.x DTDs); name="value" in double quotes; no comments or CDATA; the
+// entities hwloc writes; every non-I/O object with its four cpusets and
+// nodesets; os_index below 2^20; nesting below 256. CRLF line ends are
+// taken. hwloc's own complaints are kept off stderr (HWLOC_HIDE_ERRORS=2,
 // unless the environment already sets it); the ParseError says it instead.
 #pragma once
 
@@ -65,7 +72,9 @@ NodeAffinity read_hwloc_xml(const std::string& path);
 // The same from the text of an export; `filename` names it in errors.
 NodeAffinity read_hwloc_xml_text(std::string_view xml, const std::string& filename);
 
-// From the machine this runs on. Throws HwlocError.
+// From the machine this runs on. PCI devices come from sysfs: hwloc's
+// libpciaccess plugin, which leaks at every load, is left out. Throws
+// HwlocError.
 NodeAffinity read_hwloc_live();
 
 // Attaches the GPUs of every `<host>.xml` in `dir` to that host of the

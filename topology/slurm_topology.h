@@ -20,8 +20,10 @@
 // order they are listed, then its ports towards its parents. Levels follow
 // from the shape (classify.h), never from the names.
 //
-// Writing gives what topology/tree in Slurm 22.05 accepts; see
-// write_slurm_topology for how hosts cabled to several leaves are listed.
+// Writing gives what topology/tree in Slurm 22.05 accepts (checked against
+// Debian's slurmctld 22.05.8, whose `scontrol show topology` gives back the
+// levels and node sets written); see write_slurm_topology for how hosts
+// cabled to several leaves are listed.
 #pragma once
 
 #include <iosfwd>
@@ -43,8 +45,7 @@ inline constexpr LinkRate kSlurmTopologyDefaultRate{LinkWidth::X4, LinkSpeed::ND
 // or neither of Nodes= and Switches=, a switch defined twice, a child switch
 // no line defines, switches that form a cycle, an Include that cannot be
 // read, and a file with no switch at all.
-Fabric read_slurm_topology(std::istream& in, const std::string& filename,
-                           LinkRate rate = kSlurmTopologyDefaultRate);
+Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate = kSlurmTopologyDefaultRate);
 Fabric read_slurm_topology_file(const std::string& path, LinkRate rate = kSlurmTopologyDefaultRate);
 
 // Writes a topology.conf that Slurm's topology/tree accepts, bottom-up:
