@@ -1,5 +1,6 @@
 // topoctl estimate as users and scripts run it.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -20,7 +21,10 @@ struct Ran {
 };
 
 Ran topoctl(const std::string& args) {
-  std::string err_file = ::testing::TempDir() + "comm_model_cli_stderr.txt";
+  // One file per process and call: ctest runs these tests in parallel processes.
+  static int calls = 0;
+  std::string err_file =
+      ::testing::TempDir() + "comm_model_cli_stderr." + std::to_string(getpid()) + "." + std::to_string(++calls);
   std::string cmd = std::string(TOPOCTL_PATH) + " " + args + " 2>" + err_file;
   Ran r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -34,6 +38,7 @@ Ran topoctl(const std::string& args) {
   std::stringstream ss;
   ss << in.rdbuf();
   r.err = ss.str();
+  std::remove(err_file.c_str());
   return r;
 }
 
@@ -100,7 +105,7 @@ TEST(CommModelCli, HelpAndBadValues) {
 }
 
 TEST(CommModelCli, EstimatesARecordedSlurmJobOnItsSnapshot) {
-  std::string db = ::testing::TempDir() + "estimate_job.db";
+  std::string db = ::testing::TempDir() + "estimate_job." + std::to_string(getpid()) + ".db";
   std::remove(db.c_str());
   int64_t snapshot = topo::SnapshotStore(db).save(
       topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved"));
