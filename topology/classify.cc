@@ -102,18 +102,20 @@ int mode(const std::vector<int>& values) {
 
 }  // namespace
 
-std::string describe_link(const Fabric& fabric, LinkId e) {
+LinkEnds ordered_ends(const Fabric& fabric, LinkId e) {
   const Link& l = fabric.link(e);
-  // The lower end first (HCA, then leaf, spine, core), so that the same cable
-  // reads the same whichever source saw it from which end.
   auto rank = [&](NodeId v) {
     const Node& n = fabric.node(v);
     return std::make_pair(n.kind == NodeKind::Switch ? 1 + static_cast<int>(n.level) : 0, n.name);
   };
-  bool a_first = rank(l.end_a) <= rank(l.end_b);
-  NodeId first = a_first ? l.end_a : l.end_b, second = a_first ? l.end_b : l.end_a;
-  int first_port = a_first ? l.port_a : l.port_b, second_port = a_first ? l.port_b : l.port_a;
-  return fmt::format("{}:{} <-> {}:{}", fabric.node(first).name, first_port, fabric.node(second).name, second_port);
+  if (rank(l.end_a) <= rank(l.end_b)) return {l.end_a, l.end_b, l.port_a, l.port_b};
+  return {l.end_b, l.end_a, l.port_b, l.port_a};
+}
+
+std::string describe_link(const Fabric& fabric, LinkId e) {
+  LinkEnds ends = ordered_ends(fabric, e);
+  return fmt::format("{}:{} <-> {}:{}", fabric.node(ends.lower).name, ends.lower_port, fabric.node(ends.upper).name,
+                     ends.upper_port);
 }
 
 void classify(Fabric& fabric) {

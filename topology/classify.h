@@ -14,6 +14,15 @@ namespace topo {
 
 void classify(Fabric& fabric);
 
+// A cable's ends, the lower one first (HCA, then leaf, spine, core; by name
+// within a level), so that a cable reads the same whichever end a source
+// saw it from.
+struct LinkEnds {
+  NodeId lower = 0, upper = 0;
+  int lower_port = 0, upper_port = 0;
+};
+LinkEnds ordered_ends(const Fabric& fabric, LinkId e);
+
 // "leaf02:9 <-> spine01:3": a cable named by its ends, as faults and diffs show it.
 std::string describe_link(const Fabric& fabric, LinkId e);
 

@@ -60,8 +60,9 @@ json fabric_json(const LoadedFabric& loaded) {
     const topo::Link& l = f.link(e);
     if (!l.degraded) continue;
     json d = rate_json(l.rate);
-    d["a"] = end_json(f, l.end_a, l.port_a);
-    d["b"] = end_json(f, l.end_b, l.port_b);
+    topo::LinkEnds ends = topo::ordered_ends(f, e);
+    d["a"] = end_json(f, ends.lower, ends.lower_port);
+    d["b"] = end_json(f, ends.upper, ends.upper_port);
     d["tier"] = topo::name(l.tier);
     d["expected"] = rate_json(l.expected);
     degraded.push_back(std::move(d));
