@@ -40,9 +40,7 @@ Placement place_exact(const SwitchTree& tree, const FreeMap& free, const Placeme
     std::vector<NodeId> hosts;
     for (int i : pick) hosts.push_back(pool[i]);
     Placement p = make_placement(tree, free, request, std::move(hosts), weights, true);
-    bool ok = !(request.max_leaves && p.score.leaves > *request.max_leaves) && !(request.one_pod && p.score.pods > 1) &&
-              !(request.one_rail_group && p.score.leaves > 1);
-    if (ok && (!any || p.score.total < best.score.total - 1e-12)) {
+    if (within_limits(p, request) && (!any || p.score.total < best.score.total - 1e-12)) {
       best = std::move(p);
       any = true;
     }

@@ -109,13 +109,6 @@ std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> po
   return hosts;
 }
 
-bool within_limits(const Placement& p, const PlacementRequest& r) {
-  if (r.max_leaves && p.score.leaves > *r.max_leaves) return false;
-  if (r.one_pod && p.score.pods > 1) return false;
-  if (r.one_rail_group && p.score.leaves > 1) return false;
-  return true;
-}
-
 std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::vector<LeafPool>& pools,
                                             const FreeMap& free, const PlacementRequest& r) {
   std::vector<std::vector<NodeId>> out;
@@ -197,6 +190,13 @@ Placement infeasible(std::string why) {
 }
 
 }  // namespace
+
+bool within_limits(const Placement& p, const PlacementRequest& r) {
+  if (r.max_leaves && p.score.leaves > *r.max_leaves) return false;
+  if (r.one_pod && p.score.pods > 1) return false;
+  if (r.one_rail_group && p.score.leaves > 1) return false;
+  return true;
+}
 
 bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, NodeId host) {
   if (tree.home_leaf(host) < 0 || free.avoid_hosts.contains(host)) return false;

@@ -48,6 +48,10 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
                                        const PlacementRequest& request, int count,
                                        const SearchOptions& options = {});
 
+// Whether a scored placement keeps the request's hard limits (max leaves,
+// one pod, one rail group).
+bool within_limits(const Placement& placement, const PlacementRequest& request);
+
 // Whether `host` can take part in the job at all.
 bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, NodeId host);
 
