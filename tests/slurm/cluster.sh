@@ -35,6 +35,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
+# munged (user munge) must traverse every directory above its socket, and a
+# checkout may sit below a private one (mktemp -d is 0700): its state lives
+# under /run, one directory per cluster directory.
+munge_dir=/run/topo-munge/$(printf %s "$dir" | md5sum | cut -c1-16)
 ctld_port=${TOPO_SLURM_PORT:-16817}
 conf=$dir/etc/slurm.conf
 system_plugin_dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm
@@ -202,10 +206,10 @@ write_config() {
   local node_list
   node_list=$(IFS=,; echo "${names[*]}")
   # awk, not sed: the values hold slashes, commas and newlines.
-  awk -v dir="$dir" -v host="$(hostname -s)" -v port="$ctld_port" -v plugins="$plugin_dir" \
+  awk -v dir="$dir" -v munge="$munge_dir" -v host="$(hostname -s)" -v port="$ctld_port" -v plugins="$plugin_dir" \
       -v debug="$ctld_debug" -v select="$select_type" -v js="$job_submit_line" \
       -v topo="$topology_line" -v nodes="$node_lines" '
-    { gsub(/@DIR@/, dir); gsub(/@CONTROL_HOST@/, host); gsub(/@CTLD_PORT@/, port)
+    { gsub(/@MUNGE_DIR@/, munge); gsub(/@DIR@/, dir); gsub(/@CONTROL_HOST@/, host); gsub(/@CTLD_PORT@/, port)
       gsub(/@PLUGIN_DIR@/, plugins); gsub(/@CTLD_DEBUG@/, debug); gsub(/@SELECT_TYPE@/, select)
       sub(/^@JOB_SUBMIT_LINE@$/, js); sub(/^@TOPOLOGY_LINE@$/, topo); sub(/^@NODE_LINES@$/, nodes)
       print }' "$here/slurm.conf.in" >"$conf"
@@ -214,8 +218,9 @@ write_config() {
 }
 
 start_munge() {
-  local m=$dir/munge
+  local m=$munge_dir
   # munged insists that everyone may traverse its socket's directory.
+  install -d -m 0755 /run/topo-munge
   install -d -o munge -g munge -m 0755 "$m"
   # A key of our own: the cluster never touches /etc/munge.
   head -c 1024 /dev/urandom >"$m/munge.key"
@@ -268,7 +273,7 @@ all_idle() {
 diagnose() {
   say "start failed; last log lines:"
   local f
-  for f in "$dir/log/slurmctld.log" "$dir"/log/slurmd-*.log "$dir/munge/munged.log"; do
+  for f in "$dir/log/slurmctld.log" "$dir"/log/slurmd-*.log "$munge_dir/munged.log"; do
     [ -f "$f" ] || continue
     if grep -qiE 'error|fatal' "$f"; then
       printf '  --- %s\n' "$f" >&2
@@ -347,8 +352,8 @@ running_pids() {
     pid=$(pid_of "$f")
     ours "$pid" "$conf" && echo "$pid"
   done
-  pid=$(pid_of "$dir/munge/munged.pid")
-  ours "$pid" "$dir/munge/munge.socket" && echo "$pid"
+  pid=$(pid_of "$munge_dir/munged.pid")
+  ours "$pid" "$munge_dir/munge.socket" && echo "$pid"
   return 0
 }
 
@@ -377,8 +382,8 @@ cmd_stop() {
   # Stragglers: steps, tasks and daemons that died before writing a pid file.
   stop_pids "$(cluster_pids | tr '\n' ' ')" 5
   local munged
-  munged=$(pid_of "$dir/munge/munged.pid")
-  ours "$munged" "$dir/munge/munge.socket" && stop_pids "$munged" 5
+  munged=$(pid_of "$munge_dir/munged.pid")
+  ours "$munged" "$munge_dir/munge.socket" && stop_pids "$munged" 5
   rm -f "$dir"/run/*.pid
   say "stopped"
 }
