@@ -80,6 +80,41 @@ void add_host_flow(LinkLoad& load, const Allocation& al, int from, int to, doubl
   }
 }
 
+// The allocation of `hosts` running `gpus` GPUs each. Throws for a node
+// that is not a host, a host listed twice, or one that cannot reach the
+// others.
+Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int gpus) {
+  const Fabric& fabric = index.fabric();
+  Allocation al;
+  al.gpus_per_host = gpus;
+  al.host.reserve(hosts.size());
+  al.lane_begin.reserve(hosts.size() + 1);
+  std::vector<bool> seen(fabric.hosts().size(), false);
+  for (NodeId h : hosts) {
+    int i = index.host_index(h);
+    if (i < 0)
+      throw std::invalid_argument(
+          fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
+    if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
+    seen[i] = true;
+    add_lanes(index, h, i, gpus, al);
+    if (hosts.size() > 1 && al.lanes(static_cast<int>(al.host.size()) - 1).empty())
+      throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
+                                    fabric.node(h).name));
+  }
+  return al;
+}
+
+// Bytes one edge of a ring (or chain, for Broadcast) carries: the whole
+// collective's traffic between two neighbours.
+double ring_edge_bytes(Collective coll, int ranks, double bytes) {
+  switch (coll) {
+    case Collective::AllReduce: return 2.0 * (ranks - 1) / ranks * bytes;
+    case Collective::Broadcast: return bytes;
+    default: return 1.0 * (ranks - 1) / ranks * bytes;
+  }
+}
+
 // A routed traffic pattern: the tightest cable on the real fabric and on the
 // ideal one, per `unit` bytes routed, and the longest path.
 struct Pattern {
@@ -236,30 +271,13 @@ std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
                   const BackgroundLoad& background, const ModelOptions& options) {
   check_options(request, options);
-  const Fabric& fabric = index.fabric();
   const Collective coll = request.collective;
   const int N = static_cast<int>(hosts.size());
   const int G = request.gpus_per_host;
   const int n = N * G;
   const double S = request.bytes;
 
-  Allocation al;
-  al.gpus_per_host = G;
-  al.host.reserve(hosts.size());
-  al.lane_begin.reserve(hosts.size() + 1);
-  std::vector<bool> seen(fabric.hosts().size(), false);
-  for (NodeId h : hosts) {
-    int i = index.host_index(h);
-    if (i < 0)
-      throw std::invalid_argument(
-          fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
-    if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
-    seen[i] = true;
-    add_lanes(index, h, i, G, al);
-    if (N > 1 && al.lanes(static_cast<int>(al.host.size()) - 1).empty())
-      throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
-                                    fabric.node(h).name));
-  }
+  const Allocation al = allocate(index, hosts, G);
 
   Estimate out;
   out.collective = coll;
@@ -345,7 +363,7 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
     bool sequential = false;
     switch (a) {
       case Algorithm::Ring: {
-        double edge = AR ? 2.0 * (n - 1) / n * S : coll == Collective::Broadcast ? S : 1.0 * (n - 1) / n * S;
+        double edge = ring_edge_bytes(coll, n, S);
         net = net_seconds(edge);
         if (G > 1) nvl_bytes = edge * (N > 1 ? (G - 1.0) / G : 1.0);
         int total = AR ? 2 * (n - 1) : n - 1;
@@ -444,6 +462,18 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
     b.gbps = b.share_gbps = options.nvlink_gbps;
   }
   return out;
+}
+
+LinkLoad ring_load(const PathIndex& index, std::span<const NodeId> hosts, const Request& request) {
+  check_options(request, ModelOptions{});
+  const Allocation al = allocate(index, hosts, request.gpus_per_host);
+  LinkLoad load(index, al.host);
+  const int N = static_cast<int>(hosts.size());
+  if (N < 2) return load;
+  const double edge = ring_edge_bytes(request.collective, N * request.gpus_per_host, request.bytes);
+  const int edges = request.collective == Collective::Broadcast ? N - 1 : N;
+  for (int i = 0; i < edges; ++i) add_host_flow(load, al, i, (i + 1) % N, edge);
+  return load;
 }
 
 }  // namespace topo

@@ -115,6 +115,12 @@ struct Estimate {
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
                   const BackgroundLoad& background = {}, const ModelOptions& options = {});
 
+// The bytes one run of the collective puts on each directed cable when its
+// ranks form a ring in `hosts` order (a chain for Broadcast), routed as
+// estimate() routes them: what a scheduler needs to know which cables a job
+// loads, and how heavily. Throws like estimate().
+LinkLoad ring_load(const PathIndex& index, std::span<const NodeId> hosts, const Request& request);
+
 // The hosts of the fabric with these names, in order. Throws FabricError
 // naming every name that is not a host of the fabric.
 std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names);

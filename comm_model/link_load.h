@@ -83,6 +83,12 @@ class LinkLoad {
   // the allocation's reach.
   double bytes_on(LinkId cable, NodeId from) const;
 
+  // Bytes on each trunk, indexed like PathIndex::trunks(), in total over
+  // its cables.
+  std::span<const double> trunk_bytes() const {
+    settle();
+    return trunk_bytes_;
+  }
   // The directed cable that takes longest to carry its bytes at `capacity`.
   // With `ports_only`, switch-to-switch cables are left out: the ideal
   // fabric, where only the hosts' own cables limit.

@@ -28,5 +28,8 @@ Run add_estimate(CLI::App& app);
 Run add_place(CLI::App& app);
 Run add_ring(CLI::App& app);
 Run add_job(CLI::App& app);
+Run add_simulate(CLI::App& app);
+Run add_score(CLI::App& app);
+Run add_report(CLI::App& app);
 
 }  // namespace topoctl

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   add(topoctl::add_place);
   add(topoctl::add_ring);
   add(topoctl::add_job);
+  add(topoctl::add_simulate);
+  add(topoctl::add_score);
+  add(topoctl::add_report);
 
   try {
     app.parse(argc, argv);

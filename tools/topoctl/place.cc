@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "placement/baseline.h"
 #include "placement/busy_file.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
@@ -19,13 +20,15 @@ namespace {
 
 using nlohmann::json;
 
-json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo::PlacementRequest& r) {
+json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo::PlacementRequest& r,
+                    const std::string& policy) {
   json hosts = json::array(), leaves = json::array(), gpus = json::array();
   for (topo::NodeId h : p.hosts) hosts.push_back(f.node(h).name);
   for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
   for (int g : p.gpus) gpus.push_back(g);
   const topo::Score& s = p.score;
   return {{"feasible", p.feasible},
+          {"policy", policy},
           {"profile", topo::name(r.profile)},
           {"hosts", hosts},
           {"gpus", gpus},
@@ -73,6 +76,7 @@ Run add_place(CLI::App& app) {
     int max_leaves = 0;
     bool one_pod = false;
     bool json = false;
+    std::string policy = "topo-aware";
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("place", "what-if: where would a job go, in which ring order, and why");
@@ -89,6 +93,11 @@ Run add_place(CLI::App& app) {
   cmd->add_flag("--exact", opts->exact, "exhaustive search (small fabrics): the optimum of the objective");
   cmd->add_option("--max-leaves", opts->max_leaves, "at most this many leaves");
   cmd->add_flag("--one-pod", opts->one_pod, "all hosts in one pod");
+  cmd->add_option("--policy", opts->policy,
+                  "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology); "
+                  "Slurm's policies list hosts in node order and ignore --exact and the limits")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"topo-aware", "tree", "linear"}));
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
   return [opts] {
     auto profile = topo::parse_profile(opts->profile);
@@ -109,9 +118,12 @@ Run add_place(CLI::App& app) {
     if (opts->max_leaves > 0) r.max_leaves = opts->max_leaves;
     r.one_pod = opts->one_pod;
     topo::SwitchTree tree(f);
-    topo::Placement p = opts->exact ? topo::place_exact(tree, free, r) : topo::place(tree, free, r);
+    topo::Placement p = opts->policy == "tree"     ? topo::place_tree(tree, free, r)
+                        : opts->policy == "linear" ? topo::place_linear(tree, free, r)
+                        : opts->exact              ? topo::place_exact(tree, free, r)
+                                                   : topo::place(tree, free, r);
     if (opts->json)
-      std::cout << placement_json(f, p, r).dump(2) << "\n";
+      std::cout << placement_json(f, p, r, opts->policy).dump(2) << "\n";
     else if (p.feasible)
       print_placement(f, p, tree);
     else

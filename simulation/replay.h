@@ -1,0 +1,61 @@
+// Replaying a trace on a fabric under one placement policy: a small batch
+// scheduler (first come, first served, with EASY backfill as Slurm's
+// sched/backfill does it) that asks the policy where each job goes.
+//
+// The scheduler, in short:
+// - A job of g GPUs on hosts of G: one host with g GPUs when g <= G, else
+//   ceil(g / G) whole hosts (`sbatch --nodes=N --gres=gpu:G`), so it holds
+//   N x G GPUs. A job larger than the fabric is rejected.
+// - Jobs run for the trace's duration wherever they land: placement changes
+//   what their collectives cost (outcome.h), not how long the trace says
+//   they ran, so every policy replays the same work.
+// - At every arrival and end, the queue is walked in submission order. The
+//   first job that cannot start gets a reservation at the earliest time
+//   enough hosts free up (counting hosts with enough free GPUs as running
+//   jobs end); later jobs start only if they fit now and either end before
+//   that time or leave the reserved hosts alone (counted, as EASY does).
+// - Counting is checked before a policy is asked, so a policy only runs
+//   when the job fits by count; a policy that still finds no room (hard
+//   limits) leaves the job queued.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "placement/search.h"
+#include "simulation/schedule.h"
+#include "simulation/trace.h"
+
+namespace topo {
+
+// Where a job goes, given what is free: one of placement/'s searches.
+struct PlacementPolicy {
+  std::string name;
+  std::function<Placement(const SwitchTree&, const FreeMap&, const PlacementRequest&)> place;
+};
+
+// "linear" (first fit in node order), "tree" (Slurm's topology/tree best
+// fit) or "topo-aware" (placement/search.h), for replays on `fabric`.
+// Throws std::invalid_argument naming the known policies for any other name.
+PlacementPolicy policy_named(std::string_view name, const Fabric& fabric);
+
+// The request a trace job of `gpus` GPUs makes on hosts of `gpus_per_host`.
+PlacementRequest job_request(int gpus, int gpus_per_host, Profile profile = Profile::AllReduce);
+
+struct ReplayOptions {
+  int gpus_per_host = 8;
+  Profile profile = Profile::AllReduce;  // what topo-aware optimizes for
+  size_t backfill_depth = 100;           // queued jobs looked at per pass, as Slurm's bf_max_job_test
+  // Called now and then with the share of jobs submitted so far; from the
+  // replaying thread.
+  std::function<void(double)> progress;
+};
+
+// The schedule the policy makes of the trace. scheduler["placement_*"]
+// gives the policy's own time per call (mean, p50, p99 in µs, and calls).
+Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolicy& policy,
+                const ReplayOptions& options);
+
+}  // namespace topo

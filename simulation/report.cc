@@ -1,0 +1,456 @@
+#include "simulation/report.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace topo {
+namespace {
+
+constexpr std::string_view kTopoAware = "topo-aware";
+constexpr std::string_view kTree = "tree";
+constexpr std::string_view kLinear = "linear";
+
+// The issue's goals against topology/tree.
+constexpr double kExcessReductionGoal = 25;    // % lower
+constexpr double kSpineEdgeReductionGoal = 50;  // % fewer
+constexpr double kMakespanToleranceGoal = 2;    // % either way
+constexpr double kSchedulerRatioGoal = 2;       // times tree's
+// Below this mean excess tree is at the ideal, and a relative cut of noise
+// says nothing: the goal is then met when topo-aware is there too.
+constexpr double kNegligibleExcess = 0.001;
+
+const PolicyOutcome* find_policy(const Comparison& run, std::string_view name) {
+  for (const PolicyOutcome& p : run.policies)
+    if (p.policy == name) return &p;
+  return nullptr;
+}
+
+std::string slowdown_text(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "inf"; }
+
+// An excess over the ideal: small ones keep two significant digits.
+std::string excess_text(double v) {
+  if (!std::isfinite(v)) return "inf";
+  if (v == 0 || std::abs(v) >= 0.01) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.2g}", v);
+}
+
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return "inf";
+  if (std::abs(s) < 120) return fmt::format("{:.1f} s", s);
+  if (std::abs(s) < 2 * 3600) return fmt::format("{:.1f} min", s / 60);
+  return fmt::format("{:.2f} h", s / 3600);
+}
+
+std::string percent_text(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string figure_text(double v) {
+  if (!std::isfinite(v)) return "inf";
+  if (v == std::round(v) && std::abs(v) < 1e12) return fmt::format("{:.0f}", v);
+  if (std::abs(v) >= 1) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string change_text(std::optional<double> pct) { return pct ? fmt::format("{:+.1f}%", *pct) : "n/a"; }
+
+// Markdown table cells must not break the table.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+// The scheduler figure both outcomes carry that best stands for job_test
+// time: slurmctld's own cycle time first, then the simulator's placement.
+std::optional<std::string> common_scheduler_key(const PolicyOutcome& a, const PolicyOutcome& b) {
+  for (std::string_view key : {"sdiag_mean_cycle_us", "placement_mean_us"})
+    if (a.scheduler.contains(std::string(key)) && b.scheduler.contains(std::string(key))) return std::string(key);
+  for (const auto& [key, value] : a.scheduler)
+    if (key.ends_with("_us") && b.scheduler.contains(key)) return key;
+  return std::nullopt;
+}
+
+double excess(double slowdown) { return slowdown - 1; }
+
+}  // namespace
+
+std::optional<double> percent_change(double value, double reference) {
+  if (!std::isfinite(value) || !std::isfinite(reference) || reference == 0) return std::nullopt;
+  return 100 * (value - reference) / reference;
+}
+
+std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+  std::vector<GoalVerdict> goals;
+
+  {
+    GoalVerdict g;
+    g.goal = fmt::format("mean AllReduce excess over ideal (slowdown - 1) at least {:.0f}% lower than tree's",
+                         kExcessReductionGoal);
+    double mine = excess(topo_aware.mean_allreduce_slowdown), theirs = excess(tree.mean_allreduce_slowdown);
+    if (std::isfinite(mine) && std::isfinite(theirs) && theirs < kNegligibleExcess) {
+      // tree is at the ideal already: there is nothing to cut by a quarter.
+      g.met = mine < kNegligibleExcess;
+      g.measured = fmt::format("tree's is negligible ({} vs {}, below {})", excess_text(mine), excess_text(theirs),
+                               kNegligibleExcess);
+    } else if (std::optional<double> pct = percent_change(mine, theirs)) {
+      g.met = -*pct >= kExcessReductionGoal;
+      g.measured = *pct <= 0 ? fmt::format("{:.1f}% lower ({} vs {})", -*pct, excess_text(mine), excess_text(theirs))
+                             : fmt::format("{:.1f}% higher ({} vs {})", *pct, excess_text(mine), excess_text(theirs));
+      if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kExcessReductionGoal + *pct);
+    } else if (!std::isfinite(theirs) && std::isfinite(mine)) {
+      g.met = true;
+      g.measured = fmt::format("tree's is infinite (a full cable), topo-aware's {:.3f}", mine);
+    } else if (!std::isfinite(mine)) {
+      g.met = false;
+      g.measured = "topo-aware's is infinite (a full cable)";
+    } else {  // both infinite
+      g.met = false;
+      g.measured = "both infinite (full cables)";
+    }
+    goals.push_back(std::move(g));
+  }
+  {
+    GoalVerdict g;
+    g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than tree's", kSpineEdgeReductionGoal);
+    double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(tree.spine_ring_edges);
+    if (std::optional<double> pct = percent_change(mine, theirs)) {
+      g.met = -*pct >= kSpineEdgeReductionGoal;
+      g.measured = *pct <= 0 ? fmt::format("{:.1f}% fewer ({} vs {})", -*pct, topo_aware.spine_ring_edges, tree.spine_ring_edges)
+                             : fmt::format("{:.1f}% more ({} vs {})", *pct, topo_aware.spine_ring_edges, tree.spine_ring_edges);
+      if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kSpineEdgeReductionGoal + *pct);
+    } else {
+      g.met = mine == 0;
+      g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges);
+    }
+    goals.push_back(std::move(g));
+  }
+  auto within = [&](std::string what, double mine, double theirs, auto text) {
+    GoalVerdict g;
+    g.goal = fmt::format("{} within {:.0f}% of tree's", what, kMakespanToleranceGoal);
+    if (std::optional<double> pct = percent_change(mine, theirs)) {
+      g.met = std::abs(*pct) <= kMakespanToleranceGoal;
+      g.measured = fmt::format("{:+.2f}% ({} vs {})", *pct, text(mine), text(theirs));
+      if (!g.met) g.measured += fmt::format("; outside by {:.2f} points", std::abs(*pct) - kMakespanToleranceGoal);
+    } else {
+      g.met = mine == theirs;
+      g.measured = fmt::format("{} vs {}", text(mine), text(theirs));
+    }
+    goals.push_back(std::move(g));
+  };
+  within("makespan", topo_aware.makespan_s, tree.makespan_s, seconds_text);
+  within("GPU utilization", topo_aware.gpu_utilization, tree.gpu_utilization, percent_text);
+
+  if (std::optional<std::string> key = common_scheduler_key(topo_aware, tree)) {
+    GoalVerdict g;
+    g.goal = fmt::format("scheduler time ({}) at most {:.0f}x tree's", *key, kSchedulerRatioGoal);
+    double mine = topo_aware.scheduler.at(*key), theirs = tree.scheduler.at(*key);
+    if (theirs > 0 && std::isfinite(theirs) && std::isfinite(mine)) {
+      double ratio = mine / theirs;
+      g.met = ratio <= kSchedulerRatioGoal;
+      g.measured = fmt::format("{:.2f}x ({} vs {})", ratio, figure_text(mine), figure_text(theirs));
+      if (!g.met) g.measured += fmt::format("; over by {:.2f}x", ratio - kSchedulerRatioGoal);
+    } else {
+      g.met = mine <= theirs;
+      g.measured = fmt::format("{} vs {}", figure_text(mine), figure_text(theirs));
+    }
+    goals.push_back(std::move(g));
+  }
+  return goals;
+}
+
+namespace {
+
+void policy_table(std::string& md, const Comparison& run) {
+  md += "| policy | multi-host jobs | mean AllReduce slowdown | p95 AllReduce slowdown | mean AllToAll slowdown "
+        "| spine ring edges | pod ring edges | mean leaves | makespan | GPU utilization | mean wait | rejected |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const PolicyOutcome& p : run.policies)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} |\n", cell(p.policy), p.multi_host_jobs,
+                      slowdown_text(p.mean_allreduce_slowdown), slowdown_text(p.p95_allreduce_slowdown),
+                      slowdown_text(p.mean_alltoall_slowdown), p.spine_ring_edges, p.pod_ring_edges, p.mean_leaves,
+                      seconds_text(p.makespan_s), percent_text(p.gpu_utilization), seconds_text(p.mean_wait_s),
+                      p.rejected.size());
+
+  std::set<std::string> keys;
+  for (const PolicyOutcome& p : run.policies)
+    for (const auto& [key, value] : p.scheduler) keys.insert(key);
+  if (keys.empty()) return;
+  md += "\nThe scheduler's own figures:\n\n| policy |";
+  for (const std::string& key : keys) md += fmt::format(" {} |", cell(key));
+  md += "\n|---|";
+  for (size_t i = 0; i < keys.size(); ++i) md += "---:|";
+  md += "\n";
+  for (const PolicyOutcome& p : run.policies) {
+    md += fmt::format("| {} |", cell(p.policy));
+    for (const std::string& key : keys) {
+      auto it = p.scheduler.find(key);
+      md += fmt::format(" {} |", it == p.scheduler.end() ? "" : figure_text(it->second));
+    }
+    md += "\n";
+  }
+}
+
+void change_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcome& theirs) {
+  md += fmt::format("\n### topo-aware against {}\n\n", cell(theirs.policy));
+  md += fmt::format("| figure | {} | topo-aware | change |\n|---|---:|---:|---:|\n", cell(theirs.policy));
+  auto row = [&](std::string_view what, std::string a, std::string b, std::optional<double> pct) {
+    md += fmt::format("| {} | {} | {} | {} |\n", what, a, b, change_text(pct));
+  };
+  double ex_mine = excess(mine.mean_allreduce_slowdown), ex_theirs = excess(theirs.mean_allreduce_slowdown);
+  row("mean AllReduce excess over ideal (slowdown - 1)", excess_text(ex_theirs), excess_text(ex_mine),
+      percent_change(ex_mine, ex_theirs));
+  row("p95 AllReduce slowdown", slowdown_text(theirs.p95_allreduce_slowdown), slowdown_text(mine.p95_allreduce_slowdown),
+      percent_change(mine.p95_allreduce_slowdown, theirs.p95_allreduce_slowdown));
+  row("mean AllToAll slowdown", slowdown_text(theirs.mean_alltoall_slowdown), slowdown_text(mine.mean_alltoall_slowdown),
+      percent_change(mine.mean_alltoall_slowdown, theirs.mean_alltoall_slowdown));
+  row("spine ring edges", std::to_string(theirs.spine_ring_edges), std::to_string(mine.spine_ring_edges),
+      percent_change(static_cast<double>(mine.spine_ring_edges), static_cast<double>(theirs.spine_ring_edges)));
+  row("pod ring edges", std::to_string(theirs.pod_ring_edges), std::to_string(mine.pod_ring_edges),
+      percent_change(static_cast<double>(mine.pod_ring_edges), static_cast<double>(theirs.pod_ring_edges)));
+  row("mean leaves", fmt::format("{:.2f}", theirs.mean_leaves), fmt::format("{:.2f}", mine.mean_leaves),
+      percent_change(mine.mean_leaves, theirs.mean_leaves));
+  row("makespan", seconds_text(theirs.makespan_s), seconds_text(mine.makespan_s),
+      percent_change(mine.makespan_s, theirs.makespan_s));
+  row("GPU utilization", percent_text(theirs.gpu_utilization), percent_text(mine.gpu_utilization),
+      percent_change(mine.gpu_utilization, theirs.gpu_utilization));
+  row("mean wait", seconds_text(theirs.mean_wait_s), seconds_text(mine.mean_wait_s),
+      percent_change(mine.mean_wait_s, theirs.mean_wait_s));
+  if (std::optional<std::string> key = common_scheduler_key(mine, theirs))
+    row(cell(*key), figure_text(theirs.scheduler.at(*key)), figure_text(mine.scheduler.at(*key)),
+        percent_change(mine.scheduler.at(*key), theirs.scheduler.at(*key)));
+}
+
+}  // namespace
+
+std::string report_markdown(std::span<const Comparison> runs, std::string_view picture_file) {
+  std::string md = "# topo-aware against Slurm's topology/tree\n\n";
+  md +=
+      "Slowdown is a job's collective time over the ideal: the same hosts alone on a non-blocking fabric "
+      "(AllReduce in the job's ring order, judged with the traffic of the jobs running beside it and "
+      "weighted by time; AllToAll alone). Slowdowns and leaves are over multi-host jobs; ring edges are "
+      "summed over jobs. Changes are topo-aware's against the reference, in percent of the reference.\n\n";
+  if (!picture_file.empty())
+    md += fmt::format("![AllReduce slowdown over the ideal, CDF per policy]({})\n\n", picture_file);
+
+  for (const Comparison& run : runs) {
+    md += fmt::format("## {}\n\n", run.title.empty() ? "replay" : run.title);
+    md += fmt::format("Fabric: `{}`  \nTrace: `{}`\n\n", run.fabric, run.trace);
+    policy_table(md, run);
+
+    const PolicyOutcome* mine = find_policy(run, kTopoAware);
+    const PolicyOutcome* tree = find_policy(run, kTree);
+    const PolicyOutcome* linear = find_policy(run, kLinear);
+    if (!mine) {
+      md += "\nNo topo-aware policy in this run: nothing to compare.\n\n";
+      continue;
+    }
+    if (tree) change_table(md, *mine, *tree);
+    if (linear) change_table(md, *mine, *linear);
+    if (tree) {
+      md += "\n### Goals against topology/tree\n\n| goal | measured | verdict |\n|---|---|---|\n";
+      for (const GoalVerdict& g : judge_goals(*mine, *tree))
+        md += fmt::format("| {} | {} | {} |\n", cell(g.goal), cell(g.measured), g.met ? "pass" : "**miss**");
+    }
+    md += "\n";
+  }
+  return md;
+}
+
+namespace {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // Control characters other than tab and newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+constexpr std::array<std::string_view, 8> kColours = {"#2ca02c", "#d62728", "#1f77b4", "#ff7f0e",
+                                                     "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+
+// A fixed colour per known policy, so pictures compare at a glance.
+std::string_view colour_of(const std::string& policy, size_t index) {
+  if (policy == kTopoAware) return kColours[0];
+  if (policy == kTree) return kColours[1];
+  if (policy == kLinear) return kColours[2];
+  return kColours[3 + index % (kColours.size() - 3)];
+}
+
+// The x axis from 1 to `top`: linear while the slowdowns stay below 3,
+// where most of them sit just above 1; logarithmic beyond, so a few jobs
+// slowed 10x do not squash the rest against the left edge.
+struct Axis {
+  bool log = false;
+  double top = 1;
+  double left = 0, width = 1;  // in pixels
+
+  double x(double v) const {
+    v = std::clamp(v, 1.0, top);
+    double f = log ? std::log(v) / std::log(top) : (v - 1) / (top - 1);
+    return left + width * f;
+  }
+
+  // 1-2-5 ticks (1.1, 1.2, 1.5 near 1 on a log axis) at least 44 px apart.
+  std::vector<double> ticks() const {
+    std::vector<double> all;
+    if (log) {
+      all = {1, 1.1, 1.2, 1.5};
+      for (double decade = 1; decade <= 1e9; decade *= 10)
+        for (double m : {2.0, 5.0, 10.0}) all.push_back(m * decade);
+    } else {
+      double span = top - 1, step = 0;
+      for (double decade = 1e-6; decade <= 1e9 && step == 0; decade *= 10)
+        for (double m : {1.0, 2.0, 2.5, 5.0})
+          if (span / (m * decade) <= 6) {
+            step = m * decade;
+            break;
+          }
+      if (step == 0) step = span;
+      for (int i = 0; 1 + i * step <= top * (1 + 1e-12); ++i) all.push_back(1 + i * step);
+    }
+    std::vector<double> kept;
+    for (double t : all)
+      if (t <= top * (1 + 1e-12) && (kept.empty() || x(t) - x(kept.back()) >= 44)) kept.push_back(t);
+    return kept;
+  }
+};
+
+std::string shorten(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  return std::string(text.substr(0, limit - 3)) + "...";
+}
+
+struct Curve {
+  std::string policy;
+  std::vector<double> finite;  // sorted
+  size_t infinite = 0;
+  size_t count() const { return finite.size() + infinite; }
+};
+
+}  // namespace
+
+std::string slowdown_cdf_svg(std::span<const Comparison> runs) {
+  constexpr double kWidth = 800, kPanel = 440;
+  constexpr double kLeft = 70, kRight = 230, kTop = 62, kBottom = 56;
+  constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kPanel - kTop - kBottom;
+  double height = kPanel * static_cast<double>(std::max<size_t>(runs.size(), 1));
+
+  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  svg += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n",
+      kWidth, height);
+  svg += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"white\"/>\n", kWidth, height);
+  if (runs.empty()) svg += "<text x=\"20\" y=\"40\">no runs to show</text>\n";
+
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const Comparison& run = runs[r];
+    double y0 = kPanel * static_cast<double>(r);
+    std::vector<Curve> curves;
+    double top = 1;
+    for (const PolicyOutcome& p : run.policies) {
+      Curve c;
+      c.policy = p.policy;
+      for (const JobOutcome& j : p.jobs) {
+        if (j.hosts <= 1) continue;
+        if (std::isfinite(j.allreduce_slowdown)) c.finite.push_back(std::max(1.0, j.allreduce_slowdown));
+        else ++c.infinite;
+      }
+      std::sort(c.finite.begin(), c.finite.end());
+      if (!c.finite.empty()) top = std::max(top, c.finite.back());
+      curves.push_back(std::move(c));
+    }
+    // Some room past the largest value so the last step shows.
+    Axis axis;
+    axis.top = std::max(1.05, 1 + (top - 1) * 1.05);
+    axis.log = axis.top > 3;
+    axis.left = kLeft;
+    axis.width = kPlotW;
+    auto x_of = [&](double v) { return axis.x(v); };
+    auto y_of = [&](double f) { return y0 + kTop + kPlotH * (1 - f); };
+
+    svg += fmt::format("<g id=\"run{}\">\n", r + 1);
+    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, y0 + 22,
+                       xml_escape(run.title.empty() ? "replay" : run.title));
+    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", kLeft, y0 + 36,
+                       xml_escape(shorten("fabric " + run.fabric, 115)));
+    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", kLeft, y0 + 49,
+                       xml_escape(shorten("trace " + run.trace, 115)));
+    // Frame, grid and ticks.
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#333\"/>\n",
+                       kLeft, y0 + kTop, kPlotW, kPlotH);
+    for (int i = 0; i <= 4; ++i) {
+      double f = i / 4.0, y = y_of(f);
+      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kLeft, y,
+                         kLeft + kPlotW, y);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kLeft - 6, y + 4, f);
+    }
+    for (double t : axis.ticks()) {
+      double x = x_of(t);
+      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", x, y0 + kTop, x,
+                         y0 + kTop + kPlotH);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", x,
+                         y0 + kTop + kPlotH + 16, t);
+    }
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kLeft + kPlotW / 2,
+                       y0 + kPanel - 14,
+                       axis.log ? "AllReduce time over the ideal (log scale), multi-host jobs"
+                                : "AllReduce time over the ideal, multi-host jobs");
+    svg += fmt::format(
+        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} {1:.1f})\">{2}</text>\n",
+        kLeft - 44, y0 + kTop + kPlotH / 2, "fraction of jobs at or below");
+
+    // One step line and one legend entry per policy.
+    for (size_t i = 0; i < curves.size(); ++i) {
+      const Curve& c = curves[i];
+      std::string_view colour = colour_of(c.policy, i);
+      double n = static_cast<double>(std::max<size_t>(c.count(), 1));
+      std::string points = fmt::format("{:.1f},{:.1f}", x_of(1), y_of(0));
+      size_t below = 0;
+      for (size_t k = 0; k < c.finite.size();) {
+        size_t same = k;
+        while (same < c.finite.size() && c.finite[same] == c.finite[k]) ++same;
+        double x = x_of(c.finite[k]);
+        points += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", x, y_of(below / n), x, y_of(same / n));
+        below = same;
+        k = same;
+      }
+      points += fmt::format(" {:.1f},{:.1f}", x_of(axis.top), y_of(below / n));
+      svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>\n",
+                         colour, points, xml_escape(c.policy));
+
+      double ly = y0 + kTop + 10 + 34 * static_cast<double>(i);
+      double lx = kLeft + kPlotW + 16;
+      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"3\"/>\n", lx,
+                         ly, lx + 24, ly, colour);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 30, ly + 4, xml_escape(c.policy));
+      std::string note = c.count() == 0 ? "no multi-host jobs" : fmt::format("{} jobs", c.count());
+      if (c.infinite > 0) note += fmt::format(", {} infinite", c.infinite);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", lx + 30, ly + 18,
+                         xml_escape(note));
+    }
+    svg += "</g>\n";
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace topo

@@ -1,0 +1,64 @@
+// The benchmark's report: replays of one trace under several policies, side
+// by side, as a markdown page (tables, ratios of topo-aware against Slurm's
+// topology/tree and linear first fit, the goals as pass / miss) and
+// an SVG picture of each job's AllReduce slowdown as a CDF per policy.
+// Pure functions: outcomes in, text out; the caller writes the files.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulation/outcome.h"
+
+namespace topo {
+
+// One trace replayed on one fabric under several policies (by name:
+// "linear", "tree", "topo-aware"; others are shown but not compared).
+struct Comparison {
+  std::string title;   // e.g. "2:1 leaf/spine, 4,096 hosts, interleaved names"
+  std::string fabric;  // the synthetic spec or the cluster's name
+  std::string trace;   // the trace's source
+  std::vector<PolicyOutcome> policies;
+};
+
+// One of the goals for topo-aware against topology/tree.
+struct GoalVerdict {
+  std::string goal;      // "mean AllReduce excess over ideal at least 25% lower"
+  std::string measured;  // "31.2% lower"
+  bool met = false;
+};
+
+// The goals that can be judged from the two outcomes: excess of the mean
+// AllReduce slowdown over 1 at least 25% lower; spine ring edges at least
+// 50% fewer; makespan and GPU utilization within 2% (relative); and the
+// scheduler's time per decision at most 2x, judged only when both outcomes
+// carry the same figure ("sdiag_mean_cycle_us" first, else
+// "placement_mean_us", else any other "*_us" key both have). A goal whose
+// reference is zero or not finite is judged from the values themselves
+// (e.g. 0 spine edges against 0 passes); a mean excess of tree's below
+// 0.001 counts as the ideal, and the goal is met when topo-aware's is too.
+std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& tree);
+
+// Relative change of `value` against `reference` in percent (negative:
+// lower); empty when it cannot be said (zero or infinite reference).
+std::optional<double> percent_change(double value, double reference);
+
+// The markdown page: per run a table of the policies' figures, a table of
+// the scheduler's own figures when any policy has them, topo-aware's
+// changes against tree and against linear, and the goals against tree.
+// `picture_file` (e.g. "slowdown-cdf.svg") is linked as an image; empty
+// leaves the link out.
+std::string report_markdown(std::span<const Comparison> runs, std::string_view picture_file);
+
+// A self-contained SVG: a panel per run, x = AllReduce time over the ideal
+// for multi-host jobs (from 1 to the largest finite value; linear up to 3,
+// logarithmic beyond), y =
+// fraction of those jobs at or below it, a step line (one <polyline>) per
+// policy with a legend. Jobs with an infinite slowdown keep their policy's
+// line below 1 and are counted in the legend.
+std::string slowdown_cdf_svg(std::span<const Comparison> runs);
+
+}  // namespace topo

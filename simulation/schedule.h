@@ -1,0 +1,33 @@
+// Where and when a replayed job sequence ran: the output of the simulator's
+// scheduler, or of a real Slurm cluster replaying the same trace.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topology/fabric.h"
+
+namespace topo {
+
+struct ScheduledJob {
+  std::string id;
+  int gpus = 0;                 // GPUs the job ran on
+  double submit_s = 0;
+  double start_s = 0;
+  double end_s = 0;
+  std::vector<NodeId> ring;     // its hosts, in the ring order the job used
+  std::vector<int> host_gpus;   // GPUs used on each host, same order
+};
+
+struct Schedule {
+  std::string policy;           // "linear", "tree", "topo-aware"
+  std::vector<ScheduledJob> jobs;
+  // Jobs the policy could never place (larger than the fabric), by id.
+  std::vector<std::string> rejected;
+  // Figures about the scheduler itself, by name: the simulator's placement
+  // times ("placement_mean_us", ...) or a real slurmctld's sdiag figures.
+  std::map<std::string, double> scheduler;
+};
+
+}  // namespace topo

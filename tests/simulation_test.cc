@@ -1,0 +1,203 @@
+// The replay scheduler and the judging of schedules (simulation/).
+#include <algorithm>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "comm_model/estimate.h"
+#include "placement/ring_order.h"
+#include "simulation/outcome.h"
+#include "simulation/replay.h"
+#include "topology/synthetic.h"
+
+namespace topo {
+namespace {
+
+constexpr const char* kTwoToOne = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
+
+NodeId host(const Fabric& f, const std::string& name) { return *f.find_host(name); }
+
+ScheduledJob job(const Fabric& f, std::string id, std::vector<std::string> hosts, double start, double end,
+                 int gpus_per_host = 8) {
+  ScheduledJob j;
+  j.id = std::move(id);
+  j.submit_s = 0;
+  j.start_s = start;
+  j.end_s = end;
+  for (const std::string& h : hosts) {
+    j.ring.push_back(host(f, h));
+    j.host_gpus.push_back(gpus_per_host);
+    j.gpus += gpus_per_host;
+  }
+  return j;
+}
+
+// Hosts alternating between leaf 1 and leaf 2: every ring edge climbs.
+std::vector<std::string> alternating(const Fabric& f, const SwitchTree& tree, int leaf_a, int leaf_b, int pairs,
+                                     int offset = 0) {
+  std::vector<std::string> out;
+  for (int i = 0; i < pairs; ++i) {
+    out.push_back(f.node(tree.leaves()[leaf_a].hosts[offset + i]).name);
+    out.push_back(f.node(tree.leaves()[leaf_b].hosts[offset + i]).name);
+  }
+  return out;
+}
+
+OutcomeOptions options_for(const Fabric& f) {
+  OutcomeOptions o;
+  o.fabric_gpus = static_cast<int>(f.hosts().size()) * 8;
+  return o;
+}
+
+TEST(SimulationJudge, AJobAloneIsJudgedAsTheModelEstimatesIt) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  Schedule s;
+  s.policy = "test";
+  s.jobs.push_back(job(f, "a", alternating(f, tree, 0, 1, 8), 0, 100));
+  PolicyOutcome o = judge(tree, s, options_for(f));
+  ASSERT_EQ(o.jobs.size(), 1u);
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.protocol = Protocol::Simple;
+  Estimate e = estimate(tree.paths(), s.jobs[0].ring, {Collective::AllReduce, 1024.0 * 1024 * 1024, Dtype::Fp32, 8},
+                        {}, ring);
+  EXPECT_DOUBLE_EQ(o.jobs[0].allreduce_alone_slowdown, e.time_s / e.ideal_time_s);
+  EXPECT_DOUBLE_EQ(o.jobs[0].allreduce_slowdown, o.jobs[0].allreduce_alone_slowdown);
+  // Eight flows each way over a leaf's four uplinks: twice the ideal.
+  EXPECT_NEAR(o.jobs[0].allreduce_slowdown, 2, 0.05);
+  EXPECT_EQ(o.jobs[0].spine_ring_edges, 16);
+  EXPECT_EQ(o.jobs[0].leaves, 2);
+  EXPECT_EQ(o.jobs[0].spines, 2);
+  EXPECT_EQ(o.spine_ring_edges, 16);
+}
+
+TEST(SimulationJudge, NeighboursOnTheSameUplinksSlowAJobOnlyWhileTheyRun) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  Schedule s;
+  // Four flows each way: alone, each job has a leaf's four uplinks to itself.
+  s.jobs.push_back(job(f, "a", alternating(f, tree, 0, 1, 4, 0), 0, 100));
+  s.jobs.push_back(job(f, "b", alternating(f, tree, 0, 1, 4, 4), 50, 100));  // same two leaves, other hosts
+  s.jobs.push_back(job(f, "c", alternating(f, tree, 2, 3, 4, 0), 0, 100));   // other leaves entirely
+  PolicyOutcome o = judge(tree, s, options_for(f));
+  const JobOutcome &a = o.jobs[0], &b = o.jobs[1], &c = o.jobs[2];
+  EXPECT_NEAR(a.allreduce_alone_slowdown, 1, 0.01);
+  // Together, each asks half of every uplink (duty 0.5) and gets the other
+  // half: twice the ideal while b runs, for half of a's run.
+  EXPECT_NEAR(b.allreduce_slowdown, 2, 0.05);
+  double shared = b.allreduce_slowdown;  // symmetric jobs: a's slowdown while b runs
+  EXPECT_NEAR(a.allreduce_slowdown, (a.allreduce_alone_slowdown + shared) / 2, 1e-9);
+  // c never meets them.
+  EXPECT_DOUBLE_EQ(c.allreduce_slowdown, c.allreduce_alone_slowdown);
+}
+
+TEST(SimulationJudge, SummaryCountsWaitsMakespanAndUtilization) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  Schedule s;
+  ScheduledJob one = job(f, "one", {f.node(f.hosts()[0]).name}, 10, 110, 4);
+  one.submit_s = 0;
+  ScheduledJob two = job(f, "two", {f.node(f.hosts()[1]).name}, 20, 220, 8);
+  two.submit_s = 20;
+  s.jobs = {one, two};
+  PolicyOutcome o = judge(tree, s, options_for(f));
+  EXPECT_EQ(o.multi_host_jobs, 0);
+  EXPECT_DOUBLE_EQ(o.mean_allreduce_slowdown, 1);
+  EXPECT_DOUBLE_EQ(o.mean_wait_s, 5);
+  EXPECT_DOUBLE_EQ(o.makespan_s, 220);
+  EXPECT_DOUBLE_EQ(o.gpu_utilization, (4 * 100.0 + 8 * 200.0) / (32 * 8 * 220.0));
+}
+
+Trace trace_of(std::vector<TraceJob> jobs) {
+  Trace t;
+  t.source = "test";
+  t.jobs = std::move(jobs);
+  return t;
+}
+
+TEST(SimulationReplay, JobsStartOnArrivalWhenTheyFitAndWaitWhenNot) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  SwitchTree tree(f);
+  Trace t = trace_of({{"big", 0, 100, 32}, {"next", 10, 50, 16}, {"small", 20, 10, 1}, {"huge", 30, 10, 64}});
+  Schedule s = replay(tree, t, policy_named("linear", f), {});
+  std::map<std::string, ScheduledJob> by_id;
+  for (const ScheduledJob& j : s.jobs) by_id[j.id] = j;
+  EXPECT_EQ(by_id["big"].start_s, 0);
+  EXPECT_EQ(by_id["big"].ring.size(), 4u);
+  EXPECT_EQ(by_id["next"].start_s, 100);  // the fabric is full until big ends
+  EXPECT_EQ(by_id["small"].start_s, 100);
+  EXPECT_EQ(s.rejected, std::vector<std::string>{"huge"});
+  EXPECT_EQ(by_id["next"].gpus, 16);
+  EXPECT_EQ(by_id["small"].gpus, 1);
+}
+
+TEST(SimulationReplay, EasyBackfillLetsShortJobsPassButNotDelayTheHead) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  SwitchTree tree(f);
+  // Half the fabric busy until 100; the head wants all of it.
+  Trace t = trace_of({{"running", 0, 100, 16}, {"head", 1, 10, 32}, {"short", 2, 50, 8}, {"long", 3, 500, 8}});
+  Schedule s = replay(tree, t, policy_named("linear", f), {});
+  std::map<std::string, ScheduledJob> by_id;
+  for (const ScheduledJob& j : s.jobs) by_id[j.id] = j;
+  EXPECT_EQ(by_id["short"].start_s, 2);   // ends at 52, before the head's reservation
+  EXPECT_EQ(by_id["head"].start_s, 100);  // not delayed
+  EXPECT_EQ(by_id["long"].start_s, 110);  // would have delayed it
+}
+
+// No host ever runs more GPUs than it has, under any policy.
+TEST(SimulationReplay, NoHostIsEverOverbooked) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved");
+  SwitchTree tree(f);
+  Trace t = generate_trace(32 * 8, {300, 0.9, 3, 600});
+  for (const char* name : {"linear", "tree", "topo-aware"}) {
+    Schedule s = replay(tree, t, policy_named(name, f), {});
+    EXPECT_EQ(s.jobs.size() + s.rejected.size(), t.jobs.size()) << name;
+    std::vector<std::pair<double, std::pair<NodeId, int>>> changes;
+    for (const ScheduledJob& j : s.jobs) {
+      EXPECT_GE(j.start_s, j.submit_s);
+      for (size_t i = 0; i < j.ring.size(); ++i) {
+        changes.push_back({j.start_s, {j.ring[i], j.host_gpus[i]}});
+        changes.push_back({j.end_s, {j.ring[i], -j.host_gpus[i]}});
+      }
+    }
+    std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.second < b.second.second;  // ends first
+    });
+    std::map<NodeId, int> used;
+    for (const auto& [at, change] : changes) {
+      used[change.first] += change.second;
+      ASSERT_LE(used[change.first], 8) << name << " at " << at;
+      ASSERT_GE(used[change.first], 0);
+    }
+  }
+}
+
+// On names that interleave across leaves, linear first fit scatters rings
+// over the spines; topo-aware keeps them on few leaves and orders them.
+TEST(SimulationReplay, TopoAwareCrossesFewerSpinesThanTheBaselinesOnInterleavedNames) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved");
+  SwitchTree tree(f);
+  Trace t = generate_trace(32 * 8, {300, 0.9, 5, 600});
+  OutcomeOptions o = options_for(f);
+  std::map<std::string, PolicyOutcome> out;
+  for (const char* name : {"linear", "tree", "topo-aware"})
+    out[name] = judge(tree, replay(tree, t, policy_named(name, f), {}), o);
+  ASSERT_GT(out["linear"].multi_host_jobs, 10);
+  EXPECT_LT(out["topo-aware"].spine_ring_edges, out["linear"].spine_ring_edges / 2);
+  EXPECT_LT(out["topo-aware"].spine_ring_edges, out["tree"].spine_ring_edges);
+  EXPECT_LT(out["topo-aware"].mean_allreduce_slowdown, out["linear"].mean_allreduce_slowdown);
+}
+
+TEST(SimulationReplay, UnknownPolicyIsNamed) {
+  Fabric f = make_synthetic(kTwoToOne);
+  try {
+    policy_named("random", f);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("random"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace topo

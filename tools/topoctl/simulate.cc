@@ -1,0 +1,328 @@
+// topoctl simulate: replay a job trace on a fabric under several placement
+// policies and judge each schedule the same way (simulation/outcome.h).
+// topoctl score: judge a schedule a real Slurm cluster made (tests/slurm/
+// replay.sh writes it) the same way, so both sit in one report.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "simulation/outcome.h"
+#include "simulation/replay.h"
+#include "simulation/trace.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "tools/topoctl/outcome_json.h"
+#include "topology/error.h"
+
+namespace topoctl {
+namespace {
+
+using nlohmann::json;
+
+struct JudgeOptions {
+  int gpus_per_host = 8;
+  double message_mib = 1024;
+  double comm_duty = 0.5;
+};
+
+void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
+  cmd.add_option("--gpus-per-host", o.gpus_per_host, "GPUs on every host")->check(CLI::Range(1, 64));
+  cmd.add_option("--message-mib", o.message_mib, "AllReduce / AllToAll size a job is judged at, in MiB")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--comm-duty", o.comm_duty,
+                 "share of its run time a job spends in collectives: its load on shared cables")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric) {
+  topo::OutcomeOptions out;
+  out.message_bytes = o.message_mib * 1024 * 1024;
+  out.comm_duty = o.comm_duty;
+  out.fabric_gpus = static_cast<int>(fabric.hosts().size()) * o.gpus_per_host;
+  return out;
+}
+
+// "jobs=10000,load=0.9,seed=7,median=1800": the generator's shape.
+topo::TraceShape parse_shape(const std::string& spec) {
+  topo::TraceShape shape;
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument(fmt::format("--generate: '{}' is not key=value (jobs, load, seed, median)", item));
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    try {
+      if (key == "jobs") shape.jobs = std::stoul(value);
+      else if (key == "load") shape.load = std::stod(value);
+      else if (key == "seed") shape.seed = std::stoull(value);
+      else if (key == "median") shape.median_duration_s = std::stod(value);
+      else throw std::invalid_argument("unknown key");
+    } catch (const std::exception&) {
+      throw std::invalid_argument(
+          fmt::format("--generate: bad '{}'; expected jobs=N, load=X, seed=N, median=SECONDS", item));
+    }
+  }
+  if (shape.jobs == 0 || !(shape.load > 0) || !(shape.median_duration_s > 0))
+    throw std::invalid_argument("--generate: jobs, load and median must be positive");
+  return shape;
+}
+
+void print_summary(const topo::Comparison& c) {
+  fmt::print("{}\nfabric {}   trace {}\n\n", c.title, c.fabric, c.trace);
+  fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10}\n", "policy", "jobs",
+             "multi", "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait");
+  for (const topo::PolicyOutcome& p : c.policies)
+    fmt::print("{:<11} {:>7} {:>9} {:>9.3f} {:>9.3f} {:>10.3f} {:>8.2f} {:>12} {:>6.1f}% {:>9.0f}s {:>9.0f}s\n",
+               p.policy, p.jobs.size(), p.multi_host_jobs, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
+               p.mean_alltoall_slowdown, p.mean_leaves, p.spine_ring_edges, p.gpu_utilization * 100, p.makespan_s,
+               p.mean_wait_s);
+  fmt::print("\nAR/A2A: AllReduce/AllToAll time over the ideal, multi-host jobs; spine edges: ring edges "
+             "between leaves, summed\n");
+}
+
+// --json prints summaries; --output keeps every job for `topoctl report`.
+int emit(const topo::Comparison& c, bool as_json, const std::string& output) {
+  if (!output.empty()) {
+    std::ofstream out(output);
+    out << to_json(c).dump(1) << '\n';
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}", output));
+    std::fprintf(stderr, "wrote %s\n", output.c_str());
+  }
+  if (as_json) {
+    json doc = to_json(c);
+    for (auto& [name, outcome] : doc["policies"].items()) outcome.erase("jobs");
+    std::cout << doc.dump(2) << '\n';
+  } else {
+    print_summary(c);
+  }
+  return kOk;
+}
+
+std::vector<std::string> split_policies(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw std::invalid_argument("--policies: no policy named");
+  return out;
+}
+
+// A schedule file from the real cluster (format in tests/slurm/replay.sh).
+topo::Schedule read_schedule(const std::string& path, const topo::Fabric& fabric, std::string& trace) {
+  std::ifstream in(path);
+  if (!in) throw topo::ParseError(path, 0, "cannot open the schedule file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw topo::ParseError(path, 0, fmt::format("not JSON: {}", e.what()));
+  }
+  auto field = [&](const json& j, const char* key, const std::string& where) -> const json& {
+    if (!j.is_object() || !j.contains(key)) throw topo::ParseError(path, 0, fmt::format("{}: no '{}'", where, key));
+    return j.at(key);
+  };
+  topo::Schedule s;
+  try {
+    s.policy = field(doc, "policy", "document").get<std::string>();
+    if (doc.contains("trace")) trace = doc["trace"].get<std::string>();
+    if (doc.contains("scheduler"))
+      for (auto& [k, v] : doc["scheduler"].items())
+        if (v.is_number()) s.scheduler[k] = v.get<double>();
+    if (doc.contains("rejected")) s.rejected = doc["rejected"].get<std::vector<std::string>>();
+    const json& jobs = field(doc, "jobs", "document");
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const json& j = jobs[i];
+      std::string where = fmt::format("jobs[{}]", i);
+      topo::ScheduledJob job;
+      job.id = field(j, "id", where).get<std::string>();
+      job.gpus = field(j, "gpus", where).get<int>();
+      job.submit_s = field(j, "submit_s", where).get<double>();
+      job.start_s = field(j, "start_s", where).get<double>();
+      job.end_s = field(j, "end_s", where).get<double>();
+      for (const std::string& host : field(j, "ring", where).get<std::vector<std::string>>()) {
+        auto h = fabric.find_host(host);
+        if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, job.id, host));
+        job.ring.push_back(*h);
+      }
+      job.host_gpus = field(j, "host_gpus", where).get<std::vector<int>>();
+      if (job.host_gpus.size() != job.ring.size())
+        throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, job.id,
+                                                    job.ring.size(), job.host_gpus.size()));
+      if (job.end_s < job.start_s || job.start_s < job.submit_s)
+        throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, job.id));
+      s.jobs.push_back(std::move(job));
+    }
+  } catch (const json::type_error& e) {
+    throw topo::ParseError(path, 0, fmt::format("wrong type: {}", e.what()));
+  }
+  return s;
+}
+
+}  // namespace
+
+Run add_simulate(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    JudgeOptions judge;
+    std::string trace, generate;
+    std::string policies = "linear,tree,topo-aware";
+    double gpu_factor = 1, load = 0;
+    size_t max_jobs = 0, backfill_depth = 100;
+    std::string profile = "allreduce";
+    std::string title, output;
+    unsigned threads = 0;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Replay a job trace on a fabric under several placement policies (linear first fit, Slurm's "
+      "topology/tree best fit, topo-aware) and compare what their placements cost the jobs' collectives");
+  add_input_options(*cmd, opts->input);
+  auto* source = cmd->add_option_group("trace");
+  source->add_option("--trace", opts->trace, "a trace CSV: job_id,submission_time,duration,num_gpu")
+      ->check(CLI::ExistingFile);
+  source->add_option("--generate", opts->generate,
+                     "a synthetic trace: jobs=N,load=X,seed=N,median=SECONDS (production-like size mix)");
+  source->require_option(1);
+  cmd->add_option("--policies", opts->policies, "comma-separated: linear, tree, topo-aware")
+      ->capture_default_str();
+  add_judge_options(*cmd, opts->judge);
+  cmd->add_option("--scale-gpus", opts->gpu_factor, "multiply every job's GPU count (trace scaling, step 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--load", opts->load,
+                  "compress or stretch arrivals so the trace offers this share of the fabric's GPUs (step 2)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--jobs", opts->max_jobs, "replay only the first N jobs (step 3)");
+  cmd->add_option("--backfill-depth", opts->backfill_depth, "queued jobs looked at per scheduling pass")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--profile", opts->profile, "what topo-aware optimizes multi-host jobs for: allreduce, alltoall, "
+                                              "mixed, none")
+      ->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "policies replayed at once (default: one per core)");
+  cmd->add_option("--title", opts->title, "the run's title in the results and the report");
+  cmd->add_option("--output", opts->output, "write the results with every job (for topoctl report) to FILE");
+  cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
+  return [opts]() {
+    LoadedFabric loaded = load(opts->input);
+    const topo::Fabric& fabric = loaded.fabric;
+    const int G = opts->judge.gpus_per_host;
+    const int fabric_gpus = static_cast<int>(fabric.hosts().size()) * G;
+    auto profile = topo::parse_profile(opts->profile);
+    if (!profile) throw std::invalid_argument(fmt::format("--profile {}: expected allreduce, alltoall, mixed or none",
+                                                          opts->profile));
+    std::vector<topo::PlacementPolicy> policies;
+    for (const std::string& name : split_policies(opts->policies)) policies.push_back(topo::policy_named(name, fabric));
+
+    topo::Trace trace = opts->trace.empty() ? topo::generate_trace(fabric_gpus, parse_shape(opts->generate))
+                                            : topo::read_trace_csv(opts->trace);
+    std::string scaling;
+    if (opts->gpu_factor != 1 || opts->load > 0 || opts->max_jobs > 0) {
+      trace = topo::scale_trace(std::move(trace), fabric_gpus, {opts->gpu_factor, opts->load, opts->max_jobs});
+      scaling = fmt::format(" (GPUs x{}, {}{} jobs)", opts->gpu_factor,
+                            opts->load > 0 ? fmt::format("load {}, ", opts->load) : "", trace.jobs.size());
+    }
+    std::fprintf(stderr, "simulate: %zu jobs on %zu hosts x %d GPUs, policies %s\n", trace.jobs.size(),
+                 fabric.hosts().size(), G, opts->policies.c_str());
+
+    topo::SwitchTree tree(fabric);
+    topo::ReplayOptions replay_options;
+    replay_options.gpus_per_host = G;
+    replay_options.profile = *profile;
+    replay_options.backfill_depth = opts->backfill_depth;
+    const topo::OutcomeOptions judging = outcome_options(opts->judge, fabric);
+
+    std::vector<topo::PolicyOutcome> outcomes(policies.size());
+    std::vector<std::exception_ptr> errors(policies.size());
+    std::mutex say;
+    auto run = [&](size_t i) {
+      try {
+        auto t0 = std::chrono::steady_clock::now();
+        topo::ReplayOptions o = replay_options;
+        o.progress = [&, i, last = -1](double share) mutable {
+          int tenth = static_cast<int>(share * 10);
+          if (tenth == last) return;
+          last = tenth;
+          std::lock_guard lock(say);
+          std::fprintf(stderr, "simulate: %-10s %3d%% of jobs submitted\n", policies[i].name.c_str(), tenth * 10);
+        };
+        topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
+        auto t1 = std::chrono::steady_clock::now();
+        outcomes[i] = topo::judge(tree, schedule, judging);
+        auto t2 = std::chrono::steady_clock::now();
+        outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
+        outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
+        std::lock_guard lock(say);
+        std::fprintf(stderr, "simulate: %-10s done: replay %.1f s, judging %.1f s\n", policies[i].name.c_str(),
+                     std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    };
+    unsigned threads = opts->threads ? opts->threads : std::max(1u, std::thread::hardware_concurrency());
+    for (size_t first = 0; first < policies.size(); first += threads) {
+      std::vector<std::thread> pool;
+      for (size_t i = first; i < std::min(policies.size(), first + threads); ++i) pool.emplace_back(run, i);
+      for (std::thread& t : pool) t.join();
+    }
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+
+    topo::Comparison c;
+    c.fabric = opts->input.synthetic.empty() ? fmt::format("{} snapshot {}", opts->input.db_path, opts->input.snapshot)
+                                             : opts->input.synthetic;
+    c.trace = trace.source + scaling;
+    c.title = opts->title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G)
+                                  : opts->title;
+    c.policies = std::move(outcomes);
+    return emit(c, opts->json, opts->output);
+  };
+}
+
+Run add_score(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    JudgeOptions judge;
+    std::vector<std::string> schedules;
+    std::string title, output;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "score",
+      "Judge schedules a real Slurm cluster made (tests/slurm/replay.sh) as topoctl simulate judges its own");
+  add_input_options(*cmd, opts->input);
+  cmd->add_option("--schedule", opts->schedules, "a schedule JSON file, one per policy (repeat the option)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_judge_options(*cmd, opts->judge);
+  cmd->add_option("--title", opts->title, "the run's title in the results and the report");
+  cmd->add_option("--output", opts->output, "write the results with every job (for topoctl report) to FILE");
+  cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
+  return [opts]() {
+    LoadedFabric loaded = load(opts->input);
+    topo::SwitchTree tree(loaded.fabric);
+    topo::Comparison c;
+    c.fabric = opts->input.synthetic.empty() ? opts->input.db_path : opts->input.synthetic;
+    c.title = opts->title.empty() ? "Slurm cluster replay" : opts->title;
+    for (const std::string& path : opts->schedules) {
+      std::string trace;
+      topo::Schedule s = read_schedule(path, loaded.fabric, trace);
+      if (c.trace.empty()) c.trace = trace;
+      c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric)));
+    }
+    return emit(c, opts->json, opts->output);
+  };
+}
+
+}  // namespace topoctl
