@@ -17,10 +17,11 @@ namespace topo {
 
 PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
   using Request = const PlacementRequest&;
-  if (name == "linear")
-    return {"linear", [](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(t, f, r); }};
-  if (name == "tree") {
+  // Slurm's switch table and node order, built once for the whole replay.
+  if (name == "linear" || name == "tree") {
     auto table = std::make_shared<const SlurmSwitchTable>(slurm_switch_table(fabric));
+    if (name == "linear")
+      return {"linear", [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(*table, t, f, r); }};
     return {"tree", [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_tree(*table, t, f, r); }};
   }
   if (name == "topo-aware")

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include "tests/topoctl_run.h"
 #include <nlohmann/json.hpp>
 
 #include "placement/baseline.h"
@@ -247,22 +248,8 @@ TEST(SlurmBaselineRails, RailOptimizedHostsCountUnderTheirRailZeroLeaf) {
 
 // --- topoctl place --policy ----------------------------------------------------
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-Ran topoctl(const std::string& args) {
-  Ran r;
-  FILE* p = popen((std::string(TOPOCTL_PATH) + " " + args + " 2>/dev/null").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using topo::testing::Ran;
+Ran topoctl(const std::string& args) { return topo::testing::run_topoctl(args); }
 
 TEST(SlurmBaselineCli, PlacePolicyTreeReadsTheBusyFile) {
   std::string busy_file = ::testing::TempDir() + "baseline_busy." + std::to_string(getpid());

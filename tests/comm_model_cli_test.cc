@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include "tests/topoctl_run.h"
 #include <nlohmann/json.hpp>
 
 #include "db/placement_store.h"
@@ -15,32 +16,8 @@
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran topoctl(const std::string& args) {
-  // One file per process and call: ctest runs these tests in parallel processes.
-  static int calls = 0;
-  std::string err_file =
-      ::testing::TempDir() + "comm_model_cli_stderr." + std::to_string(getpid()) + "." + std::to_string(++calls);
-  std::string cmd = std::string(TOPOCTL_PATH) + " " + args + " 2>" + err_file;
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  std::remove(err_file.c_str());
-  return r;
-}
+using topo::testing::Ran;
+Ran topoctl(const std::string& args) { return topo::testing::run_topoctl(args); }
 
 const std::string kTwoToOne = "--synthetic leafspine:leaves=4,hosts_per_leaf=16,spines=2,oversub=2";
 

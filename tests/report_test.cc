@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include "tests/topoctl_run.h"
 #include <nlohmann/json.hpp>
 
 #include "simulation/report.h"
@@ -352,30 +353,8 @@ TEST(OutcomeJson, ErrorsNameTheFileAndKey) {
   EXPECT_THROW(topoctl::outcome_from_json(nlohmann::json{{"policy", "x"}}, "o.json"), ParseError);
 }
 
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-Ran topoctl_run(const std::string& args) {
-  static int calls = 0;
-  std::string err_file = ::testing::TempDir() + "report_cli_stderr." + std::to_string(getpid()) + "." + std::to_string(++calls);
-  std::string cmd = std::string(TOPOCTL_PATH) + " " + args + " 2>" + err_file;
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  std::remove(err_file.c_str());
-  return r;
-}
+using topo::testing::Ran;
+Ran topoctl_run(const std::string& args) { return topo::testing::run_topoctl(args); }
 
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -198,12 +198,12 @@ Run add_simulate(CLI::App& app) {
   cmd->add_option("--policies", opts->policies, "comma-separated: linear, tree, topo-aware")
       ->capture_default_str();
   add_judge_options(*cmd, opts->judge);
-  cmd->add_option("--scale-gpus", opts->gpu_factor, "multiply every job's GPU count (trace scaling, step 1)")
+  cmd->add_option("--scale-gpus", opts->gpu_factor, "multiply every job's GPU count (trace scaling, step 2)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--load", opts->load,
-                  "compress or stretch arrivals so the trace offers this share of the fabric's GPUs (step 2)")
+                  "compress or stretch arrivals so the trace offers this share of the fabric's GPUs (step 3)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--jobs", opts->max_jobs, "replay only the first N jobs (step 3)");
+  cmd->add_option("--jobs", opts->max_jobs, "replay only the first N jobs (step 1)");
   cmd->add_option("--backfill-depth", opts->backfill_depth, "queued jobs looked at per scheduling pass")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--profile", opts->profile, "what topo-aware optimizes multi-host jobs for: allreduce, alltoall, "
