@@ -40,10 +40,12 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
     for (NodeId h : l.hosts)
       if (eligible(tree, free, request, h) && (health == Health::Any || tree.degraded_cables(h).empty()))
         pool.hosts.push_back(h);
-    // Healthy hosts first; for a GPU count, the emptiest hosts first so the job spans few.
+    // Healthy hosts first; for a GPU count, the emptiest hosts first so the
+    // job spans few; for whole hosts, the fullest that fit (best fit), so
+    // small jobs share hosts and leave whole ones to multi-host jobs.
     std::stable_sort(pool.hosts.begin(), pool.hosts.end(), [&](NodeId a, NodeId b) {
       auto key = [&](NodeId h) {
-        return std::make_pair(tree.degraded_cables(h).size(), whole_hosts(request) ? 0 : -free.free(h));
+        return std::make_pair(tree.degraded_cables(h).size(), whole_hosts(request) ? free.free(h) : -free.free(h));
       };
       return key(a) < key(b);
     });
