@@ -68,12 +68,12 @@ std::string cell(std::string_view text) {
 }
 
 // The scheduler figure both outcomes carry that best stands for job_test
-// time: slurmctld's own cycle time first, then the simulator's placement.
+// time: the select plugin's own timing of run-now tests, then slurmctld's
+// main scheduling cycle, then the simulator's placement call. Nothing else
+// (an RPC's time says nothing about placement).
 std::optional<std::string> common_scheduler_key(const PolicyOutcome& a, const PolicyOutcome& b) {
-  for (std::string_view key : {"sdiag_mean_cycle_us", "placement_mean_us"})
+  for (std::string_view key : {"job_test_mean_us", "sdiag_main_mean_cycle_us", "placement_mean_us"})
     if (a.scheduler.contains(std::string(key)) && b.scheduler.contains(std::string(key))) return std::string(key);
-  for (const auto& [key, value] : a.scheduler)
-    if (key.ends_with("_us") && b.scheduler.contains(key)) return key;
   return std::nullopt;
 }
 

@@ -35,8 +35,9 @@ struct GoalVerdict {
 // AllReduce slowdown over 1 at least 25% lower; spine ring edges at least
 // 50% fewer; makespan and GPU utilization within 2% (relative); and the
 // scheduler's time per decision at most 2x, judged only when both outcomes
-// carry the same figure ("sdiag_mean_cycle_us" first, else
-// "placement_mean_us", else any other "*_us" key both have). A goal whose
+// carry the same figure ("job_test_mean_us", the select plugin's timing of
+// run-now tests, first, else slurmctld's "sdiag_main_mean_cycle_us", else
+// the simulator's "placement_mean_us"). A goal whose
 // reference is zero or not finite is judged from the values themselves
 // (e.g. 0 spine edges against 0 passes); a mean excess of tree's below
 // 0.001 counts as the ideal, and the goal is met when topo-aware's is too.

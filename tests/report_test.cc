@@ -129,11 +129,21 @@ TEST(Report, GoalsFollowTheFigures) {
   ASSERT_EQ(goals.size(), 5u);
   EXPECT_FALSE(goals[4].met);
   EXPECT_TRUE(contains(goals[4].measured, "2.50x"));
-  tree_timed.scheduler["sdiag_mean_cycle_us"] = 400;
-  worse.scheduler["sdiag_mean_cycle_us"] = 500;
+  tree_timed.scheduler["sdiag_main_mean_cycle_us"] = 400;
+  worse.scheduler["sdiag_main_mean_cycle_us"] = 500;
   goals = judge_goals(worse, tree_timed);
   EXPECT_TRUE(goals[4].met);  // slurmctld's own figure wins over the simulator's
-  EXPECT_TRUE(contains(goals[4].goal, "sdiag_mean_cycle_us"));
+  EXPECT_TRUE(contains(goals[4].goal, "sdiag_main_mean_cycle_us"));
+  tree_timed.scheduler["job_test_mean_us"] = 10;
+  worse.scheduler["job_test_mean_us"] = 35;
+  goals = judge_goals(worse, tree_timed);
+  EXPECT_FALSE(goals[4].met);  // the plugin's own job_test timing wins over sdiag's cycle
+  EXPECT_TRUE(contains(goals[4].goal, "job_test_mean_us"));
+  // An unrelated time (an RPC's) never stands for job_test.
+  PolicyOutcome rpc_only = tree, rpc_mine = mine;
+  rpc_only.scheduler["rpc_submit_mean_us"] = 1;
+  rpc_mine.scheduler["rpc_submit_mean_us"] = 100;
+  EXPECT_EQ(judge_goals(rpc_mine, rpc_only).size(), 4u);
 
   // tree at the ideal: a relative cut of noise is not judged.
   PolicyOutcome ideal_tree = tree, near_ideal = mine;
@@ -271,7 +281,7 @@ TEST(Report, CdfPictureIsWellFormedWithALinePerPolicy) {
 
 TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
   Comparison c = sample();
-  c.policies[1].scheduler["sdiag_mean_cycle_us"] = 812.5;
+  c.policies[1].scheduler["sdiag_main_mean_cycle_us"] = 812.5;
   c.policies[1].rejected = {"j9"};
   c.policies[1].p95_allreduce_slowdown = kInf;
   nlohmann::json j = topoctl::to_json(c);
