@@ -68,6 +68,8 @@ PlacementStore::PlacementStore(std::string path) : PlacementStore(std::move(path
 PlacementStore::PlacementStore(std::string path, Options options)
     : connection_(std::move(path), options.busy_timeout) {
   prepare_schema(connection_);
+  if (!options.sync_each_record)
+    connection_.exec("PRAGMA synchronous = NORMAL", "cannot relax the placement log's syncing");
 }
 
 int64_t PlacementStore::record(const PlacementRecord& r) {

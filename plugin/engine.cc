@@ -166,7 +166,8 @@ struct topo_engine {
                                     config.db_path, config.db_path));
     try {
       if (!snapshots) snapshots = std::make_unique<SnapshotStore>(config.db_path);
-      if (!placements) placements = std::make_unique<PlacementStore>(config.db_path);
+      // Placements are logged from inside job_test: no fsync per record.
+      if (!placements) placements = std::make_unique<PlacementStore>(config.db_path, PlacementStore::Options{.sync_each_record = false});
     } catch (...) {
       drop_database();
       throw;
@@ -243,6 +244,16 @@ int topo_engine_reconfigure(topo_engine_t* engine, const char* conf_path, char* 
     // Read first: a bad file leaves the running config alone.
     if (conf_path && *conf_path) (void)read_engine_config(conf_path);
     engine->configure(conf_path, msg, msg_size);
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_prepare: no engine");
+    std::lock_guard guard(engine->lock);
+    (void)engine->current_tree();
+    (void)engine->placement_store();
     return TOPO_ENGINE_OK;
   });
 }

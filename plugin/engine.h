@@ -68,6 +68,11 @@ int topo_engine_open(const char *conf_path, topo_engine_t **engine, char *msg, s
  * the config it had.  The database is reopened if its path changed. */
 int topo_engine_reconfigure(topo_engine_t *engine, const char *conf_path, char *msg, size_t msg_size);
 void topo_engine_close(topo_engine_t *engine);
+/* Opens the database and loads its latest snapshot now, so the first job
+ * placed does not wait for it (slurmctld calls it at start-up and on
+ * reconfigure).  No database or no snapshot yet: an error status and why,
+ * as topo_engine_rank gives them; nothing is created. */
+int topo_engine_prepare(topo_engine_t *engine, char *msg, size_t msg_size);
 
 bool topo_engine_strict(const topo_engine_t *engine);
 /* Whether Partitions= names `partition`. */

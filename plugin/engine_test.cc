@@ -302,3 +302,22 @@ TEST_F(EngineTest, HostPatternMapsNodeNames) {
 }
 
 }  // namespace
+
+namespace {
+
+// slurmctld prepares the engine at start-up; a database not discovered
+// yet is reported, not fatal, and the first snapshot saved is then found.
+TEST_F(EngineTest, PrepareLoadsTheSnapshotOrSaysThereIsNone) {
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  EXPECT_NE(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK);
+  EXPECT_NE(std::string(msg_).find("no such database"), std::string::npos) << msg_;
+  EXPECT_FALSE(std::filesystem::exists(path("fabric.db"))) << "preparing creates no database";
+  save(kFabric);
+  EXPECT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking r{};
+  std::vector<int> free(32, 8);
+  ASSERT_EQ(rank(4, free, &r), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking_free(&r);
+}
+
+}  // namespace

@@ -26,10 +26,12 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
@@ -135,6 +137,80 @@ static const slurm_select_ops_t *wrapped(void)
   return &cons_tres;
 }
 
+/*
+ * What run-now tests cost, so an admin (and tests/slurm/replay.sh) can see
+ * the plugin's price: per path (topo-aware jobs, and jobs left to cons_tres
+ * alone), the tests, their mean and longest time, and for topo-aware jobs
+ * the engine's ranking, the cons_tres trials and the placement record.
+ * One summary line every TIMING_EVERY tests of a path, and for both on
+ * `scontrol reconfigure`.
+ */
+enum { TIMING_CONS_TRES, TIMING_TOPO_AWARE };
+#define TIMING_EVERY 100
+struct job_test_timing {
+  uint64_t tests, total_us, max_us;
+  uint64_t engine_us, trials, trial_us, record_us;
+};
+static struct job_test_timing timing[2];
+static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_us(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static void log_timing(const struct job_test_timing *t, int path)
+{
+  if (!t->tests)
+    return;
+  if (path == TIMING_CONS_TRES)
+    info("job_test timing: cons_tres alone tests=%" PRIu64 " mean_us=%" PRIu64 " max_us=%" PRIu64,
+         t->tests, t->total_us / t->tests, t->max_us);
+  else
+    info("job_test timing: topo-aware tests=%" PRIu64 " mean_us=%" PRIu64 " max_us=%" PRIu64
+         " engine_mean_us=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
+         " record_mean_us=%" PRIu64,
+         t->tests, t->total_us / t->tests, t->max_us, t->engine_us / t->tests, t->trials,
+         t->trials ? t->trial_us / t->trials : 0, t->record_us / t->tests);
+}
+
+/* Both paths' figures so far: on `scontrol reconfigure` and at unload
+ * (slurmctld unloads plugins only in its leak-checking builds). */
+static void log_all_timing(void)
+{
+  struct job_test_timing copy[2];
+  slurm_mutex_lock(&timing_lock);
+  memcpy(copy, timing, sizeof(copy));
+  slurm_mutex_unlock(&timing_lock);
+  log_timing(&copy[TIMING_CONS_TRES], TIMING_CONS_TRES);
+  log_timing(&copy[TIMING_TOPO_AWARE], TIMING_TOPO_AWARE);
+}
+
+/* Adds one run-now test to its path's figures. */
+static void count_test(int path, uint64_t us, uint64_t engine_us, uint64_t trials, uint64_t trial_us,
+                       uint64_t record_us)
+{
+  struct job_test_timing snapshot;
+  int report;
+  slurm_mutex_lock(&timing_lock);
+  struct job_test_timing *t = &timing[path];
+  t->tests++;
+  t->total_us += us;
+  if (us > t->max_us)
+    t->max_us = us;
+  t->engine_us += engine_us;
+  t->trials += trials;
+  t->trial_us += trial_us;
+  t->record_us += record_us;
+  report = t->tests % TIMING_EVERY == 0;
+  snapshot = *t;
+  slurm_mutex_unlock(&timing_lock);
+  if (report)
+    log_timing(&snapshot, path);
+}
+
 extern int init(void)
 {
   return SLURM_SUCCESS;
@@ -143,6 +219,7 @@ extern int init(void)
 extern int fini(void)
 {
   int rc = SLURM_SUCCESS;
+  log_all_timing();
   slurm_mutex_lock(&engine_lock);
   topo_engine_close(engine);
   engine = NULL;
@@ -356,8 +433,10 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
 static int place_topo_aware(const struct topo_network_request *request, job_record_t *job_ptr,
                             bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
                             uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
-                            List *preemptee_job_list, bitstr_t *exc_core_bitmap)
+                            List *preemptee_job_list, bitstr_t *exc_core_bitmap,
+                            struct job_test_timing *spent)
 {
+  uint64_t t0;
   char msg[512], why[600];
   struct topo_engine_ranking ranking = { 0 };
   struct topo_engine_job job = { 0 };
@@ -397,7 +476,9 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
       names[i] = node_ptr->name;
       free[i] = free_gpus(node_ptr);
     }
+    t0 = now_us();
     rc = topo_engine_rank(e, &job, names, free, node_record_count, &ranking, msg, sizeof(msg));
+    spent->engine_us += now_us() - t0;
     xfree(names);
     xfree(free);
   }
@@ -413,8 +494,11 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
     bitstr_t *trial = bit_alloc(bit_size(bitmap));
     for (size_t h = 0; h < ranking.candidates[c].count; h++)
       bit_set(trial, (bitoff_t)ranking.candidates[c].hosts[h]);
+    t0 = now_us();
     rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    spent->trials++;
+    spent->trial_us += now_us() - t0;
     if (rc == SLURM_SUCCESS) {
       bit_copybits(bitmap, trial);
       FREE_NULL_BITMAP(trial);
@@ -426,7 +510,9 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
       FREE_NULL_LIST(*preemptee_job_list);
   }
   if (chosen >= 0) {
+    t0 = now_us();
     record(e, &job, job_ptr, &ranking, chosen, bitmap, NULL);
+    spent->record_us += now_us() - t0;
     topo_engine_ranking_free(&ranking);
     return SLURM_SUCCESS;
   }
@@ -435,6 +521,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   topo_engine_ranking_free(&ranking);
   if (topo_engine_strict(e))
     goto wait;
+  goto fallback;
 
 wait:
   /* Slurm sets the pending reason itself (Resources) after a failed test
@@ -448,14 +535,19 @@ wait:
   return SLURM_ERROR;
 
 fallback:
+  t0 = now_us();
   rc = wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                            preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  spent->trials++;
+  spent->trial_us += now_us() - t0;
   if (rc == SLURM_SUCCESS) {
     info("JobId=%u gets cons_tres's placement: %s", job_ptr->job_id, why);
+    t0 = now_us();
     if (e)
       record(e, &job, job_ptr, NULL, -1, bitmap, why);
     else
       set_admin_note(job_ptr, "fallback to cons_tres: topo_aware.conf could not be read");
+    spent->record_us += now_us() - t0;
   }
   return rc;
 }
@@ -465,12 +557,20 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t m
                              List preemptee_candidates, List *preemptee_job_list,
                              bitstr_t *exc_core_bitmap)
 {
+  struct job_test_timing spent = { 0 };
+  uint64_t start = now_us();
+  int rc;
   struct topo_network_request request = job_request(job_ptr, mode);
   if (request.topo_aware)
-    return place_topo_aware(&request, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                            preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-  return wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+    rc = place_topo_aware(&request, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, &spent);
+  else
+    rc = wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  if (mode == SELECT_MODE_RUN_NOW)
+    count_test(request.topo_aware ? TIMING_TOPO_AWARE : TIMING_CONS_TRES, now_us() - start,
+               spent.engine_us, spent.trials, spent.trial_us, spent.record_us);
+  return rc;
 }
 
 /* Everything below is cons_tres's, unchanged. */
@@ -490,9 +590,16 @@ extern int select_p_job_init(List job_list)
   return wrapped()->job_init(job_list);
 }
 
+/* Node records are ready (start-up, reconfigure): load the fabric now, so
+ * the first topo-aware job does not pay for it inside job_test. */
 extern int select_p_node_init(void)
 {
-  return wrapped()->node_init();
+  int rc = wrapped()->node_init();
+  topo_engine_t *e = get_engine();
+  char msg[512];
+  if (e && topo_engine_prepare(e, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    info("%s (topo-aware jobs get cons_tres's placement until a snapshot is there)", msg);
+  return rc;
 }
 
 extern int select_p_job_begin(job_record_t *job_ptr)
@@ -656,6 +763,7 @@ extern int select_p_update_node_config(int index)
 extern int select_p_reconfigure(void)
 {
   char msg[512];
+  log_all_timing();
   slurm_mutex_lock(&engine_lock);
   if (engine) {
     char *path = get_extra_conf_path("topo_aware.conf");
@@ -663,6 +771,8 @@ extern int select_p_reconfigure(void)
       error("%s; keeping the previous configuration", msg);
     else
       info("%s", msg[0] ? msg : "re-read topo_aware.conf");
+    if (topo_engine_prepare(engine, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+      info("%s", msg);
     xfree(path);
   } else {
     engine_tried = 0; /* the next job that needs it opens it afresh */

@@ -5,17 +5,22 @@
 # topology/tree, topo-aware = select/topo_cons_tres), on a 2:1 leaf/spine.
 # Writes, under --results (default results/):
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
-#   score-<naming>-<policy>.json     topoctl score of it
+#   score-<naming>.json              topoctl score of a naming's schedules
+#                                    (every job; the summary is printed)
 #   report/                          topoctl report of all of them
 #
 # Usage: sudo scripts/benchmark.sh [--build DIR] [--results DIR] [--hosts 32|64]
-#          [--trace CSV] [--first-job K] [--jobs N] [--time-scale X]
-#          [--max-duration S] [--namings contiguous,interleaved]
-#          [--policies tree,topo-aware] [--score-only]
+#          [--hosts-per-leaf N] [--trace CSV] [--first-job K] [--jobs N]
+#          [--time-scale X] [--load X] [--max-duration S]
+#          [--namings contiguous,interleaved] [--policies tree,topo-aware]
+#          [--score-only]
 #
-# Defaults: rows 25-104 of ITP cluster04 (80 jobs, 29 of them 16-32 GPUs
-# over 2-4 hosts, the rest 1-8 GPUs), time scale 1000, durations capped at
-# 60 s: about 5 minutes per run, 20 minutes in all.  --score-only redoes
+# Defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of ITP
+# cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
+# time scale 2000, arrivals 10x denser than the trace's, durations capped
+# at 60 s: a few minutes per run.  Leaves of 4 hosts because the trace's
+# largest jobs (64 GPUs, 8 hosts) fit one 8-host leaf: on 4-host leaves
+# they span leaves as 512-GPU jobs do on 64-host leaves.  --score-only redoes
 # the scores and the report from the schedules already in --results.
 # Root only (the cluster's daemons).  Progress on stderr.
 set -euo pipefail
@@ -23,10 +28,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 results=$root/results
-hosts=32
-trace=$root/../shared/traces/itp/cluster04.csv
-first=25 jobs=80 scale=1000 max_duration=60
-namings=contiguous,interleaved
+hosts=32 hosts_per_leaf=4
+trace=$root/../shared/traces/itp/cluster03.csv
+first=0 jobs=80 scale=2000 load=10 max_duration=60
+namings=interleaved,contiguous
 policies=tree,topo-aware
 score_only=0
 
@@ -34,7 +39,7 @@ say() { printf 'benchmark: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
     --score-only) score_only=1; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
@@ -42,6 +47,8 @@ while [ $# -gt 0 ]; do
     --build) build=$2 ;;
     --results) results=$2 ;;
     --hosts) case $2 in 32 | 64) hosts=$2 ;; *) die "--hosts takes 32 or 64" ;; esac ;;
+    --hosts-per-leaf) [[ $2 =~ ^[1-9][0-9]*$ ]] || die "--hosts-per-leaf takes a count"; hosts_per_leaf=$2 ;;
+    --load) load=$2 ;;
     --trace) trace=$2 ;;
     --first-job) first=$2 ;;
     --jobs) jobs=$2 ;;
@@ -60,21 +67,50 @@ mkdir -p "$results"
 results=$(cd "$results" && pwd)
 
 fabric() { # naming
-  local spec="leafspine:leaves=$((hosts / 8)),hosts_per_leaf=8,spines=2,oversub=2"
+  local spec="leafspine:leaves=$((hosts / hosts_per_leaf)),hosts_per_leaf=$hosts_per_leaf,spines=2,oversub=2"
   [ "$1" = interleaved ] && spec+=",naming=interleaved"
   echo "$spec"
 }
 
 # --- the lead's tools, called in one place ----------------------------------------
-score() { # schedule spec out
-  "$topoctl" score --schedule "$1" --synthetic "$2" --json >"$3"
+score() { # spec title out schedules...: the per-policy summary on stdout
+  local spec=$1 title=$2 out=$3 s
+  shift 3
+  local -a args=()
+  for s in "$@"; do args+=(--schedule "$s"); done
+  "$topoctl" score --synthetic "$spec" "${args[@]}" --title "$title" --output "$out" --json
 }
-report() { # out-dir score-files...
-  local out=$1
+report() { # out-dir results-files...
+  local out=$1 r
   shift
-  "$topoctl" report --results "$(IFS=,; echo "$*")" --out "$out"
+  local -a args=()
+  for r in "$@"; do args+=(--results "$r"); done
+  "$topoctl" report "${args[@]}" --out "$out"
 }
 # -----------------------------------------------------------------------------------
+
+# One line on a schedule without topoctl score: jobs, multi-host jobs, ring
+# edges over a spine (topoctl ring on each recorded ring), sdiag, makespan.
+ring_summary() { # schedule spec
+  local total=0 n ring
+  while read -r ring; do
+    n=$("$topoctl" ring --synthetic "$2" --hosts "$ring" --json |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["given_order_spines_crossed"])')
+    total=$((total + n))
+  done < <(python3 -c 'import json,sys; [print(",".join(j["ring"])) for j in json.load(open(sys.argv[1]))["jobs"] if len(j["ring"]) > 1]' "$1")
+  python3 - "$1" "$total" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, jobs = d["scheduler"], d["jobs"]
+multi = sum(len(j["ring"]) > 1 for j in jobs)
+span = max((j["end_s"] for j in jobs), default=0)
+wait = sum(j["start_s"] - j["submit_s"] for j in jobs) / max(len(jobs), 1)
+print(f"{len(jobs)} jobs ({multi} multi-host), {len(d['rejected'])} not run; ring edges over a spine "
+      f"{sys.argv[2]}; makespan {span:.0f} s, mean wait {wait:.1f} s; sdiag main mean/max "
+      f"{s.get('sdiag_main_mean_cycle_us')}/{s.get('sdiag_main_max_cycle_us')} us x{s.get('sdiag_main_cycles')}, "
+      f"backfill mean {s.get('sdiag_backfill_mean_cycle_us')} us x{s.get('sdiag_backfill_cycles')}")
+EOF
+}
 
 started=$(date +%s)
 IFS=, read -r -a naming_list <<<"$namings"
@@ -84,6 +120,7 @@ step=0
 scores=()
 for naming in "${naming_list[@]}"; do
   spec=$(fabric "$naming")
+  schedules=()
   for policy in "${policy_list[@]}"; do
     step=$((step + 1))
     schedule=$results/cluster-$naming-$policy.json
@@ -91,17 +128,21 @@ for naming in "${naming_list[@]}"; do
       say "[$step/$total] $policy, $naming names, $spec ($(($(date +%s) - started)) s so far)"
       TOPO_SLURM_DIR=/tmp/topo-slurm-benchmark-$$ bash "$root/tests/slurm/replay.sh" \
         --trace "$trace" --synthetic "$spec" --policy "$policy" --out "$schedule" \
-        --jobs "$jobs" --first-job "$first" --time-scale "$scale" --max-duration "$max_duration" \
+        --jobs "$jobs" --first-job "$first" --time-scale "$scale" --load "$load" --max-duration "$max_duration" \
         --build "$build" || say "  $policy/$naming: some jobs did not run (see \"rejected\" in $schedule)"
     fi
     [ -s "$schedule" ] || die "no schedule $schedule"
-    out=$results/score-$naming-$policy.json
-    if score "$schedule" "$spec" "$out"; then
-      scores+=("$out")
-    else
-      say "  topoctl score failed on $schedule"
-    fi
+    say "  $(ring_summary "$schedule" "$spec")"
+    schedules+=("$schedule")
   done
+  out=$results/score-$naming.json
+  if score "$spec" "Slurm replay, $naming host names, $hosts hosts" "$out" "${schedules[@]}" \
+      >"$results/summary-$naming.json"; then
+    scores+=("$out")
+    say "  scored: $out"
+  else
+    say "  topoctl score failed on ${schedules[*]}"
+  fi
 done
 if [ ${#scores[@]} -gt 0 ]; then
   report "$results/report" "${scores[@]}" || die "topoctl report failed"

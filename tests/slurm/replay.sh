@@ -15,7 +15,9 @@
 #                   (add ,naming=interleaved for names that do not follow leaves);
 #                   one Slurm node per host, 8 GPUs each, in the fabric's host order
 #   --policy        tree: select/cons_tres + topology/tree with the topology.conf
-#                   `topoctl export --slurm-topology` writes for the fabric;
+#                   `topoctl export --slurm-topology` writes for the fabric
+#                   (loaded through select/topo_cons_tres, which hands every
+#                   job without --network to cons_tres and times its tests);
 #                   topo-aware: select/topo_cons_tres with a snapshot of the
 #                   fabric, every job submitted with --network=topo-aware
 #   --jobs          how many trace rows (default 40), from row --first-job
@@ -38,8 +40,11 @@
 # Ring order per job: tree, the job's NodeList expanded (Slurm sorts it by
 # name: the order srun and an MPI/NCCL launcher see); topo-aware, the ring
 # order the plugin recorded (topoctl job).  Times in the schedule are wall
-# seconds of this compressed run, relative to the first submission, from
-# Slurm's own job records (one-second resolution).
+# seconds of this compressed run, relative to the first submission: submit
+# from the submitter's clock before sbatch, start and end from the job
+# script's own clock (date +%s.%N before and after its sleep), since Slurm's
+# records have one-second resolution, too coarse for jobs of seconds; where
+# a job wrote nothing, Slurm's StartTime and EndTime.
 #
 # Environment: TOPO_SLURM_DIR (default /tmp/topo-slurm-replay-$$) and
 # TOPO_SLURM_PORT (default 18817; the nodes use the next ports), as for
@@ -56,7 +61,7 @@ trace="" spec="" policy="" out="" jobs=40 first=0 scale=60 max_duration=60 load=
 build=$here/../../build
 
 say() { printf 'replay: %s\n' "$*" >&2; }
-usage() { sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 die() { say "error: $*"; exit 2; }
 number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 takes a number, not '$2'"; }
 
@@ -189,9 +194,12 @@ cluster_args=(--nodes "$(paste -sd, "$work/hosts")" --timeout 180)
 if [ "$policy" = tree ]; then
   "$topoctl" export --slurm-topology --synthetic "$spec" -o "$work/topology.conf" 2>"$work/err" ||
     die "topoctl export: $(cat "$work/err")"
-  cluster_args+=(--select cons_tres --topology "$work/topology.conf")
+  # cons_tres + topology/tree, reached through select/topo_cons_tres: jobs
+  # without --network=topo-aware go to cons_tres untouched, and the wrapper
+  # times its run-now tests, the "cons_tres alone" job_test figure.
+  cluster_args+=(--select topo --plugin-dir "$plugin_dir" --topology "$work/topology.conf")
   network=()
-  source_label="slurm $(slurmctld -V | awk '{ print $2 }') select/cons_tres + topology/tree"
+  source_label="slurm $(slurmctld -V | awk '{ print $2 }') select/cons_tres + topology/tree (timed through select/topo_cons_tres)"
 else
   printf 'DbPath=@DIR@/fabric.db\nCandidates=8\n' >"$work/topo_aware.conf"
   cluster_args+=(--select topo --plugin-dir "$plugin_dir" --topo-conf "$work/topo_aware.conf")
@@ -204,7 +212,11 @@ say "cluster up in $(awk -v s="$cluster_started" -v e="$(date +%s.%N)" 'BEGIN { 
 if [ "$policy" = topo-aware ]; then
   "$topoctl" discover --synthetic "$spec" --db "$dir/fabric.db" >/dev/null 2>"$work/err" ||
     die "topoctl discover: $(cat "$work/err")"
+  # The plugin loads the snapshot now, as it would at a production start-up,
+  # rather than inside the first job's job_test.
+  scontrol reconfigure >/dev/null 2>&1 || say "scontrol reconfigure failed"
 fi
+mkdir -p "$dir/out"
 
 # --- submit at the scaled moments, wait, keep each finished job's record -------
 
@@ -227,12 +239,14 @@ t0=$(date +%s.%N)
 while read -r index jid gpus nodes per_node offset dur limit; do
   wait_s=$(awk -v t0="$t0" -v o="$offset" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + o - now; print (w > 0 ? w : 0) }')
   sleep "$wait_s"
-  if id=$(sbatch --parsable -J "replay-$index" -o /dev/null -e /dev/null --nodes="$nodes" \
-      --gres="gpu:$per_node" --time="$limit" "${network[@]}" --wrap "sleep $dur" 2>"$work/err"); then
-    echo "$index $jid $gpus $nodes $per_node $dur ${id%%;*}" >>"$work/submitted"
+  at=$(date +%s.%N)
+  if id=$(sbatch --parsable -J "replay-$index" -o "$dir/out/%j.txt" -e /dev/null --nodes="$nodes" \
+      --gres="gpu:$per_node" --time="$limit" "${network[@]}" \
+      --wrap "date +%s.%N; sleep $dur; date +%s.%N" 2>"$work/err"); then
+    echo "$index $jid $gpus $nodes $per_node $dur $at ${id%%;*}" >>"$work/submitted"
   else
     say "job $index ($gpus GPUs) refused: $(head -n1 "$work/err")"
-    echo "$index $jid $gpus $nodes $per_node $dur refused $(head -n1 "$work/err" | tr ' ' _)" >>"$work/submitted"
+    echo "$index $jid $gpus $nodes $per_node $dur $at refused $(head -n1 "$work/err" | tr ' ' _)" >>"$work/submitted"
   fi
 done <"$work/jobs" &
 submitter=$!
@@ -269,7 +283,7 @@ log=$dir/log/slurmctld.log
 # --- ring orders -----------------------------------------------------------------
 
 : >"$work/rings"
-while read -r index jid gpus nodes per_node dur id _; do
+while read -r index jid gpus nodes per_node dur at id _; do
   [ "$id" = refused ] && continue
   if [ "$policy" = topo-aware ]; then
     if "$topoctl" job "$id" --db "$dir/fabric.db" --json >"$work/job.json" 2>/dev/null; then
@@ -281,11 +295,15 @@ while read -r index jid gpus nodes per_node dur id _; do
   fi
 done <"$work/submitted"
 
+# The plugin logs its job_test figures every 100 tests and on reconfigure.
+scontrol reconfigure >/dev/null 2>&1 || say "scontrol reconfigure failed: no job_test figures"
+sleep 1
+
 # --- the schedule ----------------------------------------------------------------
 
-python3 - "$work" "$out" "$policy" "$source_label" "$spec" "$gpus_per_host" "$trace_label" "$run_s" "$log" <<'EOF'
-import json, re, sys, calendar, time, subprocess
-work, out, policy, source, spec, per_host, trace_label, run_s, log = sys.argv[1:10]
+python3 - "$work" "$out" "$policy" "$source_label" "$spec" "$gpus_per_host" "$trace_label" "$run_s" "$log" "$dir/out" <<'EOF'
+import json, re, sys, time, subprocess
+work, out, policy, source, spec, per_host, trace_label, run_s, log, job_out = sys.argv[1:11]
 per_host = int(per_host)
 
 def expand(hostlist):
@@ -326,19 +344,26 @@ for line in open(f"{work}/rings"):
 jobs, rejected, submitted = [], [], []
 for line in open(f"{work}/submitted"):
     parts = line.split()
-    index, jid, gpus, nodes, per_node, dur, id_ = parts[:7]
+    index, jid, gpus, nodes, per_node, dur, at, id_ = parts[:8]
     if id_ == "refused":
-        rejected.append({"index": int(index), "trace_id": jid, "gpus": int(gpus),
-                         "why": " ".join(parts[7:]).replace("_", " ") or "sbatch refused it"})
+        rejected.append((f"row{index}", f"trace row {index} ({jid}, {gpus} GPUs): sbatch refused it: "
+                         + " ".join(parts[8:]).replace("_", " ")))
         continue
-    submitted.append((int(index), jid, int(gpus), int(nodes), int(per_node), int(dur), id_))
+    submitted.append((int(index), jid, int(gpus), int(nodes), int(per_node), int(dur), float(at), id_))
 
-firsts = [epoch(records[s[6]][0].get("SubmitTime")) for s in submitted if s[6] in records]
-t0 = min((t for t in firsts if t is not None), default=0)
-for index, jid, gpus, nodes, per_node, dur, id_ in submitted:
+def script_clock(id_):
+    """The job script's own start and end (date +%s.%N), or None."""
+    try:
+        stamps = [float(x) for x in open(f"{job_out}/{id_}.txt").read().split()[:2]]
+    except (OSError, ValueError):
+        return None
+    return stamps if len(stamps) == 2 and stamps[0] <= stamps[1] else None
+
+first_line = open(f"{work}/submitted").readline().split()
+t0 = float(first_line[6]) if len(first_line) > 6 else 0.0
+for index, jid, gpus, nodes, per_node, dur, at, id_ in submitted:
     if id_ not in records:
-        rejected.append({"index": index, "trace_id": jid, "id": id_, "gpus": gpus,
-                         "why": "no record of the job (it never finished)"})
+        rejected.append((id_, f"trace row {index} ({jid}, {gpus} GPUs): no record of the job (it never finished)"))
         continue
     f, groups = records[id_]
     state = f.get("JobState")
@@ -359,14 +384,23 @@ for index, jid, gpus, nodes, per_node, dur, id_ in submitted:
         how, ring = rings.get(id_, ("unrecorded", []))
         if not ring:
             ring = alloc
-    entry = {"id": id_, "gpus": gpus,
-             "submit_s": round(epoch(f["SubmitTime"]) - t0, 3),
-             "start_s": round(epoch(f["StartTime"]) - t0, 3) if epoch(f.get("StartTime")) else None,
-             "end_s": round(epoch(f["EndTime"]) - t0, 3) if epoch(f.get("EndTime")) else None,
+    submit = at - t0
+    clock = script_clock(id_)
+    if clock:
+        start, end = clock[0] - t0, clock[1] - t0
+    else:
+        start = epoch(f.get("StartTime")) - t0 if epoch(f.get("StartTime")) else None
+        end = epoch(f.get("EndTime")) - t0 if epoch(f.get("EndTime")) else None
+    if start is not None and end is not None:
+        # Slurm's whole seconds may fall before the submitter's clock.
+        start = max(start, submit)
+        end = max(end, start)
+    entry = {"id": id_, "gpus": gpus, "submit_s": round(submit, 3),
+             "start_s": round(start, 3) if start is not None else None,
+             "end_s": round(end, 3) if end is not None else None,
              "ring": ring, "host_gpus": [gpus_of.get(h, 0) for h in ring]}
     if state != "COMPLETED" or not alloc:
-        rejected.append({"index": index, "trace_id": jid, "id": id_, "gpus": gpus,
-                         "why": f"JobState={state} Reason={f.get('Reason')}"})
+        rejected.append((id_, f"trace row {index} ({jid}, {gpus} GPUs): JobState={state} Reason={f.get('Reason')}"))
         continue
     jobs.append(entry)
 
@@ -409,16 +443,24 @@ except OSError:
 if policy != "tree":
     scheduler["plugin_placed"] = len(re.findall(r"JobId=\d+ placed on candidate", text))
     scheduler["plugin_fallbacks"] = len(re.findall(r"JobId=\d+ gets cons_tres's placement", text))
-    times = [int(x) for x in re.findall(r"topo-aware job_test: (\d+) us", text)]
-    if times:
-        scheduler["plugin_job_test_calls"] = len(times)
-        scheduler["plugin_job_test_mean_us"] = round(sum(times) / len(times))
-        scheduler["plugin_job_test_max_us"] = max(times)
+# The plugin's own timing of run-now job_test calls, the last summary per
+# path: "job_test timing: topo-aware tests=N mean_us=X max_us=Y engine_mean_us=..."
+# or "job_test timing: cons_tres alone tests=N mean_us=X max_us=Y".
+path = "topo-aware" if policy == "topo-aware" else "cons_tres alone"
+lines = re.findall(r"job_test timing: " + re.escape(path) + r" ((?:\w+=\d+ ?)+)", text)
+if lines:
+    for key, value in re.findall(r"(\w+)=(\d+)", lines[-1]):
+        name = {"tests": "job_test_calls", "mean_us": "job_test_mean_us", "max_us": "job_test_max_us"}.get(
+            key, f"job_test_{key}")
+        scheduler[name] = int(value)
 scheduler["run_wall_s"] = float(run_s)
 scheduler = {k: v for k, v in scheduler.items() if v is not None}
 
+# "rejected": the ids of jobs that did not run to completion (a trace row
+# sbatch refused is "row<N>"); why, in "rejected_why".
 doc = {"policy": policy, "source": source, "fabric": spec, "gpus_per_host": per_host,
-       "trace": trace_label, "scheduler": scheduler, "jobs": jobs, "rejected": rejected}
+       "trace": trace_label, "scheduler": scheduler, "jobs": jobs,
+       "rejected": [id_ for id_, _ in rejected], "rejected_why": dict(rejected)}
 with open(out, "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")

@@ -1,0 +1,98 @@
+// What the select plugin's engine adds to one run-now job_test: ranking the
+// candidates (snapshot check, search, estimates) and recording the placement
+// (one sqlite transaction), on a 32-host cluster like the Slurm tests' and a
+// 4,096-host one. Prints figures; asserts nothing.
+#include "plugin/engine.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "db/snapshot_store.h"
+#include "topology/synthetic.h"
+
+namespace {
+
+struct Cluster {
+  std::filesystem::path dir;
+  topo_engine_t* engine = nullptr;
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs;
+  std::vector<int> free;
+
+  explicit Cluster(const std::string& spec) {
+    dir = std::filesystem::temp_directory_path() / ("engine-bench-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    topo::Fabric fabric = topo::make_synthetic(spec);
+    for (topo::NodeId h : fabric.hosts()) names.push_back(fabric.node(h).name);
+    topo::SnapshotStore((dir / "fabric.db").string()).save(fabric);
+    std::ofstream(dir / "topo_aware.conf") << "DbPath=" << (dir / "fabric.db").string() << "\n";
+    char msg[512];
+    if (topo_engine_open((dir / "topo_aware.conf").c_str(), &engine, msg, sizeof msg) != TOPO_ENGINE_OK)
+      throw std::runtime_error(msg);
+    for (const std::string& n : names) name_ptrs.push_back(n.c_str());
+    // Every third host busy, so the search has leaves of different sizes.
+    for (size_t i = 0; i < names.size(); ++i) free.push_back(i % 3 == 0 ? 0 : 8);
+  }
+  ~Cluster() {
+    topo_engine_close(engine);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes) {
+  Cluster c(spec);
+  topo_engine_job job{};
+  job.nodes = nodes;
+  job.gpus_per_node = 8;
+  job.request.topo_aware = true;
+  char msg[512];
+  double rank_us = 0, record_us = 0;
+  uint32_t id = 0;
+  for (auto _ : state) {
+    job.job_id = ++id;
+    topo_engine_ranking ranking{};
+    auto t0 = std::chrono::steady_clock::now();
+    if (topo_engine_rank(c.engine, &job, c.name_ptrs.data(), c.free.data(), c.free.size(), &ranking, msg,
+                         sizeof msg) != TOPO_ENGINE_OK) {
+      state.SkipWithError(msg);
+      break;
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<const char*> allocated;
+    for (size_t h = 0; h < ranking.candidates[0].count; ++h) allocated.push_back(c.name_ptrs[ranking.candidates[0].hosts[h]]);
+    char *ring = nullptr, *hcas = nullptr;
+    if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas,
+                           msg, sizeof msg) != TOPO_ENGINE_OK) {
+      state.SkipWithError(msg);
+      break;
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    free(ring);
+    free(hcas);
+    topo_engine_ranking_free(&ranking);
+    rank_us += std::chrono::duration<double, std::micro>(t1 - t0).count();
+    record_us += std::chrono::duration<double, std::micro>(t2 - t1).count();
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["rank_us"] = n > 0 ? rank_us / n : 0;
+  state.counters["record_us"] = n > 0 ? record_us / n : 0;
+}
+
+void BM_Engine8Of32Hosts(benchmark::State& state) {
+  rank_and_record(state, "leafspine:leaves=8,hosts_per_leaf=4,spines=2,oversub=2", 8);
+}
+BENCHMARK(BM_Engine8Of32Hosts)->Unit(benchmark::kMicrosecond);
+
+void BM_Engine64Of4096Hosts(benchmark::State& state) {
+  rank_and_record(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 64);
+}
+BENCHMARK(BM_Engine64Of4096Hosts)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
