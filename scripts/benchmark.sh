@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
-# The real-cluster benchmark of issue 6, part 1: one slice of a job trace
-# replayed on the one-machine Slurm cluster, for each host naming
-# (contiguous, interleaved) and each policy (tree = select/cons_tres +
-# topology/tree, topo-aware = select/topo_cons_tres), on a 2:1 leaf/spine.
+# The benchmark of issue 6: topo-aware against Slurm's topology/tree.
+#  1. Simulation (topoctl simulate): a 10,000-job generated trace and ITP
+#     cluster04 scaled to a 4,096-host 2:1 leaf/spine, host names contiguous
+#     and interleaved across leaves, policies linear, tree and topo-aware.
+#  2. The real one-machine Slurm cluster: one slice of a job trace replayed
+#     for each host naming and each policy (tree = cons_tres + topology/tree,
+#     topo-aware = select/topo_cons_tres), on a 32-host 2:1 leaf/spine.
 # Writes, under --results (default results/):
+#   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
 #   score-<naming>.json              topoctl score of a naming's schedules
-#                                    (every job; the summary is printed)
-#   report/                          topoctl report of all of them
+#   report/                          topoctl report of all of them:
+#                                    report.md and slowdown-cdf.svg
 #
 # Usage: sudo scripts/benchmark.sh [--build DIR] [--results DIR] [--hosts 32|64]
 #          [--hosts-per-leaf N] [--trace CSV] [--first-job K] [--jobs N]
 #          [--time-scale X] [--load X] [--max-duration S]
 #          [--namings contiguous,interleaved] [--policies tree,topo-aware]
-#          [--score-only]
+#          [--score-only] [--no-cluster] [--no-simulation]
 #
-# Defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of ITP
-# cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
+# Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
+# ITP cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
 # time scale 2000, arrivals 10x denser than the trace's, durations capped
 # at 60 s: a few minutes per run.  Leaves of 4 hosts because the trace's
 # largest jobs (64 GPUs, 8 hosts) fit one 8-host leaf: on 4-host leaves
 # they span leaves as 512-GPU jobs do on 64-host leaves.  --score-only redoes
 # the scores and the report from the schedules already in --results.
-# Root only (the cluster's daemons).  Progress on stderr.
+# The cluster part needs root (the cluster's daemons).  Progress on stderr.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +37,9 @@ trace=$root/../shared/traces/itp/cluster03.csv
 first=0 jobs=80 scale=2000 load=10 max_duration=60
 namings=interleaved,contiguous
 policies=tree,topo-aware
-score_only=0
+score_only=0 cluster=1 simulation=1
+sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
+itp4=$root/../shared/traces/itp/cluster04.csv
 
 say() { printf 'benchmark: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -41,6 +47,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
     --score-only) score_only=1; shift; continue ;;
+    --no-cluster) cluster=0; shift; continue ;;
+    --no-simulation) simulation=0; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
   case $1 in
@@ -89,35 +97,37 @@ report() { # out-dir results-files...
 }
 # -----------------------------------------------------------------------------------
 
-# One line on a schedule without topoctl score: jobs, multi-host jobs, ring
-# edges over a spine (topoctl ring on each recorded ring), sdiag, makespan.
-ring_summary() { # schedule spec
-  local total=0 n ring
-  while read -r ring; do
-    n=$("$topoctl" ring --synthetic "$2" --hosts "$ring" --json |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["given_order_spines_crossed"])')
-    total=$((total + n))
-  done < <(python3 -c 'import json,sys; [print(",".join(j["ring"])) for j in json.load(open(sys.argv[1]))["jobs"] if len(j["ring"]) > 1]' "$1")
-  python3 - "$1" "$total" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-s, jobs = d["scheduler"], d["jobs"]
-multi = sum(len(j["ring"]) > 1 for j in jobs)
-span = max((j["end_s"] for j in jobs), default=0)
-wait = sum(j["start_s"] - j["submit_s"] for j in jobs) / max(len(jobs), 1)
-print(f"{len(jobs)} jobs ({multi} multi-host), {len(d['rejected'])} not run; ring edges over a spine "
-      f"{sys.argv[2]}; makespan {span:.0f} s, mean wait {wait:.1f} s; sdiag main mean/max "
-      f"{s.get('sdiag_main_mean_cycle_us')}/{s.get('sdiag_main_max_cycle_us')} us x{s.get('sdiag_main_cycles')}, "
-      f"backfill mean {s.get('sdiag_backfill_mean_cycle_us')} us x{s.get('sdiag_backfill_cycles')}")
-EOF
+simulate() { # name title topoctl-simulate-args...
+  local name=$1 title=$2
+  shift 2
+  "$topoctl" simulate "$@" --title "$title" --output "$results/sim-$name.json" >/dev/null
 }
 
 started=$(date +%s)
+scores=()
+if [ "$simulation" = 1 ]; then
+  for naming in contiguous interleaved; do
+    say "simulation: generated trace, $naming names ($(($(date +%s) - started)) s so far)"
+    if [ "$score_only" = 0 ]; then
+      simulate "generated-$naming" "simulation: 10,000 generated jobs, 4,096 hosts 2:1 leaf/spine, $naming names" \
+        --generate jobs=10000,load=0.9,seed=1 --synthetic "$sim_fabric,naming=$naming" || die "topoctl simulate failed"
+    fi
+    scores+=("$results/sim-generated-$naming.json")
+    if [ -r "$itp4" ]; then
+      say "simulation: ITP cluster04, $naming names"
+      if [ "$score_only" = 0 ]; then
+        simulate "itp04-$naming" "simulation: ITP cluster04 (GPUs x8, load 0.9), 4,096 hosts 2:1 leaf/spine, $naming names" \
+          --trace "$itp4" --scale-gpus 8 --load 0.9 --synthetic "$sim_fabric,naming=$naming" || die "topoctl simulate failed"
+      fi
+      scores+=("$results/sim-itp04-$naming.json")
+    fi
+  done
+fi
+[ "$cluster" = 1 ] || namings=""
 IFS=, read -r -a naming_list <<<"$namings"
 IFS=, read -r -a policy_list <<<"$policies"
 total=$((${#naming_list[@]} * ${#policy_list[@]}))
 step=0
-scores=()
 for naming in "${naming_list[@]}"; do
   spec=$(fabric "$naming")
   schedules=()
@@ -132,7 +142,6 @@ for naming in "${naming_list[@]}"; do
         --build "$build" || say "  $policy/$naming: some jobs did not run (see \"rejected\" in $schedule)"
     fi
     [ -s "$schedule" ] || die "no schedule $schedule"
-    say "  $(ring_summary "$schedule" "$spec")"
     schedules+=("$schedule")
   done
   out=$results/score-$naming.json
