@@ -36,8 +36,10 @@ struct PlacementPolicy {
   std::function<Placement(const SwitchTree&, const FreeMap&, const PlacementRequest&)> place;
 };
 
-// "linear" (first fit in node order), "tree" (Slurm's topology/tree best
-// fit) or "topo-aware" (placement/search.h), for replays on `fabric`.
+// "linear" (cons_tres alone: a best-fit run of consecutive nodes), "tree"
+// (cons_tres with Slurm's topology/tree: the lowest switch that holds the
+// job, best fit over its leaves) or "topo-aware" (placement/search.h), for
+// replays on `fabric`.
 // Throws std::invalid_argument naming the known policies for any other name.
 PlacementPolicy policy_named(std::string_view name, const Fabric& fabric);
 

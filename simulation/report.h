@@ -1,7 +1,8 @@
 // The benchmark's report: replays of one trace under several policies, side
 // by side, as a markdown page (tables, ratios of topo-aware against Slurm's
-// topology/tree and linear first fit, the goals as pass / miss) and
-// an SVG picture of each job's AllReduce slowdown as a CDF per policy.
+// topology/tree and cons_tres's linear choice, the goals as pass /
+// miss) and an SVG picture of each job's AllReduce slowdown as a CDF per
+// policy.
 // Pure functions: outcomes in, text out; the caller writes the files.
 #pragma once
 

@@ -20,6 +20,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 cluster=$here/cluster.sh
 plugin_args=()
 topoctl=""
@@ -47,17 +48,6 @@ log=$dir/log/slurmctld.log
 fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"
 started=$(date +%s)
 
-passed=0
-failed=0
-check() { # name command...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1)); echo "ok   - $name"
-  else
-    failed=$((failed + 1)); echo "FAIL - $name"
-  fi
-}
 work=$(mktemp -d)
 finish() {
   bash "$cluster" stop >/dev/null 2>&1 || true
@@ -66,9 +56,6 @@ finish() {
 }
 trap finish EXIT
 
-job_field() { # job field
-  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
-}
 # The whole AdminComment (it holds spaces).
 admin_comment() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* AdminComment=\(.*\) [A-Za-z]*=.*/\1/p' | head -n1; }
 wait_state() { # job state seconds
@@ -81,14 +68,6 @@ wait_state() { # job state seconds
     esac
     [ "$(date +%s)" -lt "$deadline" ] || { echo "  job $1 still ${s:-unknown} after $3 s, expected $2 ($(job_field "$1" Reason))" >&2; return 1; }
     sleep 0.2
-  done
-}
-wait_until() { # seconds command...
-  local deadline=$(($(date +%s) + $1))
-  shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$deadline" ] || return 1
-    sleep 0.25
   done
 }
 all_idle() { [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 32 ]; }

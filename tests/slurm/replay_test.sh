@@ -18,6 +18,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 build=""
 trace=$here/../../../shared/traces/itp/cluster03.csv
 # Rows 0-23 of ITP cluster03: fourteen 64-GPU jobs (8 hosts) and nine of
@@ -47,17 +48,6 @@ started=$(date +%s)
 work=$(mktemp -d /tmp/replay-test.XXXXXX)
 base_dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm-replay-test-$$}
 
-passed=0
-failed=0
-check() { # name command...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1)); echo "ok   - $name"
-  else
-    failed=$((failed + 1)); echo "FAIL - $name"
-  fi
-}
 finish() {
   rm -rf "$work"
   echo "$passed passed, $failed failed ($(($(date +%s) - started)) s)"

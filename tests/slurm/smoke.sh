@@ -18,6 +18,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 cluster=$here/cluster.sh
 plugin_args=()
 update_network=""
@@ -33,26 +34,12 @@ done
 dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
 export SLURM_CONF=$dir/etc/slurm.conf
 
-passed=0
-failed=0
-check() { # name command...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1)); echo "ok   - $name"
-  else
-    failed=$((failed + 1)); echo "FAIL - $name"
-  fi
-}
 finish() {
   bash "$cluster" stop >/dev/null 2>&1 || true
   echo "$passed passed, $failed failed"
 }
 trap finish EXIT
 
-job_field() { # job field: one field of scontrol show job
-  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
-}
 
 wait_state() { # job state seconds
   local deadline=$(($(date +%s) + $3)) s

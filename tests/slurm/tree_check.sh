@@ -21,6 +21,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 cluster=$here/cluster.sh
 topoctl=""
 only=""
@@ -59,17 +60,6 @@ finish() {
 trap finish EXIT
 printf 'policy\tfabric\tprobe\tslurm\tours\tresult\n' >"$table"
 
-job_field() { # job field
-  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
-}
-wait_until() { # seconds command...
-  local deadline=$(($(date +%s) + $1))
-  shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$deadline" ] || return 1
-    sleep 0.25
-  done
-}
 no_jobs() { [ -z "$(squeue -h -o %A)" ]; }
 # Nothing completing: a node still cleaning up after a job is left out of
 # scheduling, which would change the state the probe sees.

@@ -186,8 +186,8 @@ Run add_simulate(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Replay a job trace on a fabric under several placement policies (linear first fit, Slurm's "
-      "topology/tree best fit, topo-aware) and compare what their placements cost the jobs' collectives");
+      "Replay a job trace on a fabric under several placement policies (linear: cons_tres alone; tree: Slurm's "
+      "topology/tree; topo-aware) and compare what their placements cost the jobs' collectives");
   add_input_options(*cmd, opts->input);
   auto* source = cmd->add_option_group("trace");
   source->add_option("--trace", opts->trace, "a trace CSV: job_id,submission_time,duration,num_gpu")
