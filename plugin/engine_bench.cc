@@ -36,6 +36,8 @@ struct Cluster {
     char msg[512];
     if (topo_engine_open((dir / "topo_aware.conf").c_str(), &engine, msg, sizeof msg) != TOPO_ENGINE_OK)
       throw std::runtime_error(msg);
+    // Loaded at start-up in slurmctld too: keep it out of the timed calls.
+    if (topo_engine_prepare(engine, msg, sizeof msg) != TOPO_ENGINE_OK) throw std::runtime_error(msg);
     for (const std::string& n : names) name_ptrs.push_back(n.c_str());
     // Every third host busy, so the search has leaves of different sizes.
     for (size_t i = 0; i < names.size(); ++i) free.push_back(i % 3 == 0 ? 0 : 8);
