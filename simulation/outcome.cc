@@ -9,6 +9,7 @@
 
 #include "comm_model/estimate.h"
 #include "placement/ring_order.h"
+#include "simulation/percentile.h"
 #include "topology/error.h"
 
 namespace topo {
@@ -46,13 +47,6 @@ std::vector<int> host_indices(const PathIndex& paths, std::span<const NodeId> ho
   out.reserve(hosts.size());
   for (NodeId h : hosts) out.push_back(paths.host_index(h));
   return out;
-}
-
-double nearest_rank(std::vector<double> values, double q) {
-  if (values.empty()) return 1;
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
 // The structure of one allocation: leaves, pods and ring edges.
@@ -235,7 +229,7 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     return v.empty() ? 1.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
   out.mean_allreduce_slowdown = mean(allreduce);
-  out.p95_allreduce_slowdown = nearest_rank(allreduce, 0.95);
+  out.p95_allreduce_slowdown = nearest_rank(allreduce, 0.95, 1.0);
   out.mean_alltoall_slowdown = mean(alltoall);
 
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0, gpu_seconds = 0, waits = 0,

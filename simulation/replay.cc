@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "placement/baseline.h"
+#include "simulation/percentile.h"
 
 namespace topo {
 
@@ -54,7 +55,7 @@ struct Run {
 // usable hosts have each count free, so that "does it fit" costs O(G).
 class Cluster {
  public:
-  Cluster(const SwitchTree& tree, int gpus_per_host) : tree_(tree), G_(gpus_per_host) {
+  Cluster(const SwitchTree& tree, int gpus_per_host) : G_(gpus_per_host) {
     const Fabric& fabric = tree.fabric();
     free_.free_gpus.assign(fabric.node_count(), 0);
     free_by_count_.assign(G_ + 1, 0);
@@ -70,11 +71,7 @@ class Cluster {
   int usable_hosts() const { return usable_; }
 
   // Hosts with at least `gpus` free.
-  int hosts_with(int gpus) const {
-    int n = 0;
-    for (int k = std::max(gpus, 1); k <= G_; ++k) n += free_by_count_[k];
-    return n;
-  }
+  int hosts_with(int gpus) const { return hosts_with(free_by_count_, gpus); }
   bool fits(const PlacementRequest& r) const { return hosts_with(r.gpus_per_host) >= r.hosts; }
 
   void take(NodeId h, int gpus) { set(h, free_.free_gpus[h] - gpus); }
@@ -87,11 +84,6 @@ class Cluster {
                                  const Schedule& schedule) const {
     std::vector<int> by_count = free_by_count_;
     std::unordered_map<NodeId, int> freed;
-    auto count = [&] {
-      int n = 0;
-      for (int k = std::max(r.gpus_per_host, 1); k <= G_; ++k) n += by_count[k];
-      return n;
-    };
     for (const Run& run : running) {
       const ScheduledJob& job = schedule.jobs[run.schedule_index];
       for (size_t i = 0; i < job.ring.size(); ++i) {
@@ -101,30 +93,28 @@ class Cluster {
         --by_count[before];
         ++by_count[std::min(before + job.host_gpus[i], G_)];
       }
-      if (int n = count(); n >= r.hosts) return {run.end, n - r.hosts};
+      if (int n = hosts_with(by_count, r.gpus_per_host); n >= r.hosts) return {run.end, n - r.hosts};
     }
     return {std::numeric_limits<double>::infinity(), 0};
   }
 
  private:
+  // Of hosts counted by free GPUs (index = GPUs free), those with at least `gpus`.
+  int hosts_with(const std::vector<int>& by_count, int gpus) const {
+    int n = 0;
+    for (int k = std::max(gpus, 1); k <= G_; ++k) n += by_count[k];
+    return n;
+  }
   void set(NodeId h, int gpus) {
     --free_by_count_[free_.free_gpus[h]];
     free_.free_gpus[h] = gpus;
     ++free_by_count_[gpus];
   }
-  const SwitchTree& tree_;
   int G_;
   FreeMap free_;
   std::vector<int> free_by_count_;
   int usable_ = 0;
 };
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
 
 }  // namespace
 
@@ -230,8 +220,8 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   schedule.scheduler["placement_calls"] = static_cast<double>(call_us.size());
   schedule.scheduler["placement_failures"] = failures;
   schedule.scheduler["placement_mean_us"] = call_us.empty() ? 0 : sum / static_cast<double>(call_us.size());
-  schedule.scheduler["placement_p50_us"] = percentile(call_us, 0.50);
-  schedule.scheduler["placement_p99_us"] = percentile(call_us, 0.99);
+  schedule.scheduler["placement_p50_us"] = nearest_rank(call_us, 0.50, 0.0);
+  schedule.scheduler["placement_p99_us"] = nearest_rank(call_us, 0.99, 0.0);
   return schedule;
 }
 

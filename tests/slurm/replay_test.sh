@@ -8,7 +8,7 @@
 #     each of ceil(g/8) hosts)
 #   - every topo-aware ring order is a permutation of the job's hosts
 #   - topo-aware's rings cross between leaves (edges over a spine, from
-#     `topoctl score`, or `topoctl ring` without it) strictly less often in total than tree's name order
+#     `topoctl score`) strictly less often in total than tree's name order
 #     (on this fabric and slice: about 25 against 95)
 #
 # Usage: tests/slurm/replay_test.sh --build DIR [--trace CSV] [--first-job K]
@@ -102,28 +102,13 @@ for j in bad:
 sys.exit(1 if bad else 0)
 EOF
 }
-# schedule: total ring edges over a spine, each job's ring as recorded.
-spine_edges() {
-  local total=0 ring n
-  while read -r ring; do
-    n=$("$topoctl" ring --synthetic "$spec" --hosts "$ring" --json |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["given_order_spines_crossed"])')
-    total=$((total + n))
-  done < <(python3 -c 'import json,sys; [print(",".join(j["ring"])) for j in json.load(open(sys.argv[1]))["jobs"] if len(j["ring"]) > 1]' "$1")
-  echo "$total"
-}
-# Both totals from topoctl score where it exists (it judges the rings the
-# schedules hold), else from topoctl ring job by job.
+# Both totals from topoctl score, which judges the rings the schedules hold.
 fewer_crossings() {
-  local tree topo how=score
-  if "$topoctl" score --synthetic "$spec" --schedule "$work/tree.json" --schedule "$work/topo-aware.json" \
-      --json >"$work/score.json" 2>"$work/score.err"; then
-    read -r tree topo < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["policies"]; print(p["tree"]["spine_ring_edges"], p["topo-aware"]["spine_ring_edges"])' "$work/score.json")
-  else
-    how=ring
-    tree=$(spine_edges "$work/tree.json") topo=$(spine_edges "$work/topo-aware.json")
-  fi
-  echo "  ring edges over a spine (topoctl $how): tree $tree, topo-aware $topo"
+  local tree topo
+  "$topoctl" score --synthetic "$spec" --schedule "$work/tree.json" --schedule "$work/topo-aware.json" \
+      --json >"$work/score.json" 2>"$work/score.err" || { cat "$work/score.err" >&2; return 1; }
+  read -r tree topo < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["policies"]; print(p["tree"]["spine_ring_edges"], p["topo-aware"]["spine_ring_edges"])' "$work/score.json")
+  echo "  ring edges over a spine (topoctl score): tree $tree, topo-aware $topo"
   [ "$topo" -lt "$tree" ]
 }
 multi_host_jobs() { # schedule min: at least min jobs span several hosts
