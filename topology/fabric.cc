@@ -68,6 +68,26 @@ std::optional<NodeId> Fabric::find_host(std::string_view host) const {
   return it->second;
 }
 
+std::optional<LinkId> Fabric::cable_at(NodeId node, int port) const {
+  if (node + 1 >= port_begin_.size() || port < 0) return std::nullopt;
+  uint32_t slot = port_begin_[node] + static_cast<uint32_t>(port);
+  if (slot >= port_begin_[node + 1] || port_cable_[slot] < 0) return std::nullopt;
+  return cables_[port_cable_[slot]];
+}
+
+std::optional<NodeId> Fabric::node_by_lid(uint32_t lid) const {
+  auto it = by_lid_.find(lid);
+  if (it == by_lid_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Fabric::set_routing(Routing routing) {
+  if (routing.is_static() && routing.lft.size() != switches_.size())
+    throw FabricError(fmt::format("routing has {} forwarding tables for a fabric of {} switches",
+                                  routing.lft.size(), switches_.size()));
+  routing_ = std::move(routing);
+}
+
 std::vector<NodeId> Fabric::switches_at(Level level) const {
   std::vector<NodeId> out;
   for (NodeId s : switches_)
@@ -211,7 +231,57 @@ void FabricBuilder::connect(std::string_view a, int port_a, std::string_view b, 
   port_links_.emplace(kb, e);
 }
 
+void FabricBuilder::set_lid(std::string_view id, uint32_t lid) {
+  auto v = fabric_.find(id);
+  if (!v) throw FabricError(fmt::format("LID {} for unknown node '{}'", lid, id));
+  fabric_.graph_[*v].lid = lid;
+}
+
+namespace {
+
+// Numbers switches, then HCA ports, from 1 when the source gave no LIDs.
+void number_lids(Fabric& fabric, FabricGraph& graph) {
+  for (NodeId v : boost::make_iterator_range(boost::vertices(graph)))
+    if (graph[v].lid != 0) return;
+  uint32_t next = 1;
+  for (NodeId s : fabric.switches()) graph[s].lid = next++;
+  for (NodeId h : fabric.hcas()) graph[h].lid = next++;
+}
+
+}  // namespace
+
+void FabricBuilder::index() {
+  Fabric& f = fabric_;
+  number_lids(f, f.graph_);
+  size_t n = f.node_count();
+  f.switch_index_.assign(n, -1);
+  for (size_t i = 0; i < f.switches_.size(); ++i) f.switch_index_[f.switches_[i]] = static_cast<int>(i);
+  for (NodeId v = 0; v < n; ++v) {
+    uint32_t lid = f.graph_[v].lid;
+    if (lid == 0) continue;
+    auto [it, fresh] = f.by_lid_.emplace(lid, v);
+    if (!fresh)
+      throw FabricError(fmt::format("LID {} is given to both '{}' and '{}'", lid, f.graph_[it->second].id,
+                                    f.graph_[v].id));
+  }
+  // Dense cable ids in the order the cables were added, and the port table.
+  f.port_begin_.assign(n + 1, 0);
+  std::vector<int> highest(n, 0);
+  for (const auto& [key, e] : port_links_) highest[key.first] = std::max(highest[key.first], key.second);
+  for (NodeId v = 0; v < n; ++v) f.port_begin_[v + 1] = f.port_begin_[v] + static_cast<uint32_t>(highest[v]) + 1;
+  f.port_cable_.assign(f.port_begin_[n], -1);
+  for (auto e : boost::make_iterator_range(boost::edges(f.graph_))) {
+    Link& link = f.graph_[e];
+    if (link.kind != LinkKind::Cable) continue;
+    link.id = static_cast<int>(f.cables_.size());
+    f.cables_.push_back(e);
+    f.port_cable_[f.port_begin_[link.end_a] + static_cast<uint32_t>(link.port_a)] = link.id;
+    f.port_cable_[f.port_begin_[link.end_b] + static_cast<uint32_t>(link.port_b)] = link.id;
+  }
+}
+
 Fabric FabricBuilder::finish() && {
+  index();
   classify(fabric_);
   return std::move(fabric_);
 }

@@ -26,6 +26,7 @@
 
 #include "topology/host_naming.h"
 #include "topology/link_rate.h"
+#include "topology/routing.h"
 
 namespace topo {
 
@@ -60,6 +61,11 @@ struct Node {
   std::string device;
   int rail = -1;
 
+  // Switch (its port 0) and HCA port: the LID the subnet manager gave it;
+  // 0 when unknown. A fabric whose source carries no LIDs gets them numbered
+  // by finish() (see FabricBuilder), so routing always has one per port.
+  uint32_t lid = 0;
+
   // Switch classification.
   Level level = Level::Unknown;
   int pod = -1;
@@ -77,6 +83,9 @@ enum class LinkKind : uint8_t { Cable, Attachment };
 
 struct Link {
   LinkKind kind = LinkKind::Cable;
+  // Cables: the dense cable id, the position in Fabric::cables(); -1 for
+  // attachments. Per-cable tables everywhere are indexed by it.
+  int id = -1;
   // The two ends. Boost reports an undirected edge's source as whichever end
   // it was reached from, so the ends are recorded here, not inferred.
   size_t end_a = 0;
@@ -146,6 +155,21 @@ class Fabric {
   std::span<const NodeId> hosts() const { return hosts_; }
   std::span<const NodeId> hcas() const { return hcas_; }
   std::span<const NodeId> switches() const { return switches_; }
+
+  // Cables (not attachments) by dense id: cables()[link(e).id] == e.
+  std::span<const LinkId> cables() const { return cables_; }
+  // The cable on a port of a switch or HCA; nullopt when none is cabled.
+  std::optional<LinkId> cable_at(NodeId node, int port) const;
+  // The switch or HCA port with this LID; nullopt when none has it.
+  std::optional<NodeId> node_by_lid(uint32_t lid) const;
+  // The position of a switch in switches(), or -1 for any other node.
+  int switch_index(NodeId node) const { return node < switch_index_.size() ? switch_index_[node] : -1; }
+
+  // How the fabric forwards (routing.h). Adaptive unless tables were read
+  // or emulated and set; set_routing() checks that `routing` fits this
+  // fabric (one table per switch) and throws FabricError otherwise.
+  const Routing& routing() const { return routing_; }
+  void set_routing(Routing routing);
   std::vector<NodeId> switches_at(Level level) const;
 
   // The HCAs of a host, by rail; the leaf (or leaves) it is cabled to.
@@ -176,6 +200,13 @@ class Fabric {
   std::unordered_map<std::string, NodeId> by_id_;
   std::unordered_map<std::string, NodeId> host_by_name_;
   std::vector<NodeId> hosts_, hcas_, switches_;
+  std::vector<LinkId> cables_;
+  std::vector<int> switch_index_;  // by NodeId
+  // Per node, the first slot in port_cable_ and the port count it covers.
+  std::vector<uint32_t> port_begin_;
+  std::vector<int> port_cable_;  // cable id by (node, port), -1 uncabled
+  std::unordered_map<uint32_t, NodeId> by_lid_;
+  Routing routing_;
   FabricSummary summary_;
   std::vector<Fault> faults_;
   HostNaming naming_;
@@ -203,11 +234,20 @@ class FabricBuilder {
   void connect(std::string_view a, int port_a, std::string_view b, int port_b,
                LinkRate rate, PortState state = PortState::Active);
 
-  // Classifies and hands over the fabric.
+  // The LID of a switch (its port 0) or an HCA port, as the source printed it.
+  void set_lid(std::string_view id, uint32_t lid);
+
+  // Classifies, indexes and hands over the fabric. When no node was given a
+  // LID, every switch and then every HCA port is numbered from 1 in the
+  // order added (a subnet manager numbers in discovery order: the values
+  // differ from a live subnet's, but only their order matters to the
+  // emulated engines). Throws FabricError for a LID given twice.
   Fabric finish() &&;
 
  private:
   NodeId add_node(Node node);
+  // LIDs, cable ids and the port table, before classification.
+  void index();
   Fabric fabric_;
   // (node, port) -> cable, to merge the two sightings of one cable.
   std::map<std::pair<NodeId, int>, LinkId> port_links_;
