@@ -256,6 +256,26 @@ static topo_engine_t *get_engine(void)
   return engine;
 }
 
+/* The node table size last given to the engine: node indices are what the
+ * engine speaks, so it learns the names once, here, and again when Slurm's
+ * table changes (start-up, reconfigure, dynamic nodes: both call
+ * node_init or reconfigure; the size check in job_test is a safety net). */
+static int nodes_given = -1;
+
+static void give_node_table(topo_engine_t *e)
+{
+  char msg[512];
+  const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+  for (int i = 0; i < node_record_count; i++)
+    if (node_record_table_ptr[i])
+      names[i] = node_record_table_ptr[i]->name;
+  if (topo_engine_set_nodes(e, names, node_record_count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    error("%s", msg);
+  else
+    nodes_given = node_record_count;
+  xfree(names);
+}
+
 /* The request in the job's --network (or, with Partitions=, the implied
  * one), or none when the string is not ours or is malformed.
  * job_submit/topo_aware rejects malformed strings at submission; one that
@@ -381,15 +401,16 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
 {
   char msg[512], note[256], nnodes[16];
   char *ring = NULL, *hcas = NULL;
-  const char **names = xcalloc(bit_set_count(allocated) + 1, sizeof(char *));
+  size_t *nodes = xcalloc(bit_set_count(allocated) + 1, sizeof(size_t));
   size_t count = 0;
-  for (int i = 0; i < node_record_count && i < bit_size(allocated); i++)
-    if (bit_test(allocated, i) && node_record_table_ptr[i])
-      names[count++] = node_record_table_ptr[i]->name;
-  int rc = topo_engine_record(e, job, ranking, chosen, names, count, fallback_why, &ring, &hcas,
+  int last = bit_fls(allocated);
+  for (int i = bit_ffs(allocated); i >= 0 && i <= last; i++)
+    if (bit_test(allocated, i))
+      nodes[count++] = (size_t)i;
+  int rc = topo_engine_record(e, job, ranking, chosen, nodes, count, fallback_why, &ring, &hcas,
                               msg, sizeof(msg));
   if (rc != TOPO_ENGINE_OK)
-    error("JobId=%u: %s (placement not recorded)", job_ptr->job_id, msg);
+    error("JobId=%u: %s", job_ptr->job_id, msg);
   if (ring) {
     /* The ring as a Slurm hostlist, which keeps the order it is given in
      * ("gpu[001-008,017-024]"): compact for any job size, and what the
@@ -419,7 +440,7 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   set_admin_note(job_ptr, note);
   free(ring);
   free(hcas);
-  xfree(names);
+  xfree(nodes);
 }
 
 /*
@@ -467,19 +488,16 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   job.request = *request;
 
   {
-    const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+    /* Free GPUs by node index; -1: not offered. */
     int *free = xcalloc(node_record_count + 1, sizeof(int));
-    for (int i = 0; i < node_record_count && i < bit_size(bitmap); i++) {
-      node_record_t *node_ptr = node_record_table_ptr[i];
-      if (!node_ptr || !bit_test(bitmap, i))
-        continue;
-      names[i] = node_ptr->name;
-      free[i] = free_gpus(node_ptr);
-    }
+    if (nodes_given != node_record_count)
+      give_node_table(e);
+    for (int i = 0; i < node_record_count; i++)
+      free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
+                    ? free_gpus(node_record_table_ptr[i]) : -1;
     t0 = now_us();
-    rc = topo_engine_rank(e, &job, names, free, node_record_count, &ranking, msg, sizeof(msg));
+    rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
     spent->engine_us += now_us() - t0;
-    xfree(names);
     xfree(free);
   }
   if (rc != TOPO_ENGINE_OK) {
@@ -493,7 +511,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   for (size_t c = 0; c < ranking.count; c++) {
     bitstr_t *trial = bit_alloc(bit_size(bitmap));
     for (size_t h = 0; h < ranking.candidates[c].count; h++)
-      bit_set(trial, (bitoff_t)ranking.candidates[c].hosts[h]);
+      bit_set(trial, (bitoff_t)ranking.candidates[c].nodes[h]);
     t0 = now_us();
     rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
@@ -597,8 +615,13 @@ extern int select_p_node_init(void)
   int rc = wrapped()->node_init();
   topo_engine_t *e = get_engine();
   char msg[512];
-  if (e && topo_engine_prepare(e, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+  if (!e)
+    return rc;
+  give_node_table(e);
+  if (topo_engine_prepare(e, msg, sizeof(msg)) != TOPO_ENGINE_OK)
     info("%s (topo-aware jobs get cons_tres's placement until a snapshot is there)", msg);
+  else if (msg[0])
+    info("%s", msg);
   return rc;
 }
 
@@ -771,7 +794,8 @@ extern int select_p_reconfigure(void)
       error("%s; keeping the previous configuration", msg);
     else
       info("%s", msg[0] ? msg : "re-read topo_aware.conf");
-    if (topo_engine_prepare(engine, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    give_node_table(engine);
+    if (topo_engine_prepare(engine, msg, sizeof(msg)) != TOPO_ENGINE_OK || msg[0])
       info("%s", msg);
     xfree(path);
   } else {
