@@ -212,10 +212,11 @@ bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementReques
 Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                          std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
   Placement p;
-  std::map<NodeId, int> gpus;
   if (whole_hosts(request)) {
-    for (NodeId h : hosts) gpus[h] = request.gpus_per_host;
+    p.hosts = ring_order(tree, hosts);
+    p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   } else {
+    std::map<NodeId, int> gpus;
     std::vector<NodeId> by_free = hosts;
     std::stable_sort(by_free.begin(), by_free.end(), [&](NodeId a, NodeId b) { return free.free(a) > free.free(b); });
     int left = request.gpus;
@@ -225,10 +226,10 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
       left -= g;
     }
     std::erase_if(hosts, [&](NodeId h) { return !gpus.contains(h); });
+    p.hosts = ring_order(tree, hosts);
+    for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
   }
-  p.hosts = ring_order(tree, hosts);
   for (NodeId h : p.hosts) {
-    p.gpus.push_back(gpus[h]);
     int leaf = tree.home_leaf(h);
     if (leaf >= 0 && (p.leaves.empty() || p.leaves.back() != tree.leaves()[leaf].node))
       p.leaves.push_back(tree.leaves()[leaf].node);
@@ -270,7 +271,8 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(keep);
-  for (Placement& p : ranked) p = make_placement(tree, free, request, p.hosts, options.weights, true);
+  // Hosts and ring stay as built: only the score gains the estimate.
+  for (Placement& p : ranked) p.score = score(tree, free, request, p.hosts, options.weights, true);
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
   // Local improvement: swap one leaf of the best for an unused leaf of its pod.
@@ -295,7 +297,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
         const Score& b = ranked.front().score;
         if (!within_limits(p, request) || p.score.total >= b.total - options.weights.slowdown * (b.slowdown - 1) - 1e-9)
           continue;
-        p = make_placement(tree, free, request, std::move(p.hosts), options.weights, true);
+        p.score = score(tree, free, request, p.hosts, options.weights, true);
         if (p.score.total < ranked.front().score.total - 1e-9) {
           ranked.insert(ranked.begin(), std::move(p));
           improved = true;

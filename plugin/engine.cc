@@ -2,6 +2,7 @@
 // point is a `guarded` call: exceptions become a status and one line.
 #include "plugin/engine.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -229,8 +230,15 @@ struct topo_engine {
     opened_file = identity(config.db_path);
   }
 
+  // Asking the database for its newest snapshot costs more than a small
+  // placement: a rank call asks at most once a second (prepare always).
+  static constexpr std::chrono::milliseconds kSnapshotCheckEvery{1000};
+  std::chrono::steady_clock::time_point last_check;
+
   // The newest snapshot's tree, rebuilt only when the newest id changed.
-  const SwitchTree& current_tree() {
+  const SwitchTree& current_tree(bool check_now = false) {
+    auto now = std::chrono::steady_clock::now();
+    if (tree && snapshots && !check_now && now - last_check < kSnapshotCheckEvery) return *tree;
     try {
       open_database();
       std::optional<int64_t> latest = snapshots->latest();
@@ -245,6 +253,7 @@ struct topo_engine {
         tree = std::move(t);
         snapshot_id = latest;
       }
+      last_check = now;
       return *tree;
     } catch (const DbError&) {
       drop_database();
@@ -253,8 +262,8 @@ struct topo_engine {
   }
 
   // The node map for the current snapshot, config and node table.
-  const NodeMap& current_node_map() {
-    (void)current_tree();
+  const NodeMap& current_node_map(bool check_now = false) {
+    (void)current_tree(check_now);
     if (node_map.snapshot_id != *snapshot_id || node_map.config_generation != config_generation ||
         node_map.table_generation != table_generation) {
       node_map = build_node_map(*fabric, config, node_names, named);
@@ -332,7 +341,7 @@ int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
   return guarded(msg, msg_size, [&] {
     if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_prepare: no engine");
     std::lock_guard guard(engine->lock);
-    const NodeMap& m = engine->current_node_map();
+    const NodeMap& m = engine->current_node_map(true);
     std::string notice = engine->take_notice();
     if (m.unknown)
       notice += fmt::format("{}{} of Slurm's nodes are not in fabric snapshot {} (first: '{}')",
@@ -491,11 +500,17 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
     r.profile = detail ? detail->profile : std::string(name(profile_of(engine->config, job->request)));
     // The job's fabric hosts, when the map can be had (a fallback for a
     // database error has none).
+    // The map as the last rank left it: record() never asks the database.
     const NodeMap* map = nullptr;
-    try {
-      map = &engine->current_node_map();
-    } catch (const std::exception&) {
-    }
+    if (engine->tree && engine->node_map.snapshot_id == engine->snapshot_id &&
+        engine->node_map.config_generation == engine->config_generation &&
+        engine->node_map.table_generation == engine->table_generation)
+      map = &engine->node_map;
+    else
+      try {
+        map = &engine->current_node_map();
+      } catch (const std::exception&) {
+      }
     auto host_of = [&](size_t node) -> std::optional<NodeId> {
       return map && node < map->host.size() ? map->host[node] : std::nullopt;
     };

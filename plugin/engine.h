@@ -37,10 +37,11 @@
  *
  * The node map.  Slurm node index -> fabric host is built once per node
  * table, snapshot and config: HostPattern and the fabric's host names are
- * looked up then, never per call.  A rank call checks the newest snapshot
- * id (one indexed query) and rebuilds the fabric view and the map only when
- * it changed, so a new `topoctl discover --db` is picked up without
- * restarting slurmctld.
+ * looked up then, never per call.  Rank calls ask the database for its
+ * newest snapshot id at most once a second (prepare asks every time), and
+ * the fabric view and the map are rebuilt only when it changed, so a new
+ * `topoctl discover --db` is picked up within a second without restarting
+ * slurmctld, and the database costs a placement nothing in between.
  *
  * Placement records never touch the database inside a call.  record()
  * appends the record to a journal beside the database (DbPath + ".journal",

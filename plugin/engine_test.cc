@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -272,9 +273,17 @@ TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
   EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
   EXPECT_NE(std::string(msg_).find("16 hosts"), std::string::npos) << msg_;
   save(kFabric);
+  // Rank calls look for a new snapshot once a second: the next one after
+  // that sees it.
+  EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   ASSERT_EQ(rank(20, free, &r), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(r.candidates[0].count, 20u);
   topo_engine_ranking_free(&r);
+  // prepare (start-up, reconfigure) looks at once.
+  save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
 }
 
 TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
@@ -303,6 +312,7 @@ TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
   std::filesystem::remove(path("fabric.db-wal"));
   std::filesystem::remove(path("fabric.db-shm"));
   { std::ofstream(path("fabric.db"), std::ios::trunc) << std::string(16384, 'y'); }
+  EXPECT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_DATABASE) << msg_;
   EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE) << msg_;
   std::filesystem::remove(path("fabric.db"));
   save(kFabric);
