@@ -168,6 +168,7 @@ struct topo_engine {
   // own connection after a failure.
   std::unique_ptr<PlacementWriter> writer;
   std::string replay_notice;  // what opening the journal found, said once
+  std::optional<std::string> reported_writer_error;
 
   // Slurm's node table (set_nodes) and its map onto the current snapshot.
   std::vector<std::string> node_names;
@@ -561,10 +562,15 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
         if (c == '\n') c = ' ';
     if (!engine->writer) engine->open_database();
     engine->writer->submit(std::move(r));
-    // Stored later; say once in a while when the database refuses them.
-    if (auto why = engine->writer->last_error())
-      throw EngineError(TOPO_ENGINE_DATABASE,
-                        fmt::format("placement journaled, the database write waits: {}", *why));
+    // Stored later. A database that refuses them is said once per new
+    // reason, not for every record while it lasts.
+    std::optional<std::string> why = engine->writer->last_error();
+    if (why != engine->reported_writer_error) {
+      engine->reported_writer_error = why;
+      if (why)
+        throw EngineError(TOPO_ENGINE_DATABASE,
+                          fmt::format("placement journaled; storing it in the database waits: {}", *why));
+    }
     return TOPO_ENGINE_OK;
   });
 }

@@ -44,11 +44,13 @@
  * slurmctld, and the database costs a placement nothing in between.
  *
  * Placement records never touch the database inside a call.  record()
- * appends the record to a journal beside the database (DbPath + ".journal",
- * one line, one write(2) to an O_APPEND file: in the kernel's hands before
- * record() returns, so a slurmctld killed at any later moment loses
- * nothing); the engine's writer thread syncs the journal and moves its
- * lines into the database, then empties it.  A journal left by a crash is
+ * appends the record to a journal beside the database (DbPath +
+ * ".journal-0" and "-1", db/placement_journal.h: one line, one write(2) to
+ * an O_APPEND file, in the kernel's hands before record() returns, so a
+ * slurmctld killed at any later moment loses nothing); the engine's writer
+ * thread syncs the journal and moves its lines into the database, then
+ * empties it.  Appends never wait for that sync (it works on the other
+ * file of the two).  A journal left by a crash is
  * replayed when the engine next opens the database (prepare, or the first
  * rank); a line already in the database (same job, time, hosts and ring) is
  * not added again.  Slurm itself saves a job's start only after the
@@ -153,8 +155,10 @@ void topo_engine_ranking_free(struct topo_engine_ranking *ranking);
  * closest to the hosts' GPUs (hwloc data in the snapshot), by rail, when
  * every host of the job has them and they are the same on all; NULL
  * otherwise.  The record goes to the journal (see above), not the
- * database; both strings are returned even when that write fails (then
- * the status says why). */
+ * database; both strings are returned even when that append fails (then
+ * the status says why).  TOPO_ENGINE_DATABASE with the record journaled:
+ * the writer cannot store records in the database (said once per new
+ * reason; they wait in the journal). */
 int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
                        const struct topo_engine_ranking *ranking, long chosen, const size_t *allocated,
                        size_t allocated_count, const char *fallback_why, char **ring_order,

@@ -427,7 +427,7 @@ TEST_F(EngineTest, RecordsSurviveAKillAndAreReplayedOnce) {
     EXPECT_EQ(store.record_all(first, false), 10u);
   }
   // A line torn by a machine crash is skipped.
-  { std::ofstream(path("fabric.db.journal"), std::ios::app) << "{\"job_id\": 99, \"plac"; }
+  { std::ofstream(path("fabric.db.journal-1"), std::ios::app) << "{\"job_id\": 99, \"plac"; }
 
   open(conf_path);
   ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
@@ -447,7 +447,8 @@ TEST_F(EngineTest, RecordsSurviveAKillAndAreReplayedOnce) {
   record_fallback(21, {"gpu001", "gpu002"});
   flush();
   EXPECT_EQ(store.history(21).size(), 1u);
-  EXPECT_EQ(std::filesystem::file_size(path("fabric.db.journal")), 0u);
+  EXPECT_EQ(std::filesystem::file_size(path("fabric.db.journal-0")) + std::filesystem::file_size(path("fabric.db.journal-1")),
+            0u);
 }
 
 // A database that refuses writes keeps the records in the journal; they
@@ -481,17 +482,53 @@ TEST(PlacementJournal, LinesRoundTrip) {
   r.ideal_s = 0.125;
   r.reasons = {"fits in one leaf, \"leaf01\"", "tab\there"};
   r.fallback_why = "";
-  auto back = topo::parse_journal_line(topo::journal_line(r));
+  auto back = topo::parse_journal_line(topo::journal_line(r, 7));
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->job_id, 12u);
-  EXPECT_EQ(back->snapshot_id, std::optional<int64_t>(3));
-  EXPECT_EQ(back->ring_order, r.ring_order);
-  EXPECT_EQ(back->reasons, r.reasons);
-  EXPECT_EQ(back->estimate_s, 0.25);
+  EXPECT_EQ(back->seq, 7u);
+  EXPECT_EQ(back->record.job_id, 12u);
+  EXPECT_EQ(back->record.snapshot_id, std::optional<int64_t>(3));
+  EXPECT_EQ(back->record.ring_order, r.ring_order);
+  EXPECT_EQ(back->record.reasons, r.reasons);
+  EXPECT_EQ(back->record.estimate_s, 0.25);
   r.snapshot_id.reset();
-  EXPECT_FALSE(topo::parse_journal_line(topo::journal_line(r))->snapshot_id);
+  EXPECT_FALSE(topo::parse_journal_line(topo::journal_line(r, 8))->record.snapshot_id);
   EXPECT_FALSE(topo::parse_journal_line("{\"job_id\": 1}"));
   EXPECT_FALSE(topo::parse_journal_line("not json"));
+}
+
+}  // namespace
+
+namespace {
+
+// Appends go to one side while the writer syncs and stores the other; a
+// reader after a crash gets both sides' records in the order appended.
+TEST(PlacementJournal, SidesAlternateAndReadKeepsTheOrder) {
+  auto dir = std::filesystem::temp_directory_path() / ("journal-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string base = (dir / "j").string();
+  {
+    topo::PlacementJournal j(base);
+    topo::PlacementRecord r;
+    r.hosts = {"a"};
+    r.ring_order = {"a"};
+    r.job_id = 1;
+    j.append(r);
+    EXPECT_EQ(j.seal(), 0);
+    r.job_id = 2;
+    j.append(r);  // side 1
+    EXPECT_EQ(j.seal(), 1);
+    r.job_id = 3;
+    j.append(r);  // side 0 again, after job 1
+    std::vector<uint32_t> order;
+    for (const auto& rec : j.read().records) order.push_back(rec.job_id);
+    EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 3}));
+    j.sync(1);
+    j.clear(1);
+    order.clear();
+    for (const auto& rec : j.read().records) order.push_back(rec.job_id);
+    EXPECT_EQ(order, (std::vector<uint32_t>{1, 3}));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ PlacementWriter::PlacementWriter(std::string db_path, std::string journal_path, 
     r.added = store.record_all(left.records, true);
     r.already_there = left.records.size() - r.added;
   }
-  journal_.clear();
+  journal_.clear(0);
+  journal_.clear(1);
   if (replayed) *replayed = r;
   thread_ = std::thread([this] { run(); });
 }
@@ -76,11 +77,13 @@ void PlacementWriter::run() {
                                        std::make_move_iterator(queue_.end()));
     queue_.clear();
     in_flight_ = batch.size();
+    // Every line of the sealed side is in this batch (or stored before).
+    int sealed = journal_.seal();
     guard.unlock();
 
     std::optional<std::string> failed;
     try {
-      journal_.sync();
+      journal_.sync(sealed);
       if (store && !same_file()) store.reset();
       if (!store) {
         store = std::make_unique<PlacementStore>(db_path_, PlacementStore::Options{.sync_each_record = false});
@@ -107,14 +110,12 @@ void PlacementWriter::run() {
       continue;
     }
     error_.reset();
-    // Everything the journal holds is stored: empty it (appends take this
-    // lock, so none can slip in between).
-    if (queue_.empty()) {
-      try {
-        journal_.clear();
-      } catch (const std::exception& e) {
-        error_ = e.what();  // harmless: a replay skips stored records
-      }
+    // The sealed side's records are stored: empty it. Appends go to the
+    // other side meanwhile, so this never waits for them nor they for it.
+    try {
+      journal_.clear(sealed);
+    } catch (const std::exception& e) {
+      error_ = e.what();  // harmless: a replay skips stored records
     }
     drained_.notify_all();
   }

@@ -1,8 +1,9 @@
 // Moves placement records out of slurmctld's scheduling pass: the caller's
 // thread appends each record to the journal (one write, see
-// db/placement_journal.h) and goes on; a thread of its own syncs the
-// journal and stores the records in the database in batches, then empties
-// the journal when nothing new arrived meanwhile.
+// db/placement_journal.h) and goes on; a thread of its own seals the
+// journal's side those records are in, syncs it, stores the records in the
+// database in one transaction and empties that side, while appends go to
+// the other side.
 //
 // A database that cannot be written (locked past the busy timeout, full,
 // damaged) keeps the records in the journal and in memory; the thread
