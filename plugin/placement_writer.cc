@@ -61,8 +61,9 @@ std::optional<std::string> PlacementWriter::last_error() const {
 }
 
 void PlacementWriter::run() {
-  // Its own connection: the engine's is used by the scheduling thread. No
-  // fsync per transaction: the journal, synced first, is what survives.
+  // Its own connection: the engine's is used by the scheduling thread.
+  // Each transaction is synced before the journal side is emptied, so a
+  // machine crash finds every record in one or the other.
   std::unique_ptr<PlacementStore> store;
   // A database replaced under its name (restored, moved into place) is
   // reopened, or the records would go to the file that was unlinked.
@@ -91,7 +92,7 @@ void PlacementWriter::run() {
       journal_.sync(sealed);
       if (store && !same_file()) store.reset();
       if (!store) {
-        store = std::make_unique<PlacementStore>(db_path_, PlacementStore::Options{.sync_each_record = false});
+        store = std::make_unique<PlacementStore>(db_path_);
         ::stat(db_path_.c_str(), &opened);
       }
       store->record_all(batch, false);
