@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "placement/ring_order.h"
+#include "placement/seams.h"
 
 namespace topo {
 namespace {
@@ -179,9 +180,12 @@ std::vector<std::string> reasons_for(const SwitchTree& tree, const std::vector<L
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
                               p.score.degraded_links == 1 ? "" : "s"));
   if (p.score.ideal_s > 0)
-    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)",
-                              r.profile == Profile::AllToAll ? "AllToAll" : "AllReduce", p.score.estimate_s * 1e3,
-                              p.score.ideal_s * 1e3, p.score.slowdown));
+    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
+                              p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
+  if (p.score.seam_flows > 0)
+    out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
+                              "on a cable its cross-leaf flows take",
+                              p.score.seam_flows));
   return out;
 }
 
@@ -226,7 +230,11 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
     }
     std::erase_if(hosts, [&](NodeId h) { return !gpus.contains(h); });
   }
-  p.hosts = ring_order(tree, hosts);
+  // Seams only for candidates that get the estimate: they change neither
+  // the structure tiers nor the fit, and cost a route per choice tried.
+  p.hosts = with_estimate ? seam_ring(tree, free, request, hosts) : ring_order(tree, hosts);
+  if (whole_hosts(request))
+    for (NodeId h : p.hosts) gpus[h] = request.gpus_per_host;
   for (NodeId h : p.hosts) {
     p.gpus.push_back(gpus[h]);
     int leaf = tree.home_leaf(h);
