@@ -9,6 +9,11 @@
 // lower PortState of its two ends. A link is Active only once a subnet
 // manager has brought it up: on a fabric without one, every link is Init
 // and the classification reports each as inactive. Routers are skipped.
+// LIDs: a switch's is its port 0's, an HCA port's its own base LID (a
+// fabric no subnet manager has configured has none, and FabricBuilder
+// numbers them as for any source without LIDs). A CA with several
+// cabled ports becomes one HCA vertex per port, "H-<guid>:<port>", as the
+// ibnetdiscover reader makes it.
 //
 // Under ibsim (LD_PRELOAD=.../umad2sim/libumad2sim.so) the simulator is found
 // through IBSIM_SOCKNAME (abstract unix socket "<name>:ctl", default "sim"),
