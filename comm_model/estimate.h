@@ -82,14 +82,17 @@ struct Bottleneck {
   enum class Where : uint8_t { None, Cable, NvLink };
   Where where = Where::None;
   std::optional<LinkId> cable;
+  int directed_cable = -1;  // topology/route.h directed_cable(); -1 when not a cable
   NodeId from = 0;          // traffic leaves this end of the cable
   std::string name;         // "leaf01:9 -> spine01:1", or "NVLink"
   double flows = 0;         // this collective's flows on it; fractional under ECMP
+  double neighbour_flows = 0;  // other jobs' flows on it (neighbours.h)
   double gbps = 0;          // room on it for this collective
   double share_gbps = 0;    // gbps / flows: what each flow gets
 };
 
 struct Estimate {
+  std::string routing;  // how the fabric routed the flows: routing_name(), "adaptive" or "static:ftree"
   Collective collective = Collective::AllReduce;
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
@@ -105,6 +108,10 @@ struct Estimate {
   // The same hosts alone on a non-blocking fabric: only their own cables
   // limit, every path crosses one switch. Never more than time_s.
   double ideal_time_s = 0;
+  // With neighbours (neighbours.h): the time with none, and how many of
+  // them have a flow on a cable this collective crosses.
+  double alone_time_s = 0;
+  int neighbours = 0;
   Bottleneck bottleneck;
 };
 

@@ -1,7 +1,14 @@
 // The exact answer for small instances: every set of eligible hosts of the
-// requested size, each in its ring order, scored by the same objective.
-// The tests hold the search against it; `topoctl place --exact` offers it
-// as a what-if on small fabrics.
+// requested size, each completed by make_placement() (ring order and, under
+// static routing, the seams of placement/seams.h) and scored.
+//
+// It shares the objective with the search: it has no scoring of its own.
+// So it proves that the search finds the best host set the objective can
+// see (the tests hold the search against it), not that the objective is
+// right; that is the judge's business (simulation/outcome.h, checked
+// against SimGrid). Its ring orders are those make_placement() gives, not an
+// enumeration of every order. `topoctl place --exact` offers it as a what-if
+// on small fabrics.
 #pragma once
 
 #include "placement/search.h"

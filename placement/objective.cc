@@ -6,6 +6,8 @@
 #include <set>
 
 #include "placement/ring_order.h"
+#include "placement/seams.h"
+#include "placement/traffic.h"
 
 namespace topo {
 namespace {
@@ -19,6 +21,10 @@ double excess(const Estimate& e) {
   if (!std::isfinite(e.time_s) || e.ideal_time_s <= 0) return 9.9;
   return std::clamp(e.time_s / e.ideal_time_s - 1.0, 0.0, 9.9);
 }
+
+// Under static routing: the most flows on one cable the ring's seams use,
+// beyond one, as a tie-break inside tier 4 (at most 0.5 of its unit).
+double seam_term(double seam_flows) { return seam_flows > 1 ? 0.05 * std::min(seam_flows - 1, 10.0) : 0; }
 
 }  // namespace
 
@@ -66,30 +72,23 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
     if (!l.hosts.empty()) s.fragment += std::clamp(double(left) / double(l.hosts.size()), 0.0, 0.99);
   }
 
-  if (with_estimate && request.profile != Profile::None && ring.size() > 1) {
-    Request r;
-    r.dtype = Dtype::Bf16;
-    r.bytes = request.message_bytes;
-    r.gpus_per_host = std::max(1, gpus_on(free, request, ring.front()));
+  std::vector<Request> collectives =
+      profile_requests(request.profile, request.message_bytes, gpus_on(free, request, ring.front()));
+  if (with_estimate && !collectives.empty() && ring.size() > 1) {
     double total_excess = 0;
-    int parts = 0;
-    for (Collective c : {Collective::AllReduce, Collective::AllToAll}) {
-      bool wanted = request.profile == Profile::Mixed ||
-                    (c == Collective::AllReduce) == (request.profile == Profile::AllReduce);
-      if (!wanted) continue;
-      Estimate e = estimate(tree.paths(), ring, Request{c, r.bytes, r.dtype, r.gpus_per_host}, free.load);
-      if (c == Collective::AllReduce || request.profile == Profile::AllToAll) {
-        s.estimate_s = e.time_s;
-        s.ideal_s = e.ideal_time_s;
-      }
+    s.estimate_s = s.ideal_s = 0;
+    for (const Request& r : collectives) {
+      Estimate e = estimate(tree.paths(), ring, r, free.load);
+      s.estimate_s += e.time_s;
+      s.ideal_s += e.ideal_time_s;
       total_excess += excess(e);
-      ++parts;
     }
-    s.slowdown = 1 + total_excess / parts;
+    s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
+    s.seam_flows = seam_cost(tree, free, request, ring).worst;
   }
 
   s.total = w.degraded * s.degraded_links + w.pod_edge * s.pod_edges + w.spine_edge * s.spine_edges +
-            w.leaf * s.leaves + w.pressure * s.pressure + w.slowdown * (s.slowdown - 1) + w.fragment * s.fragment;
+            w.leaf * s.leaves + w.pressure * s.pressure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows)) + w.fragment * s.fragment;
   return s;
 }
 

@@ -9,6 +9,9 @@
 //      (oversubscription beyond 1:1, running jobs'          pressure    10
 //      load, a degraded uplink even for one-leaf jobs)
 //   4. the comm_model estimate over the ideal, minus 1 weight  slowdown  10
+//      (averaged over the profile's collectives, with the running jobs'
+//      load; under static routing plus 0.05 per flow beyond one on the
+//      most crowded cable the ring's seams use, at most 0.5)
 //   5. fragmentation: free hosts a used leaf keeps    weight  fragment    1
 //      afterwards, as a share of that leaf (best fit)
 //
@@ -45,9 +48,10 @@ struct Score {
   int leaves = 0;
   int pods = 0;
   double pressure = 0;     // sum over used leaves, each in [0, 0.9]
-  double estimate_s = 0;   // the profile's collective on this ring
+  double estimate_s = 0;   // the profile's collectives on this ring, summed
   double ideal_s = 0;      // the same hosts on a non-blocking fabric
-  double slowdown = 1;     // estimate over ideal
+  double slowdown = 1;     // estimate over ideal, mean excess over the profile's collectives
+  double seam_flows = 0;   // static routing: most flows on a cable the seams use (placement/seams.h)
   double fragment = 0;     // sum over used leaves, each in [0, 1)
   double total = 0;
 };

@@ -8,12 +8,14 @@ std::string_view name(Profile p) {
     case Profile::AllToAll: return "alltoall";
     case Profile::Mixed: return "mixed";
     case Profile::None: return "none";
+    case Profile::Fsdp: return "fsdp";
+    case Profile::Pipeline: return "pipeline";
   }
   return "?";
 }
 
 std::optional<Profile> parse_profile(std::string_view text) {
-  for (Profile p : {Profile::AllReduce, Profile::AllToAll, Profile::Mixed, Profile::None})
+  for (Profile p : kProfiles)
     if (name(p) == text) return p;
   return std::nullopt;
 }

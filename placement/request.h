@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 #include <vector>
+#include <vector>
 
 #include "comm_model/link_load.h"
 #include "topology/fabric.h"
@@ -16,11 +17,29 @@ namespace topo {
 enum class Profile : uint8_t {
   AllReduce,  // data parallel: ring AllReduce of the gradients
   AllToAll,   // MoE expert parallel: every rank to every rank
-  Mixed,      // both, weighted equally
+  Mixed,      // AllReduce and AllToAll, weighted equally
   None,       // no collectives worth modelling: structure and fit only
+  Fsdp,       // sharded data parallel: ring AllGather and ReduceScatter
+  Pipeline,   // pipeline parallel: point to point, stage to next stage
 };
 
 std::string_view name(Profile p);
+// Every profile, in declaration order; for listing and parsing.
+inline constexpr Profile kProfiles[] = {Profile::AllReduce, Profile::AllToAll, Profile::Mixed,
+                                        Profile::None,      Profile::Fsdp,     Profile::Pipeline};
+
+// The one size a job's collectives are placed and judged at: 256 MiB, a
+// gradient bucket or an FSDP layer shard of a large model, where time is
+// bandwidth-bound (latency adds under 1% on a 400 Gb/s host).
+inline constexpr double kMessageBytes = 256.0 * 1024 * 1024;
+
+// A job already running, whose traffic the search and the estimate avoid.
+struct RunningJob {
+  std::vector<NodeId> ring;  // its hosts, in ring order
+  Profile profile = Profile::AllReduce;
+  int gpus_per_host = 1;
+  double duty = 0.5;         // share of its run spent in collectives, in (0, 1]
+};
 std::optional<Profile> parse_profile(std::string_view text);
 
 struct PlacementRequest {
@@ -34,7 +53,7 @@ struct PlacementRequest {
 
   Profile profile = Profile::AllReduce;
   // Message size the profile's collective is judged at.
-  double message_bytes = 256.0 * 1024 * 1024;
+  double message_bytes = kMessageBytes;
 
   // Hard limits.
   std::optional<int> max_leaves;
@@ -51,7 +70,17 @@ struct FreeMap {
   std::vector<int> free_gpus;
   std::set<NodeId> avoid_hosts;    // drained, failing health checks
   std::set<LinkId> avoid_links;    // links an admin took out of service
-  BackgroundLoad load;             // running jobs' traffic
+  // Running jobs' traffic (placement/traffic.h fills the last two from the
+  // first): their rings and profiles; their average Gb/s on each cable, what
+  // the estimate subtracts from the room of a cable and tier 3 of the
+  // objective reads on a leaf's uplinks; and under static routing, their
+  // flows on each directed switch-to-switch cable (topology/route.h
+  // directed_cable), weighted by duty, where the seam search keeps the
+  // job's own cross-leaf flows off.
+  std::vector<RunningJob> running;
+  BackgroundLoad load;
+  std::vector<double> cable_flows;
+  double flows_on(int directed) const { return directed < static_cast<int>(cable_flows.size()) ? cable_flows[directed] : 0; }
 
   // Every host of the fabric free with `gpus` GPUs.
   static FreeMap all_free(const Fabric& fabric, int gpus);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "placement/ring_order.h"
+#include "placement/seams.h"
 
 namespace topo {
 namespace {
@@ -194,9 +195,12 @@ std::vector<std::string> reasons_for(const SwitchTree& tree, const std::vector<L
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
                               p.score.degraded_links == 1 ? "" : "s"));
   if (p.score.ideal_s > 0)
-    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)",
-                              r.profile == Profile::AllToAll ? "AllToAll" : "AllReduce", p.score.estimate_s * 1e3,
-                              p.score.ideal_s * 1e3, p.score.slowdown));
+    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
+                              p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
+  if (p.score.seam_flows > 0)
+    out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
+                              "on a cable its cross-leaf flows take",
+                              p.score.seam_flows));
   return out;
 }
 
@@ -224,14 +228,26 @@ bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementReques
   return true;
 }
 
+namespace {
+
+// The distinct leaves of a ring, in ring order.
+std::vector<NodeId> leaves_of(const SwitchTree& tree, std::span<const NodeId> ring) {
+  std::vector<NodeId> leaves;
+  for (NodeId h : ring) {
+    int leaf = tree.home_leaf(h);
+    if (leaf >= 0 && (leaves.empty() || leaves.back() != tree.leaves()[leaf].node))
+      leaves.push_back(tree.leaves()[leaf].node);
+  }
+  return leaves;
+}
+
+}  // namespace
+
 Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                          std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
   Placement p;
-  if (whole_hosts(request)) {
-    p.hosts = ring_order(tree, hosts);
-    p.gpus.assign(p.hosts.size(), request.gpus_per_host);
-  } else {
-    std::map<NodeId, int> gpus;
+  std::map<NodeId, int> gpus;  // a GPU-count request's share per host
+  if (!whole_hosts(request)) {
     std::vector<NodeId> by_free = hosts;
     std::stable_sort(by_free.begin(), by_free.end(), [&](NodeId a, NodeId b) { return free.free(a) > free.free(b); });
     int left = request.gpus;
@@ -241,18 +257,39 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
       left -= g;
     }
     std::erase_if(hosts, [&](NodeId h) { return !gpus.contains(h); });
-    p.hosts = ring_order(tree, hosts);
+  }
+  // Seams only for candidates that get the estimate: they change neither
+  // the structure tiers nor the fit, and cost a route per choice tried.
+  p.hosts = with_estimate ? seam_ring(tree, free, request, hosts) : ring_order(tree, hosts);
+  if (whole_hosts(request)) p.gpus.assign(p.hosts.size(), request.gpus_per_host);
+  else
     for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
-  }
-  for (NodeId h : p.hosts) {
-    int leaf = tree.home_leaf(h);
-    if (leaf >= 0 && (p.leaves.empty() || p.leaves.back() != tree.leaves()[leaf].node))
-      p.leaves.push_back(tree.leaves()[leaf].node);
-  }
+  p.leaves = leaves_of(tree, p.hosts);
   p.score = score(tree, free, request, p.hosts, weights, with_estimate);
   p.feasible = !p.hosts.empty();
   return p;
 }
+
+namespace {
+
+// What make_placement(..., true) gives for a candidate built without the
+// estimate, without building it again: its ring takes its seams (a new
+// order only under static routing) and its score the comm_model.
+void add_estimate(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, Placement& p,
+                  const Weights& weights) {
+  std::vector<NodeId> ring = seam_ring(tree, free, request, p.hosts);
+  if (ring != p.hosts) {
+    std::map<NodeId, int> gpus;
+    for (size_t i = 0; i < p.hosts.size(); ++i) gpus[p.hosts[i]] = p.gpus[i];
+    p.gpus.clear();
+    for (NodeId h : ring) p.gpus.push_back(gpus[h]);
+    p.hosts = std::move(ring);
+    p.leaves = leaves_of(tree, p.hosts);
+  }
+  p.score = score(tree, free, request, p.hosts, weights, true);
+}
+
+}  // namespace
 
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                        int count, const SearchOptions& options) {
@@ -286,8 +323,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(keep);
-  // Hosts and ring stay as built: only the score gains the estimate.
-  for (Placement& p : ranked) p.score = score(tree, free, request, p.hosts, options.weights, true);
+  for (Placement& p : ranked) add_estimate(tree, free, request, p, options.weights);
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
   // Local improvement: swap one leaf of the best for an unused leaf of its pod.
@@ -312,7 +348,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
         const Score& b = ranked.front().score;
         if (!within_limits(p, request) || p.score.total >= b.total - options.weights.slowdown * (b.slowdown - 1) - 1e-9)
           continue;
-        p.score = score(tree, free, request, p.hosts, options.weights, true);
+        add_estimate(tree, free, request, p, options.weights);
         if (p.score.total < ranked.front().score.total - 1e-9) {
           ranked.insert(ranked.begin(), std::move(p));
           improved = true;

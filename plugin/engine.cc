@@ -23,6 +23,7 @@
 #include "db/snapshot_store.h"
 #include "placement/ring_order.h"
 #include "placement/search.h"
+#include "placement/traffic.h"
 #include "plugin/engine_config.h"
 #include "plugin/placement_writer.h"
 #include "topology/error.h"
@@ -119,6 +120,7 @@ std::string job_hcas(const Fabric& fabric, const std::vector<std::optional<NodeI
 
 constexpr size_t kNoNode = static_cast<size_t>(-1);
 
+
 // Slurm's node table mapped onto one snapshot under one config: built once
 // per change of any of the three, then read by index only.
 struct NodeMap {
@@ -152,6 +154,51 @@ NodeMap build_node_map(const Fabric& fabric, const EngineConfig& config, const s
   return m;
 }
 
+// A running job as the engine keeps it: what its traffic needs, in Slurm
+// node indices (they outlive a new snapshot; fabric hosts do not).
+struct RunningEntry {
+  std::vector<size_t> ring;
+  Profile profile = Profile::AllReduce;
+  int gpus_per_host = 1;
+};
+
+// The running jobs' traffic as FreeMap carries it, and what it was built
+// from.
+struct RunningTraffic {
+  std::vector<RunningJob> running;
+  BackgroundLoad load;
+  std::vector<double> cable_flows;
+  size_t skipped = 0;  // jobs whose ring the fabric could not carry
+  bool stale = true;
+  int64_t snapshot_id = -1;
+  uint64_t config_generation = 0, table_generation = 0;
+};
+
+RunningTraffic build_traffic(const SwitchTree& tree, const NodeMap& map, const std::map<uint32_t, RunningEntry>& jobs) {
+  RunningTraffic t;
+  TrafficMap sums(tree.fabric());
+  for (const auto& [id, entry] : jobs) {
+    RunningJob job;
+    job.profile = entry.profile;
+    job.gpus_per_host = std::max(1, entry.gpus_per_host);
+    for (size_t node : entry.ring)
+      if (node < map.host.size() && map.host[node]) job.ring.push_back(*map.host[node]);
+    if (job.ring.size() < 2) continue;  // one host: nothing on the fabric
+    try {
+      sums.add(job_traffic(tree, job));
+      t.running.push_back(std::move(job));
+    } catch (const std::exception&) {
+      ++t.skipped;
+    }
+  }
+  FreeMap f;
+  sums.write(tree.fabric(), f);
+  t.load = std::move(f.load);
+  t.cable_flows = std::move(f.cable_flows);
+  t.stale = false;
+  return t;
+}
+
 }  // namespace
 
 struct topo_engine {
@@ -175,6 +222,10 @@ struct topo_engine {
   std::vector<bool> named;
   uint64_t table_generation = 0;
   NodeMap node_map;
+
+  // Running jobs, by job id, and their traffic (built once per change).
+  std::map<uint32_t, RunningEntry> running;
+  RunningTraffic traffic;
 
   // The file the snapshot store has open, and when it last changed: a
   // database replaced under the same name (restored from a backup, moved
@@ -273,6 +324,19 @@ struct topo_engine {
       node_map.table_generation = table_generation;
     }
     return node_map;
+  }
+
+  // The running jobs' traffic on the current map, rebuilt when a job came
+  // or went or the map changed.
+  const RunningTraffic& current_traffic(const NodeMap& map) {
+    if (traffic.stale || traffic.snapshot_id != map.snapshot_id ||
+        traffic.config_generation != map.config_generation || traffic.table_generation != map.table_generation) {
+      traffic = build_traffic(*tree, map, running);
+      traffic.snapshot_id = map.snapshot_id;
+      traffic.config_generation = map.config_generation;
+      traffic.table_generation = map.table_generation;
+    }
+    return traffic;
   }
 
   void configure(const char* path, char* msg, size_t size) {
@@ -410,6 +474,10 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
 
     FreeMap free;
     free.free_gpus.assign(engine->fabric->node_count(), 0);
+    const RunningTraffic& traffic = engine->current_traffic(map);
+    free.running = traffic.running;
+    free.load = traffic.load;
+    free.cable_flows = traffic.cable_flows;
     const int need_gpus = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
     size_t offered = 0, known = 0, usable = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -548,6 +616,12 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
       ring.insert(ring.end(), unknown.begin(), unknown.end());
     }
     r.ring_order = names_of(*engine, ring.data(), ring.size());
+    // Running from now on, as far as the traffic model goes.
+    RunningEntry& entry = engine->running[job->job_id];
+    entry.ring = ring;
+    entry.profile = detail ? *parse_profile(detail->profile) : profile_of(engine->config, job->request);
+    entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
+    engine->traffic.stale = true;
 
     *ring_order = copy_out(fmt::format("{}", fmt::join(r.ring_order, ",")));
     if (nccl_ib_hca && map) {
@@ -571,6 +645,54 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
         throw EngineError(TOPO_ENGINE_DATABASE,
                           fmt::format("placement journaled; storing it in the database waits: {}", *why));
     }
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_set_running(topo_engine_t* engine, const struct topo_engine_job* jobs, size_t count, char* msg,
+                            size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine || (count && !jobs)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_set_running: missing argument");
+    std::lock_guard guard(engine->lock);
+    std::map<uint32_t, RunningEntry> now;
+    std::vector<uint32_t> to_read;
+    for (size_t i = 0; i < count; ++i) {
+      auto known = engine->running.find(jobs[i].job_id);
+      if (known != engine->running.end()) now[jobs[i].job_id] = known->second;
+      else to_read.push_back(jobs[i].job_id);
+    }
+    if (!to_read.empty()) {
+      // Their records: the journal a crash left was replayed when the
+      // database was opened; what record() queued since is flushed first.
+      engine->open_database();
+      if (auto why = engine->writer->flush()) throw EngineError(TOPO_ENGINE_DATABASE, *why);
+      std::map<std::string, size_t> index;
+      for (size_t i = 0; i < engine->node_names.size(); ++i)
+        if (engine->named[i]) index.emplace(engine->node_names[i], i);
+      PlacementStore store(engine->config.db_path);
+      for (size_t i = 0; i < count; ++i) {
+        if (now.count(jobs[i].job_id)) continue;
+        std::optional<PlacementRecord> r = store.latest_for_job(jobs[i].job_id);
+        if (!r) continue;
+        RunningEntry entry;
+        for (const std::string& name : r->ring_order)
+          if (auto it = index.find(name); it != index.end()) entry.ring.push_back(it->second);
+        entry.profile = parse_profile(r->profile).value_or(profile_of(engine->config, jobs[i].request));
+        entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(jobs[i].gpus_per_node, 1));
+        now[jobs[i].job_id] = std::move(entry);
+      }
+    }
+    engine->running = std::move(now);
+    engine->traffic.stale = true;
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_job_ended(topo_engine_t* engine, uint32_t job_id, char* msg, size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_job_ended: no engine");
+    std::lock_guard guard(engine->lock);
+    if (engine->running.erase(job_id)) engine->traffic.stale = true;
     return TOPO_ENGINE_OK;
   });
 }

@@ -164,6 +164,24 @@ int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
                        size_t allocated_count, const char *fallback_why, char **ring_order,
                        char **nccl_ib_hca, char *msg, size_t msg_size);
 
+/* Running jobs' traffic.  A job recorded by topo_engine_record counts as
+ * running from then on, with its ring, profile and GPUs per node, until
+ * topo_engine_job_ended; the rank calls judge candidates against what the
+ * running jobs put on the fabric (placement/traffic.h: Gb/s per cable, and
+ * under static routing flows per cable).  That traffic is built once per
+ * change (a job recorded or ended, the running set given, a new snapshot,
+ * config or node table), never per call.
+ *
+ * topo_engine_set_running gives the jobs running now (slurmctld start-up
+ * and reconfigure): each job's ring and profile come from its newest
+ * placement record (jobs without one, and plain jobs, carry no modelled
+ * traffic); it replaces the engine's running set. */
+int topo_engine_set_running(topo_engine_t *engine, const struct topo_engine_job *jobs, size_t count, char *msg,
+                            size_t msg_size);
+/* The job ended or left its nodes (requeue, suspend): its traffic goes.  An
+ * unknown job id is no error. */
+int topo_engine_job_ended(topo_engine_t *engine, uint32_t job_id, char *msg, size_t msg_size);
+
 /* Waits until every record so far is in the database (tests, tools; close
  * does it too).  An error when the writer cannot write it (the records stay
  * in the journal for the next try). */

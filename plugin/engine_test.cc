@@ -532,3 +532,62 @@ TEST(PlacementJournal, SidesAlternateAndReadKeepsTheOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+// A running job's traffic is part of the fabric a new job is judged on:
+// with a two-leaf job running across leaf01 and leaf02, a new two-leaf job
+// keeps off their uplinks; once the first ends, those leaves are as good as
+// any again.
+TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  // Free: 4 hosts on each leaf (gpu005-008, 013-016, 021-024, 029-032).
+  std::vector<int> free(32, 0);
+  for (int leaf = 0; leaf < 4; ++leaf)
+    for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
+  auto best = [&] {
+    topo_engine_ranking r{};
+    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
+    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
+    std::sort(out.begin(), out.end());
+    topo_engine_ranking_free(&r);
+    return out;
+  };
+  std::vector<std::string> alone = best();
+  ASSERT_EQ(alone.size(), 8u);
+  // Job 1 runs on the two leaves the idle choice took (gpu001-004 of one, 4
+  // of the other's busy hosts), a ring across their uplinks.
+  std::string first_leaf = alone.front(), second_leaf = alone.back();
+  int a = (std::stoi(first_leaf.substr(3)) - 1) / 8, b = (std::stoi(second_leaf.substr(3)) - 1) / 8;
+  ASSERT_NE(a, b);
+  std::vector<std::string> job1;
+  for (int leaf : {a, b})
+    for (int i = 0; i < 4; ++i) job1.push_back(names_[leaf * 8 + i]);
+  record_fallback(1, job1);
+  std::vector<std::string> beside = best();
+  for (const std::string& h : beside) {
+    int leaf = (std::stoi(h.substr(3)) - 1) / 8;
+    EXPECT_TRUE(leaf != a && leaf != b) << h << " is on a leaf whose uplinks job 1 loads";
+  }
+  ASSERT_EQ(topo_engine_job_ended(engine_, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(best(), alone);
+
+  // slurmctld restarted: the running set comes back from the records.
+  record_fallback(1, job1);
+  flush();
+  topo_engine_close(engine_);
+  engine_ = nullptr;
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  EXPECT_EQ(best(), alone);  // nothing running yet
+  topo_engine_job running{};
+  running.job_id = 1;
+  running.nodes = 8;
+  running.gpus_per_node = 8;
+  ASSERT_EQ(topo_engine_set_running(engine_, &running, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(best(), beside);
+  ASSERT_EQ(topo_engine_set_running(engine_, nullptr, 0, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(best(), alone);
+}
+
+}  // namespace

@@ -615,9 +615,41 @@ extern int select_p_state_restore(char *dir_name)
   return wrapped()->state_restore(dir_name);
 }
 
+/* The jobs slurmctld knows (start-up, reconfigure): the running topo-aware
+ * ones are the engine's running set, whose traffic new jobs are judged on. */
 extern int select_p_job_init(List job_list)
 {
-  return wrapped()->job_init(job_list);
+  int rc = wrapped()->job_init(job_list);
+  topo_engine_t *e = get_engine();
+  struct topo_engine_job *jobs;
+  job_record_t *job_ptr;
+  ListIterator it;
+  size_t count = 0;
+  char msg[512];
+  if (!e || !job_list)
+    return rc;
+  if (nodes_given != node_record_count)
+    give_node_table(e);
+  jobs = xcalloc(list_count(job_list) + 1, sizeof(*jobs));
+  it = list_iterator_create(job_list);
+  while ((job_ptr = list_next(it))) {
+    struct topo_network_request request;
+    if (!IS_JOB_RUNNING(job_ptr))
+      continue;
+    request = job_request(job_ptr, SELECT_MODE_RUN_NOW);
+    if (!request.topo_aware)
+      continue;
+    jobs[count].job_id = job_ptr->job_id;
+    jobs[count].nodes = job_ptr->node_cnt;
+    jobs[count].gpus_per_node = gpus_in_tres(job_ptr->tres_per_node);
+    jobs[count].request = request;
+    count++;
+  }
+  list_iterator_destroy(it);
+  if (topo_engine_set_running(e, jobs, count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    error("%s (running jobs' traffic left out of placement)", msg);
+  xfree(jobs);
+  return rc;
 }
 
 /* Node records are ready (start-up, reconfigure): load the fabric now, so
@@ -664,6 +696,10 @@ extern int select_p_job_signal(job_record_t *job_ptr, int signal)
 
 extern int select_p_job_fini(job_record_t *job_ptr)
 {
+  char msg[512];
+  /* Only an engine already open knows running jobs: never open it here. */
+  if (__atomic_load_n(&engine, __ATOMIC_ACQUIRE) && job_ptr)
+    (void)topo_engine_job_ended(engine, job_ptr->job_id, msg, sizeof(msg));
   return wrapped()->job_fini(job_ptr);
 }
 

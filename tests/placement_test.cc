@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "placement/exact.h"
 #include "placement/ring_order.h"
+#include "placement/running_file.h"
 #include "placement/search.h"
+#include "placement/seams.h"
+#include "placement/traffic.h"
+#include "tests/dmodk_routing.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -242,6 +247,174 @@ TEST(Placement, WithinFivePercentOfTheOptimumAlmostAlways) {
               100 * worst, worst_case.c_str());
   ASSERT_GT(compared, instances / 2);
   EXPECT_GE(within, 0.99 * compared);
+}
+
+// Static routing: the seams of a ring, and the running jobs' traffic.
+class StaticLeafSpine : public ::testing::Test {
+ protected:
+  StaticLeafSpine() {
+    fabric.set_routing(testing::dmodk_routing(fabric));
+    tree = std::make_unique<SwitchTree>(fabric);
+  }
+  std::vector<NodeId> hosts(std::initializer_list<int> names) {
+    std::vector<NodeId> out;
+    for (int i : names) out.push_back(host(fabric, i));
+    return out;
+  }
+  // A running job on gpu001-004 (leaf01) and gpu009-012 (leaf02): its two
+  // seams enter gpu009 and gpu001, index 0 under their leaves, so D-mod-k
+  // sends both through spine01.
+  void run_first_job() {
+    RunningJob job{hosts({1, 2, 3, 4, 9, 10, 11, 12}), Profile::AllReduce, 8, 0.5};
+    for (NodeId h : job.ring) free.free_gpus[h] = 0;
+    free.running.push_back(job);
+    fill_traffic(*tree, free);
+  }
+  // 4 leaves of 8 hosts, 4 spines: one uplink per spine.
+  Fabric fabric = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2");
+  std::unique_ptr<SwitchTree> tree;
+  FreeMap free = FreeMap::all_free(fabric, 8);
+};
+
+TEST_F(StaticLeafSpine, RunningJobsTrafficFillsLoadAndFlows) {
+  run_first_job();
+  EXPECT_FALSE(free.load.empty());
+  std::vector<int> loaded;
+  for (size_t c = 0; c < free.cable_flows.size(); ++c)
+    if (free.cable_flows[c] > 0) loaded.push_back(static_cast<int>(c));
+  // Two seams, each up one uplink and down one spine-to-leaf cable.
+  ASSERT_EQ(loaded.size(), 4u);
+  for (int c : loaded) EXPECT_DOUBLE_EQ(free.cable_flows[c], 0.5);  // one flow at duty 0.5
+  // Pressure (tier 3) now sees the uplinks it loads.
+  EXPECT_GT(uplink_pressure(*tree, free, 0, true), uplink_pressure(*tree, free, 2, true));
+}
+
+TEST_F(StaticLeafSpine, SeamsKeepCrossLeafFlowsOffTheRunningJobsCables) {
+  run_first_job();
+  for (int i = 17; i <= 32; ++i) free.free_gpus[host(fabric, i)] = 0;  // leaf03, leaf04 busy
+  PlacementRequest r = hosts_x8(8);
+  Placement p = place(*tree, free, r);
+  ASSERT_TRUE(p.feasible);
+  EXPECT_EQ(leaf_names(fabric, p), (std::set<std::string>{"leaf01", "leaf02"}));
+  EXPECT_EQ(p.score.spine_edges, 2);  // still one segment per leaf
+  // In port order both seams enter at index 4 (4 mod 4 = 0): spine01 again.
+  std::vector<NodeId> plain = ring_order(*tree, p.hosts);
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, plain).worst, 1.5);
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, p.hosts).worst, 1.0);
+  EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.0);
+}
+
+TEST_F(StaticLeafSpine, ARingsOwnSeamsNeverShareACableOnTwoLevels) {
+  // Three leaves, 2 hosts each, at in-leaf index 0 and 4: every seam
+  // enters at index 0 (spine01), yet each leaf sends one seam up and takes
+  // one down, so they share no directed cable.
+  for (NodeId h : fabric.hosts()) free.free_gpus[h] = 0;
+  for (int i : {1, 5, 9, 13, 17, 21}) free.free_gpus[host(fabric, i)] = 8;
+  PlacementRequest r = hosts_x8(6);
+  Placement p = place(*tree, free, r);
+  ASSERT_TRUE(p.feasible);
+  EXPECT_EQ(p.leaves.size(), 3u);
+  EXPECT_LE(seam_cost(*tree, free, r, p.hosts).worst, seam_cost(*tree, free, r, ring_order(*tree, p.hosts)).worst);
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, p.hosts).worst, 1.0);
+}
+
+TEST_F(StaticLeafSpine, SeamsSwapInAnEquallyGoodHostOfTheSameLeaf) {
+  run_first_job();
+  // leaf02 keeps gpu013 (index 4) and gpu015 (index 6); leaf01 gpu005-008.
+  for (int i : {14, 16}) free.free_gpus[host(fabric, i)] = 0;
+  for (int i = 17; i <= 32; ++i) free.free_gpus[host(fabric, i)] = 0;
+  // Five hosts: four on leaf01, one on leaf02, which the search takes in
+  // pool order (gpu013, index 4: spine01, where the running job is).
+  PlacementRequest r = hosts_x8(5);
+  Placement p = place(*tree, free, r);
+  ASSERT_TRUE(p.feasible);
+  std::set<NodeId> chosen(p.hosts.begin(), p.hosts.end());
+  EXPECT_TRUE(chosen.contains(host(fabric, 15)));
+  EXPECT_FALSE(chosen.contains(host(fabric, 13)));
+  EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.0);
+}
+
+TEST_F(StaticLeafSpine, PipelineIsAChainAndAllToAllKeepsRingOrder) {
+  run_first_job();
+  PlacementRequest r = hosts_x8(8);
+  r.profile = Profile::AllToAll;
+  std::vector<NodeId> hs = hosts({5, 6, 7, 8, 13, 14, 15, 16});
+  EXPECT_EQ(seam_ring(*tree, free, r, hs), ring_order(*tree, hs));
+  r.profile = Profile::Pipeline;
+  std::vector<NodeId> chain = seam_ring(*tree, free, r, hs);
+  // A chain crosses between its leaves once.
+  EXPECT_EQ(ring_crossings(*tree, chain).spine_edges, 2);  // counted as a ring: the closing edge too
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, chain).worst, 1.0);
+}
+
+TEST(Placement, RunningFileGivesRingsProfilesAndDutiesAndNamesBadLines) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2");
+  FreeMap free = FreeMap::all_free(f, 8);
+  std::istringstream in("# running jobs\ngpu[003-004],gpu001 fsdp duty=0.25\n\ngpu009,gpu017  # allreduce\n");
+  read_running(in, "run.txt", f, 8, free);
+  ASSERT_EQ(free.running.size(), 2u);
+  EXPECT_EQ(free.running[0].ring, (std::vector<NodeId>{host(f, 3), host(f, 4), host(f, 1)}));
+  EXPECT_EQ(free.running[0].profile, Profile::Fsdp);
+  EXPECT_DOUBLE_EQ(free.running[0].duty, 0.25);
+  EXPECT_EQ(free.running[1].profile, Profile::AllReduce);
+  EXPECT_DOUBLE_EQ(free.running[1].duty, 0.5);
+  EXPECT_EQ(free.free(host(f, 3)), 0);
+  EXPECT_EQ(free.free(host(f, 2)), 8);
+  for (auto [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu001\ngpu999 allreduce\n", "run.txt:2"},
+           {"gpu001 bogus\n", "'bogus'"},
+           {"gpu001 duty=1.5\n", "duty"},
+           {"gpu001,gpu002\ngpu002\n", "already runs"},
+           {"gpu001 allreduce fsdp\n", "'fsdp'"}}) {
+    FreeMap fresh = FreeMap::all_free(f, 8);
+    std::istringstream bad(text);
+    try {
+      read_running(bad, "run.txt", f, 8, fresh);
+      ADD_FAILURE() << text;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Placement, AdaptiveRoutingKeepsRingOrder) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2");
+  SwitchTree tree(f);
+  FreeMap free = FreeMap::all_free(f, 8);
+  Placement p = place(tree, free, hosts_x8(12));
+  EXPECT_EQ(p.hosts, ring_order(tree, p.hosts));
+  EXPECT_DOUBLE_EQ(p.score.seam_flows, 0);
+}
+
+TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
+  Fabric f = make_synthetic("leafspine:leaves=8,hosts_per_leaf=8,spines=4,oversub=2");
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    FreeMap free = FreeMap::all_free(f, 8);
+    std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
+    std::shuffle(all.begin(), all.end(), rng);
+    // A few running jobs on random hosts, then a job on what is left.
+    size_t at = 0;
+    for (int j = 0; j < 3; ++j) {
+      RunningJob job{{}, Profile::AllReduce, 8, 1.0};
+      for (int k = 0; k < 6; ++k) job.ring.push_back(all[at++]);
+      for (NodeId h : job.ring) free.free_gpus[h] = 0;
+      free.running.push_back(job);
+    }
+    fill_traffic(tree, free);
+    PlacementRequest r = hosts_x8(3 + static_cast<int>(rng() % 20));
+    r.profile = rng() % 2 ? Profile::AllReduce : Profile::Fsdp;
+    Placement p = place(tree, free, r);
+    ASSERT_TRUE(p.feasible);
+    std::set<NodeId> unique(p.hosts.begin(), p.hosts.end());
+    EXPECT_EQ(unique.size(), static_cast<size_t>(r.hosts));
+    for (NodeId h : p.hosts) EXPECT_TRUE(eligible(tree, free, r, h));
+    EXPECT_LE(seam_cost(tree, free, r, p.hosts).worst,
+              seam_cost(tree, free, r, ring_order(tree, p.hosts)).worst + 1e-9);
+    EXPECT_EQ(ring_crossings(tree, p.hosts).spine_edges, ring_crossings(tree, ring_order(tree, p.hosts)).spine_edges);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+#include "placement/running_file.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+#include "topology/hostlist.h"
+
+namespace topo {
+namespace {
+
+double parse_duty(const std::string& field, const std::string& filename, int number) {
+  std::string value = field.substr(5);
+  double duty = 0;
+  size_t used = 0;
+  try {
+    duty = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || !(duty > 0 && duty <= 1))
+    throw ParseError(filename, number, fmt::format("duty field '{}': expected duty=SHARE with SHARE in (0, 1]", field));
+  return duty;
+}
+
+}  // namespace
+
+void read_running(std::istream& in, const std::string& filename, const Fabric& fabric, int gpus_per_host,
+                  FreeMap& free) {
+  std::string line;
+  std::set<NodeId> seen;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string hosts, field;
+    if (!(words >> hosts)) continue;
+    RunningJob job;
+    job.gpus_per_host = gpus_per_host;
+    bool profile_seen = false, duty_seen = false;
+    while (words >> field) {
+      if (field.rfind("duty=", 0) == 0 && !duty_seen) {
+        job.duty = parse_duty(field, filename, number);
+        duty_seen = true;
+      } else if (auto p = parse_profile(field); p && *p != Profile::None && !profile_seen && !duty_seen) {
+        job.profile = *p;
+        profile_seen = true;
+      } else {
+        throw ParseError(filename, number,
+                         fmt::format("field '{}': expected 'hosts [profile] [duty=SHARE]' with profile allreduce, "
+                                     "fsdp, alltoall, pipeline or mixed",
+                                     field));
+      }
+    }
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(hosts);
+    } catch (const std::exception& e) {
+      throw ParseError(filename, number, fmt::format("hosts field '{}': {}", hosts, e.what()));
+    }
+    for (const std::string& name : names) {
+      auto host = fabric.find_host(name);
+      if (!host) throw ParseError(filename, number, fmt::format("hosts field: '{}' is not a host of the fabric", name));
+      if (!seen.insert(*host).second)
+        throw ParseError(filename, number, fmt::format("hosts field: '{}' already runs a job of this file", name));
+      job.ring.push_back(*host);
+      if (*host < free.free_gpus.size()) free.free_gpus[*host] = 0;
+    }
+    free.running.push_back(std::move(job));
+  }
+}
+
+void read_running_file(const std::string& path, const Fabric& fabric, int gpus_per_host, FreeMap& free) {
+  std::ifstream in(path);
+  if (!in) throw ParseError(path, 0, "cannot open the running-jobs file");
+  read_running(in, path, fabric, gpus_per_host, free);
+}
+
+}  // namespace topo

@@ -1,0 +1,215 @@
+#include "placement/seams.h"
+
+#include <algorithm>
+#include <set>
+
+#include "placement/ring_order.h"
+#include "placement/search.h"
+#include "placement/traffic.h"
+
+namespace topo {
+namespace {
+
+struct Segment {
+  std::vector<NodeId> hosts;  // the job's hosts on this leaf, in port order
+  std::vector<NodeId> spare;  // eligible free hosts of the leaf outside the job
+  NodeId entry = 0, exit = 0;
+};
+
+void append(const Segment& s, std::vector<NodeId>& ring) {
+  ring.push_back(s.entry);
+  for (NodeId h : s.hosts)
+    if (h != s.entry && h != s.exit) ring.push_back(h);
+  if (s.exit != s.entry) ring.push_back(s.exit);
+}
+
+// The job's cross-leaf flows: edge i runs from segment i's exit to segment
+// i+1's entry (a chain has no edge from the last segment back to the first).
+class Seams {
+ public:
+  Seams(const Fabric& fabric, const FreeMap& free, std::vector<Segment> segments, bool closed)
+      : fabric_(fabric), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size()) {
+    for (size_t i = 0; i < segs_.size(); ++i) route(i);
+  }
+
+  SeamCost cost() const {
+    std::vector<int> all;
+    for (const auto& e : edges_) all.insert(all.end(), e.begin(), e.end());
+    std::sort(all.begin(), all.end());
+    SeamCost c;
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      while (j < all.size() && all[j] == all[i]) ++j;
+      double n = free_.flows_on(all[i]) + static_cast<double>(j - i);
+      c.worst = std::max(c.worst, n);
+      c.sum += n * static_cast<double>(j - i);
+      i = j;
+    }
+    return c;
+  }
+
+  // One pass of coordinate descent over every segment's entry and exit.
+  void improve() {
+    const FreeMap& free = free_;
+    const size_t k = segs_.size();
+    for (size_t j = 0; j < k; ++j) {
+      Segment& s = segs_[j];
+      SeamCost best = cost();
+      if (closed_ || j > 0) {
+        std::vector<NodeId> options = s.hosts;
+        options.insert(options.end(), s.spare.begin(), s.spare.end());
+        for (NodeId h : options) {
+          Segment saved = s;
+          if (!enter_at(s, h, free)) continue;
+          touch(j);
+          if (SeamCost c = cost(); c < best) best = c;
+          else {
+            s = std::move(saved);
+            touch(j);
+          }
+        }
+      }
+      if (s.hosts.size() > 1 && (closed_ || j + 1 < k)) {
+        for (NodeId h : s.hosts) {
+          if (h == s.entry || h == s.exit) continue;
+          NodeId saved = s.exit;
+          s.exit = h;
+          route(j);
+          if (SeamCost c = cost(); c < best) best = c;
+          else {
+            s.exit = saved;
+            route(j);
+          }
+        }
+      }
+    }
+  }
+
+  std::vector<NodeId> ring() const {
+    std::vector<NodeId> out;
+    for (const Segment& s : segs_) append(s, out);
+    return out;
+  }
+
+ private:
+  // Makes `h` the segment's entry; a spare replaces the old entry or another
+  // host with as many free GPUs (never the exit of a segment of several).
+  bool enter_at(Segment& s, NodeId h, const FreeMap& free) {
+    if (h == s.entry) return false;
+    auto at = std::find(s.hosts.begin(), s.hosts.end(), h);
+    if (at != s.hosts.end()) {
+      if (h == s.exit) {
+        if (s.hosts.size() < 2) return false;
+        s.exit = s.entry;
+      }
+      s.entry = h;
+      return true;
+    }
+    NodeId out = 0;
+    bool found = false;
+    if (s.hosts.size() == 1 || (s.entry != s.exit && free.free(s.entry) == free.free(h))) {
+      out = s.entry;
+      found = free.free(out) == free.free(h);
+    }
+    for (auto it = s.hosts.rbegin(); !found && it != s.hosts.rend(); ++it)
+      if (*it != s.exit && *it != s.entry && free.free(*it) == free.free(h)) out = *it, found = true;
+    if (!found) return false;
+    std::replace(s.hosts.begin(), s.hosts.end(), out, h);
+    std::replace(s.spare.begin(), s.spare.end(), h, out);
+    if (s.exit == out) s.exit = h;
+    s.entry = h;
+    return true;
+  }
+  // Edges touching segment j: into it and out of it.
+  void touch(size_t j) {
+    route((j + segs_.size() - 1) % segs_.size());
+    route(j);
+  }
+  void route(size_t i) {
+    edges_[i].clear();
+    if (!closed_ && i + 1 == segs_.size()) return;
+    switch_cables(fabric_, segs_[i].exit, segs_[(i + 1) % segs_.size()].entry, edges_[i]);
+  }
+
+  const Fabric& fabric_;
+  const FreeMap& free_;
+  std::vector<Segment> segs_;
+  bool closed_;
+  std::vector<std::vector<int>> edges_;
+};
+
+std::vector<Segment> segments(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                              std::span<const NodeId> ring) {
+  std::vector<Segment> out;
+  int leaf = -2;
+  for (NodeId h : ring) {
+    if (tree.home_leaf(h) != leaf) {
+      leaf = tree.home_leaf(h);
+      out.emplace_back();
+    }
+    out.back().hosts.push_back(h);
+  }
+  std::set<NodeId> job(ring.begin(), ring.end());
+  for (Segment& s : out) {
+    s.entry = s.hosts.front();
+    s.exit = s.hosts.back();
+    int l = tree.home_leaf(s.entry);
+    if (request.hosts <= 0 || l < 0) continue;
+    for (NodeId h : tree.leaves()[l].hosts)
+      if (!job.contains(h) && eligible(tree, free, request, h)) s.spare.push_back(h);
+  }
+  return out;
+}
+
+bool applies(const SwitchTree& tree, const PlacementRequest& request, std::span<const NodeId> ring) {
+  return tree.fabric().routing().is_static() && follows_ring(request.profile) && ring.size() > 1 &&
+         tree.home_leaf(ring.front()) != tree.home_leaf(ring.back());
+}
+
+}  // namespace
+
+SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                   std::span<const NodeId> ring) {
+  if (!tree.fabric().routing().is_static() || ring.size() < 2) return {};
+  std::vector<Segment> segs;
+  int leaf = -2;
+  for (NodeId h : ring) {
+    if (tree.home_leaf(h) != leaf) {
+      leaf = tree.home_leaf(h);
+      segs.emplace_back();
+      segs.back().entry = h;
+    }
+    segs.back().hosts.push_back(h);
+    segs.back().exit = h;
+  }
+  bool closed = request.profile != Profile::Pipeline;
+  if (closed && segs.size() > 1 && tree.home_leaf(ring.front()) == tree.home_leaf(ring.back())) {
+    // The ring starts mid-segment: the wrap joins its last and first runs.
+    segs.front().entry = segs.back().entry;
+    segs.pop_back();
+  }
+  return Seams(tree.fabric(), free, std::move(segs), closed).cost();
+}
+
+std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                              std::span<const NodeId> hosts) {
+  std::vector<NodeId> natural = ring_order(tree, hosts);
+  if (!applies(tree, request, natural)) return natural;
+  const bool closed = request.profile != Profile::Pipeline;
+  std::vector<Segment> forward = segments(tree, free, request, natural);
+  std::vector<Segment> backward(forward.rbegin(), forward.rend());
+  std::vector<NodeId> best;
+  SeamCost best_cost;
+  for (std::vector<Segment>* order : {&forward, &backward}) {
+    Seams seams(tree.fabric(), free, *order, closed);
+    for (int pass = 0; pass < 2; ++pass) seams.improve();
+    SeamCost c = seams.cost();
+    if (best.empty() || c < best_cost) {
+      best = seams.ring();
+      best_cost = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace topo

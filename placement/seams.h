@@ -1,0 +1,59 @@
+// Where a ring crosses from leaf to leaf, under static routing.
+//
+// A ring taken leaf by leaf leaves each leaf's segment once: the host that
+// ends one segment (its exit) sends to the host that starts the next (its
+// entry). Under static routing that flow follows the one path the tables
+// give the entry host's LID, so the choice of entry and exit hosts decides
+// which uplink and which spine-to-leaf cable it takes; D-mod-k tables
+// (OpenSM's ftree) send a destination through the spine its index under
+// its leaf picks, so two seams whose entry hosts share that index collide.
+// The flows that matter are the job's own and the running jobs'
+// (FreeMap::cable_flows).
+//
+// seam_ring chooses, starting from ring_order():
+// - for each leaf's segment, its entry and exit host; the others follow in
+//   port order between them;
+// - the order of the segments: the fabric's, or reversed;
+// - for whole-host requests, a free eligible host of the same leaf (with as
+//   many free GPUs as the one it replaces, so the objective's structure,
+//   fit and fragmentation tiers stay equal) may replace one of the job's
+//   hosts when it makes a better entry.
+// It minimises, over the job's cross-leaf flows, the most flows any of
+// their switch-to-switch cables carries (the job's own plus the running
+// jobs'), then their sum: a flow's share of a cable is what max-min sharing
+// gives it, and the ring runs at its slowest edge. Coordinate descent over
+// the segments, two passes; the result never scores worse than
+// ring_order() on this measure.
+//
+// Under adaptive routing, or for a profile whose traffic does not follow
+// the ring (AllToAll, None), or a job on one leaf, it returns ring_order().
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "placement/request.h"
+#include "placement/switch_tree.h"
+
+namespace topo {
+
+// How crowded a ring's cross-leaf cables are: lower is better.
+struct SeamCost {
+  double worst = 0;  // the most flows on one cable its cross-leaf flows use
+  double sum = 0;    // flows on those cables, summed over its flows
+  bool operator<(const SeamCost& o) const {
+    return worst < o.worst - 1e-9 || (worst <= o.worst + 1e-9 && sum < o.sum - 1e-9);
+  }
+};
+
+// The ring for `hosts` (which may come back with some hosts swapped for
+// equally good ones of the same leaf, see above).
+std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                              std::span<const NodeId> hosts);
+
+// The measure seam_ring minimises, for a ring as given (a chain for a
+// pipeline profile). Zero under adaptive routing.
+SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                   std::span<const NodeId> ring);
+
+}  // namespace topo

@@ -1,0 +1,84 @@
+// Import of OpenSM's forwarding-table dump (opensm-lfts.dump) of a
+// 16,384-host three-tier fabric: read_opensm_lfts_file parses every entry,
+// matches every switch and checks every LID's owner. Prints wall time per
+// import, the dump's size and the process's peak RSS; asserts nothing about
+// either. Aim (reading 16k-host tables live cannot be measured here): under
+// 2 s and 300 MB.
+//
+// The fabric is make_synthetic's clos3 with 16 pods of 32 leaves of 32
+// hosts, 4 spines per pod and 4 cores (580 switches, 16,964 LIDs); its
+// tables are emulated ftree, written by write_opensm_lfts in a child
+// process, so that the peak RSS reported is the importer's and the fabric's
+// (built here once, as `topoctl discover --lfts-dump` holds it too).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "topology/fabric.h"
+#include "topology/opensm_lfts.h"
+#include "topology/routing_engine.h"
+#include "topology/synthetic.h"
+
+namespace topo {
+namespace {
+
+constexpr const char* kSpec = "clos3:pods=16,leaves_per_pod=32,hosts_per_leaf=32,spines_per_pod=4,cores=4";
+
+const std::string& dump_file() {
+  static const std::string path = [] {
+    std::string dir = (std::filesystem::temp_directory_path() / fmt::format("lfts_bench.{}", getpid())).string();
+    std::filesystem::create_directories(dir);
+    std::string file = dir + "/clos3-16384.lfts";
+    pid_t child = fork();
+    if (child < 0) throw std::runtime_error("fork failed");
+    if (child == 0) {
+      Fabric f = make_synthetic(kSpec);
+      f.set_routing(emulate_routing(f, "ftree"));
+      std::ofstream out(file);
+      write_opensm_lfts(f, out);
+      out.close();
+      _exit(out ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("writing " + file + " failed");
+    std::atexit([] { std::filesystem::remove_all(std::filesystem::path(dump_file()).parent_path()); });
+    return file;
+  }();
+  return path;
+}
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+void BM_ReadOpenSmLfts16k(benchmark::State& state) {
+  const std::string& file = dump_file();
+  static const Fabric fabric = make_synthetic(kSpec);
+  size_t tables = 0;
+  for (auto _ : state) {
+    Routing r = read_opensm_lfts_file(file, fabric);
+    tables = r.lft.size();
+    benchmark::DoNotOptimize(r);
+  }
+  if (tables != fabric.switches().size()) state.SkipWithError("not every switch's table was read");
+  state.counters["hosts"] = fabric.summary().hosts;
+  state.counters["switches"] = static_cast<double>(fabric.switches().size());
+  state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(file)) / (1024.0 * 1024.0);
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+BENCHMARK(BM_ReadOpenSmLfts16k)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+}  // namespace
+}  // namespace topo
