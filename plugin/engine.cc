@@ -162,42 +162,53 @@ struct RunningEntry {
   int gpus_per_host = 1;
 };
 
-// The running jobs' traffic as FreeMap carries it, and what it was built
-// from.
+// A running job's traffic on the fabric of `map`; nullopt for a job on one
+// host (nothing on the fabric) or a ring the fabric cannot carry.
+std::optional<JobTraffic> traffic_of(const SwitchTree& tree, const NodeMap& map, const RunningEntry& entry) {
+  RunningJob job;
+  job.profile = entry.profile;
+  job.gpus_per_host = std::max(1, entry.gpus_per_host);
+  for (size_t node : entry.ring)
+    if (node < map.host.size() && map.host[node]) job.ring.push_back(*map.host[node]);
+  if (job.ring.size() < 2) return std::nullopt;
+  try {
+    return job_traffic(tree, job);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The running jobs' traffic: each job's share, their sums (kept as jobs
+// come and go), and the sums as FreeMap carries them (written when they
+// changed), for the map they were built on.
 struct RunningTraffic {
-  std::vector<RunningJob> running;
+  std::unique_ptr<TrafficMap> sums;
+  std::map<uint32_t, JobTraffic> of_job;
   BackgroundLoad load;
   std::vector<double> cable_flows;
-  size_t skipped = 0;  // jobs whose ring the fabric could not carry
-  bool stale = true;
+  bool written = false;
   int64_t snapshot_id = -1;
   uint64_t config_generation = 0, table_generation = 0;
-};
 
-RunningTraffic build_traffic(const SwitchTree& tree, const NodeMap& map, const std::map<uint32_t, RunningEntry>& jobs) {
-  RunningTraffic t;
-  TrafficMap sums(tree.fabric());
-  for (const auto& [id, entry] : jobs) {
-    RunningJob job;
-    job.profile = entry.profile;
-    job.gpus_per_host = std::max(1, entry.gpus_per_host);
-    for (size_t node : entry.ring)
-      if (node < map.host.size() && map.host[node]) job.ring.push_back(*map.host[node]);
-    if (job.ring.size() < 2) continue;  // one host: nothing on the fabric
-    try {
-      sums.add(job_traffic(tree, job));
-      t.running.push_back(std::move(job));
-    } catch (const std::exception&) {
-      ++t.skipped;
-    }
+  bool built_on(const NodeMap& map) const {
+    return sums && snapshot_id == map.snapshot_id && config_generation == map.config_generation &&
+           table_generation == map.table_generation;
   }
-  FreeMap f;
-  sums.write(tree.fabric(), f);
-  t.load = std::move(f.load);
-  t.cable_flows = std::move(f.cable_flows);
-  t.stale = false;
-  return t;
-}
+  void add(uint32_t job_id, std::optional<JobTraffic> t) {
+    remove(job_id);
+    if (!t) return;
+    sums->add(*t);
+    of_job.emplace(job_id, std::move(*t));
+    written = false;
+  }
+  void remove(uint32_t job_id) {
+    auto it = of_job.find(job_id);
+    if (it == of_job.end()) return;
+    sums->remove(it->second);
+    of_job.erase(it);
+    written = false;
+  }
+};
 
 }  // namespace
 
@@ -326,15 +337,23 @@ struct topo_engine {
     return node_map;
   }
 
-  // The running jobs' traffic on the current map, rebuilt when a job came
-  // or went or the map changed.
+  // The running jobs' traffic on the current map: built whole when the map
+  // changed or the running set was given, else kept up to date job by job.
   const RunningTraffic& current_traffic(const NodeMap& map) {
-    if (traffic.stale || traffic.snapshot_id != map.snapshot_id ||
-        traffic.config_generation != map.config_generation || traffic.table_generation != map.table_generation) {
-      traffic = build_traffic(*tree, map, running);
+    if (!traffic.built_on(map)) {
+      traffic = RunningTraffic{};
+      traffic.sums = std::make_unique<TrafficMap>(*fabric);
       traffic.snapshot_id = map.snapshot_id;
       traffic.config_generation = map.config_generation;
       traffic.table_generation = map.table_generation;
+      for (const auto& [id, entry] : running) traffic.add(id, traffic_of(*tree, map, entry));
+    }
+    if (!traffic.written) {
+      FreeMap f;
+      traffic.sums->write(*fabric, f);
+      traffic.load = std::move(f.load);
+      traffic.cable_flows = std::move(f.cable_flows);
+      traffic.written = true;
     }
     return traffic;
   }
@@ -475,7 +494,6 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     FreeMap free;
     free.free_gpus.assign(engine->fabric->node_count(), 0);
     const RunningTraffic& traffic = engine->current_traffic(map);
-    free.running = traffic.running;
     free.load = traffic.load;
     free.cable_flows = traffic.cable_flows;
     const int need_gpus = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
@@ -621,7 +639,7 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
     entry.ring = ring;
     entry.profile = detail ? *parse_profile(detail->profile) : profile_of(engine->config, job->request);
     entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
-    engine->traffic.stale = true;
+    if (map && engine->traffic.built_on(*map)) engine->traffic.add(job->job_id, traffic_of(*engine->tree, *map, entry));
 
     *ring_order = copy_out(fmt::format("{}", fmt::join(r.ring_order, ",")));
     if (nccl_ib_hca && map) {
@@ -683,7 +701,7 @@ int topo_engine_set_running(topo_engine_t* engine, const struct topo_engine_job*
       }
     }
     engine->running = std::move(now);
-    engine->traffic.stale = true;
+    engine->traffic = RunningTraffic{};  // built whole on the next rank
     return TOPO_ENGINE_OK;
   });
 }
@@ -692,7 +710,7 @@ int topo_engine_job_ended(topo_engine_t* engine, uint32_t job_id, char* msg, siz
   return guarded(msg, msg_size, [&] {
     if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_job_ended: no engine");
     std::lock_guard guard(engine->lock);
-    if (engine->running.erase(job_id)) engine->traffic.stale = true;
+    if (engine->running.erase(job_id) && engine->traffic.sums) engine->traffic.remove(job_id);
     return TOPO_ENGINE_OK;
   });
 }
