@@ -48,4 +48,15 @@ Fabric discover_ibnetdisc(const IbnetdiscOptions& options, const HostNaming& nam
 // a libibnetdisc cache.
 Fabric load_ibnetdisc_cache(const std::string& path, const HostNaming& naming = {});
 
+// The switches' linear forwarding tables, read live as rdma-core's
+// dump_fts reads them: the fabric is discovered again through libibnetdisc
+// (for each switch's directed route and SwitchInfo), then every switch is
+// asked by directed route for LinearForwardingTable blocks 0..LinearFDBTop/64
+// (64 LIDs a block). Switches are matched to `fabric`'s by id ("S-<guid>"),
+// else by description; the result is static, its source
+// "libibnetdisc:live", indexed by `fabric`'s switches. A switch of `fabric`
+// that discovery does not find, or one found that `fabric` lacks, throws
+// DiscoveryError naming it, as does a block that cannot be read.
+Routing read_lfts_live(const IbnetdiscOptions& options, const Fabric& fabric);
+
 }  // namespace topo
