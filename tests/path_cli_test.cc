@@ -110,12 +110,15 @@ TEST_F(PathCli, AdaptiveOnAThreeTierFabricClimbsOnlyAsFarAsItMust) {
   Ran same_pod = topoctl(fmt::format("path --from {} --to {} --json --synthetic {}", f.node(pod0[0]).name,
                                      f.node(f.hosts_under(*f.find("leaf02"))[0]).name, spec));
   Ran cross = topoctl(
-      fmt::format("path --from {} --to {} --json --synthetic {}", f.node(pod0[0]).name, f.node(pod1[0]).name, spec));
+      fmt::format("path --from {} --to {} --json --max-paths 1000 --synthetic {}", f.node(pod0[0]).name,
+                  f.node(pod1[0]).name, spec));
   ASSERT_EQ(same_pod.code, 0) << same_pod.err;
   ASSERT_EQ(cross.code, 0) << cross.err;
   for (const json& p : json::parse(same_pod.out).at("paths")) EXPECT_EQ(p.at("hops").size(), 4u) << p.dump();
   double total = 0;
-  for (const json& p : json::parse(cross.out).at("paths")) {
+  json across = json::parse(cross.out);
+  EXPECT_EQ(across.at("path_count"), across.at("paths").size());
+  for (const json& p : across.at("paths")) {
     EXPECT_EQ(p.at("hops").size(), 6u) << p.dump();  // HCA, leaf, spine, core, spine, leaf
     total += p.at("share").get<double>();
   }
