@@ -103,6 +103,15 @@ Statement& Statement::bind(int i, std::string_view text) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int i, std::span<const uint8_t> bytes) {
+  // A zero-length BLOB is still a BLOB, not NULL: pass a non-null pointer.
+  static const uint8_t none = 0;
+  int rc = sqlite3_bind_blob(stmt_, i, bytes.empty() ? &none : bytes.data(), static_cast<int>(bytes.size()),
+                             SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) connection_->fail(rc, fmt::format("{} (parameter {})", doing_, i));
+  return *this;
+}
+
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -130,6 +139,12 @@ std::string Statement::column_text(int i) const {
   const unsigned char* text = sqlite3_column_text(stmt_, i);
   if (!text) return {};
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+}
+
+std::vector<uint8_t> Statement::column_blob(int i) const {
+  const auto* bytes = static_cast<const uint8_t*>(sqlite3_column_blob(stmt_, i));
+  if (!bytes) return {};
+  return std::vector<uint8_t>(bytes, bytes + sqlite3_column_bytes(stmt_, i));
 }
 
 Transaction::Transaction(Connection& connection, std::string_view what) : connection_(connection), what_(what) {

@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "db/error.h"
 
@@ -68,6 +70,7 @@ class Statement {
   Statement& bind(int i, double value);
   Statement& bind(int i, std::string_view text);
   Statement& bind(int i, const char* text) { return bind(i, std::string_view(text)); }
+  Statement& bind_blob(int i, std::span<const uint8_t> bytes);
 
   // Advances to the next row: true when there is one, false when done.
   bool step();
@@ -79,6 +82,8 @@ class Statement {
   int64_t column_int(int i) const;
   double column_double(int i) const;
   std::string column_text(int i) const;
+  // The bytes of a BLOB (or of text); empty for NULL.
+  std::vector<uint8_t> column_blob(int i) const;
   bool column_is_null(int i) const;
 
  private:

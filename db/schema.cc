@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <stdexcept>
 #include <string_view>
 #include <thread>
 
@@ -110,6 +111,22 @@ CREATE TABLE placement (
 );
 CREATE INDEX placement_job ON placement(job_id, id);
 )sql",
+    // 2 -> 3: how the fabric routes, and the LIDs its tables are indexed by.
+    // Snapshots saved before keep the defaults: adaptive, no LIDs.
+    R"sql(
+ALTER TABLE snapshot ADD COLUMN routing TEXT NOT NULL DEFAULT 'adaptive';
+ALTER TABLE snapshot ADD COLUMN routing_engine TEXT NOT NULL DEFAULT '';
+ALTER TABLE snapshot ADD COLUMN routing_emulated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE snapshot ADD COLUMN routing_source TEXT NOT NULL DEFAULT '';
+ALTER TABLE hca ADD COLUMN lid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE switch ADD COLUMN lid INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE lft (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  switch      INTEGER NOT NULL,
+  ports       BLOB NOT NULL,
+  PRIMARY KEY (snapshot_id, switch)
+) WITHOUT ROWID;
+)sql",
 };
 
 // Refuses files that are not ours; returns the schema version. One
@@ -168,7 +185,12 @@ int schema_version(const Connection& c) {
   return static_cast<int>(c.query_int("PRAGMA user_version", "cannot read the schema version"));
 }
 
-void prepare_schema(Connection& c) {
+void prepare_schema(Connection& c) { prepare_schema(c, kSchemaVersion); }
+
+void prepare_schema(Connection& c, int target) {
+  if (target < 1 || target > kSchemaVersion)
+    throw std::invalid_argument(
+        fmt::format("schema version {} is not one this build knows (1 to {})", target, kSchemaVersion));
   check_version(c, check_ours(c));
 
   // WAL: readers see the last committed snapshot while a writer writes.
@@ -182,7 +204,7 @@ void prepare_schema(Connection& c) {
   for (;;) {
     int version = schema_version(c);
     check_version(c, version);
-    if (version == kSchemaVersion) return;
+    if (version >= target) return;
     Transaction tx(c, fmt::format("the schema migration to version {}", version + 1));
     // Another process may have migrated while we waited for the lock.
     if (schema_version(c) != version) continue;

@@ -32,6 +32,22 @@
 //             (comma-separated host names), profile, estimate_s, ideal_s,
 //             reasons (one a line), fallback (0/1), fallback_why
 //
+// Version 3 adds how the fabric routes (topology/routing.h) and the LIDs
+// its tables are indexed by:
+//
+//   snapshot  + routing ('adaptive' / 'static'), routing_engine ('ftree',
+//             ... or ''), routing_emulated (0/1), routing_source
+//             ('opensm-dump:/path', 'emulated', ...)
+//   hca       + lid (the HCA port's LID; 0 = none stored)
+//   switch    + lid (port 0's LID)
+//   lft       (snapshot_id, switch) ports: one switch's linear forwarding
+//             table, a BLOB of one byte per destination LID (byte i is the
+//             out port for LID i, 255 no path), `switch` being the switch's
+//             ordinal. Only static snapshots have rows here.
+//
+// Snapshots saved before version 3 read as adaptive, and their LIDs are
+// numbered afresh on load (FabricBuilder::finish()), as when first saved.
+//
 // `ordinal` is the node's position in the fabric graph (hosts, HCAs and
 // switches share one sequence) or the cable's position among cables, so a
 // snapshot rebuilds into the very same graph. Link ends are node ids, the
@@ -46,7 +62,7 @@
 
 namespace topo {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 // "Topo", so that `file` and sqlite3 tell our databases from others.
 inline constexpr int32_t kApplicationId = 0x546f706f;
 
@@ -54,6 +70,9 @@ inline constexpr int32_t kApplicationId = 0x546f706f;
 // file is ours and brings it to kSchemaVersion. Throws DbError: NotADatabase,
 // Corrupt, NotOurs, SchemaTooNew, Locked (a migration needs the write lock).
 void prepare_schema(Connection& connection);
+// The same, stopping at `version` (at most kSchemaVersion): a database as an
+// older build left it, for the tests of the migrations that follow.
+void prepare_schema(Connection& connection, int version);
 
 // The version the database is at.
 int schema_version(const Connection& connection);

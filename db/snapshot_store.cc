@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::string_view kInfoColumns =
     "id, taken_at, source, hosts, hcas, switches, leaves, spines, cores, links, pods, rails, rail_optimized, "
-    "faults";
+    "faults, routing, routing_engine";
 
 SnapshotInfo read_info(const Statement& s) {
   SnapshotInfo info;
@@ -37,6 +37,8 @@ SnapshotInfo read_info(const Statement& s) {
   info.summary.rails = count(11);
   info.summary.rail_optimized = s.column_int(12) != 0;
   info.faults = count(13);
+  info.routing = s.column_text(14);
+  if (!s.column_text(15).empty()) info.routing += ":" + s.column_text(15);
   return info;
 }
 
@@ -58,6 +60,7 @@ struct StoredNode {
   std::string id, name;
   uint64_t guid = 0;
   int ports = 0;
+  uint32_t lid = 0;
   std::string host, device;  // HCA
   int rail = -1;
   std::string level;  // switch
@@ -97,13 +100,22 @@ class SnapshotReader {
         if (v != i) fail(fmt::format("node '{}' lands at position {} instead of {}", n.id, v, i));
       }
       read_links(builder);
+      for (const StoredNode& n : nodes_)
+        if (n.lid != 0) builder.set_lid(n.id, n.lid);
     } catch (const FabricError& e) {
       fail(e.what());
     }
-    Fabric fabric = std::move(builder).finish();
+    Fabric fabric = [&] {
+      try {
+        return std::move(builder).finish();
+      } catch (const FabricError& e) {
+        fail(e.what());
+      }
+    }();
     fabric.set_source(info.source);
     read_gpus(fabric);
     check(fabric, info);
+    read_routing(fabric);
     return fabric;
   }
 
@@ -130,7 +142,7 @@ class SnapshotReader {
       n.name = hosts.column_text(1);
     }
     Statement hcas = c_.prepare(
-        "SELECT ordinal, node_id, description, host, device, rail, guid, ports FROM hca WHERE snapshot_id = ?1",
+        "SELECT ordinal, node_id, description, host, device, rail, guid, ports, lid FROM hca WHERE snapshot_id = ?1",
         what);
     hcas.bind(1, id_);
     while (hcas.step()) {
@@ -143,9 +155,10 @@ class SnapshotReader {
       n.rail = static_cast<int>(hcas.column_int(5));
       n.guid = std::bit_cast<uint64_t>(hcas.column_int(6));
       n.ports = static_cast<int>(hcas.column_int(7));
+      n.lid = read_lid(hcas.column_int(8), n.id);
     }
     Statement switches = c_.prepare(
-        "SELECT ordinal, node_id, name, guid, ports, level, pod, down_gbps, up_gbps FROM switch "
+        "SELECT ordinal, node_id, name, guid, ports, level, pod, down_gbps, up_gbps, lid FROM switch "
         "WHERE snapshot_id = ?1",
         what);
     switches.bind(1, id_);
@@ -160,9 +173,53 @@ class SnapshotReader {
       n.pod = static_cast<int>(switches.column_int(6));
       n.down_gbps = switches.column_double(7);
       n.up_gbps = switches.column_double(8);
+      n.lid = read_lid(switches.column_int(9), n.id);
     }
     for (size_t i = 0; i < nodes_.size(); ++i)
       if (!nodes_[i].seen) fail(fmt::format("node at position {} is missing", i));
+  }
+
+  uint32_t read_lid(int64_t lid, std::string_view node) const {
+    // Unicast LIDs are 16 bits: 0xc000 and above are multicast.
+    if (lid < 0 || lid >= 0xc000) fail(fmt::format("node '{}' has LID {}, not a unicast LID", node, lid));
+    return static_cast<uint32_t>(lid);
+  }
+
+  // The routing row and, for static routing, one table per switch.
+  void read_routing(Fabric& fabric) const {
+    Statement s = c_.prepare(
+        "SELECT routing, routing_engine, routing_emulated, routing_source FROM snapshot WHERE id = ?1",
+        fmt::format("cannot read the routing of snapshot {}", id_));
+    s.bind(1, id_);
+    if (!s.step()) fail("its row is gone");
+    Routing routing;
+    std::string kind = s.column_text(0);
+    if (kind == "adaptive") return;
+    if (kind != "static") fail(fmt::format("routing '{}' is neither 'adaptive' nor 'static'", kind));
+    routing.kind = RoutingKind::Static;
+    routing.engine = s.column_text(1);
+    routing.emulated = s.column_int(2) != 0;
+    routing.source = s.column_text(3);
+    routing.lft.resize(fabric.switches().size());
+    std::vector<bool> seen(fabric.switches().size(), false);
+    Statement tables = c_.prepare("SELECT switch, ports FROM lft WHERE snapshot_id = ?1",
+                                  fmt::format("cannot read the forwarding tables of snapshot {}", id_));
+    tables.bind(1, id_);
+    while (tables.step()) {
+      int64_t ordinal = tables.column_int(0);
+      int index = ordinal >= 0 && static_cast<size_t>(ordinal) < fabric.node_count()
+                      ? fabric.switch_index(static_cast<NodeId>(ordinal))
+                      : -1;
+      if (index < 0 || seen[index])
+        fail(fmt::format("forwarding table for node {}, which is not a switch or has two", ordinal));
+      seen[index] = true;
+      routing.lft[index] = tables.column_blob(1);
+    }
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (!seen[i])
+        fail(fmt::format("static routing without a forwarding table for switch {}",
+                         fabric.node(fabric.switches()[i]).name));
+    fabric.set_routing(std::move(routing));
   }
 
   void read_links(FabricBuilder& builder) {
@@ -273,20 +330,29 @@ int64_t SnapshotStore::save(const Fabric& f) {
 
   Statement snapshot = connection_.prepare(
       "INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, links, "
-      "pods, rails, rail_optimized, faults) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+      "pods, rails, rail_optimized, faults, routing, routing_engine, routing_emulated, routing_source) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
       what);
   snapshot.bind(1, utc_now()).bind(2, f.source()).bind(3, f.naming().pattern());
   snapshot.bind(4, sum.hosts).bind(5, sum.hcas).bind(6, static_cast<int>(f.switches().size()));
   snapshot.bind(7, sum.leaves).bind(8, sum.spines).bind(9, sum.cores).bind(10, sum.links);
   snapshot.bind(11, sum.pods).bind(12, sum.rails).bind(13, sum.rail_optimized ? 1 : 0);
   snapshot.bind(14, static_cast<int>(f.faults().size()));
+  const Routing& routing = f.routing();
+  snapshot.bind(15, routing.is_static() ? "static" : "adaptive").bind(16, routing.engine);
+  snapshot.bind(17, routing.emulated ? 1 : 0).bind(18, routing.source);
   snapshot.run();
   const int64_t id = connection_.last_insert_rowid();
 
   Statement host = connection_.prepare("INSERT INTO host VALUES (?1, ?2, ?3)", what);
-  Statement hca = connection_.prepare("INSERT INTO hca VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", what);
-  Statement sw =
-      connection_.prepare("INSERT INTO switch VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", what);
+  Statement hca = connection_.prepare(
+      "INSERT INTO hca (snapshot_id, ordinal, node_id, description, host, device, rail, guid, ports, lid) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+      what);
+  Statement sw = connection_.prepare(
+      "INSERT INTO switch (snapshot_id, ordinal, node_id, name, guid, ports, level, pod, down_gbps, up_gbps, lid) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+      what);
   for (NodeId v = 0; v < f.node_count(); ++v) {
     const Node& n = g[v];
     const auto ordinal = static_cast<int64_t>(v);
@@ -296,11 +362,13 @@ int64_t SnapshotStore::save(const Fabric& f) {
         break;
       case NodeKind::Hca:
         hca.bind(1, id).bind(2, ordinal).bind(3, n.id).bind(4, n.name).bind(5, n.host).bind(6, n.device);
-        hca.bind(7, n.rail).bind(8, std::bit_cast<int64_t>(n.guid)).bind(9, n.ports).run();
+        hca.bind(7, n.rail).bind(8, std::bit_cast<int64_t>(n.guid)).bind(9, n.ports);
+        hca.bind(10, static_cast<int64_t>(n.lid)).run();
         break;
       case NodeKind::Switch:
         sw.bind(1, id).bind(2, ordinal).bind(3, n.id).bind(4, n.name).bind(5, std::bit_cast<int64_t>(n.guid));
-        sw.bind(6, n.ports).bind(7, name(n.level)).bind(8, n.pod).bind(9, n.down_gbps).bind(10, n.up_gbps).run();
+        sw.bind(6, n.ports).bind(7, name(n.level)).bind(8, n.pod).bind(9, n.down_gbps).bind(10, n.up_gbps);
+        sw.bind(11, static_cast<int64_t>(n.lid)).run();
         break;
     }
   }
@@ -323,6 +391,12 @@ int64_t SnapshotStore::save(const Fabric& f) {
     link.bind(6, l.port_b).bind(7, name(l.rate.width)).bind(8, name(l.rate.speed)).bind(9, l.gbps());
     link.bind(10, name(l.state)).bind(11, name(l.tier)).bind(12, l.expected.str()).bind(13, l.degraded ? 1 : 0);
     link.run();
+  }
+
+  if (routing.is_static()) {
+    Statement lft = connection_.prepare("INSERT INTO lft (snapshot_id, switch, ports) VALUES (?1, ?2, ?3)", what);
+    for (size_t i = 0; i < routing.lft.size(); ++i)
+      lft.bind(1, id).bind(2, static_cast<int64_t>(f.switches()[i])).bind_blob(3, routing.lft[i]).run();
   }
 
   tx.commit();

@@ -1,8 +1,9 @@
 // Versioned fabric snapshots in an SQLite database.
 //
 // Every discovery is saved as a new snapshot: its hosts (with their GPUs),
-// HCAs, switches with their classification, and cables with every attribute,
-// plus where the fabric came from and when. Snapshots are numbered by an id
+// HCAs, switches with their classification, cables with every attribute,
+// the LIDs and how the fabric routes (static routing with every switch's
+// forwarding table), plus where the fabric came from and when. Snapshots are numbered by an id
 // that only grows; nothing ever rewrites or deletes an earlier one, so
 // `topoctl diff 12 15` means the same thing next year.
 //
@@ -40,6 +41,7 @@ struct SnapshotInfo {
   FabricSummary summary;  // as classified when saved
   int switches = 0;       // all switches, whatever their level
   int faults = 0;         // Fabric::faults().size() when saved
+  std::string routing;    // routing_name(): "adaptive", "static", "static:ftree"
 };
 
 class SnapshotStore {
@@ -75,7 +77,8 @@ class SnapshotStore {
   int64_t resolve(std::string_view reference) const;
 
   // Rebuilds snapshot `id` through FabricBuilder, in the graph order it was
-  // saved in, with its source, host naming and GPUs. The classification is
+  // saved in, with its source, host naming, GPUs, LIDs and routing (a
+  // snapshot saved before routing was stored is adaptive). The classification is
   // computed afresh and checked against the one stored: a difference throws
   // DbError(Inconsistent) naming the first switch, HCA or link that differs.
   Fabric load(int64_t id) const;

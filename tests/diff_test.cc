@@ -1,9 +1,12 @@
 // What changed between two fabrics: cables unplugged, degraded and restored,
-// ports down, hosts and switches gone or new, switch levels.
+// ports down, hosts and switches gone or new, switch levels, routing and
+// the routes of static tables.
 #include "topology/diff.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tests/static_routing_fixture.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -30,6 +33,7 @@ struct Small {
   PortState uplink_state = PortState::Active;
   bool spine02 = false;       // a second spine under leaf01 port 21
   bool host_on_spine = false;  // a host cabled straight to spine01, making it a leaf
+  uint32_t lid_base = 0;       // LIDs from here (switches, then HCAs) instead of finish()'s numbering
 
   Fabric build() const {
     FabricBuilder b;
@@ -56,6 +60,13 @@ struct Small {
     if (host_on_spine) {
       b.add_hca("gpu099/0", "gpu099 mlx5_0");
       b.connect("gpu099/0", 1, "S-10", 30, {});
+    }
+    if (lid_base != 0) {
+      uint32_t lid = lid_base;
+      for (const char* sw : {"S-01", "S-02", "S-10", "S-11"})
+        if (b.has(sw)) b.set_lid(sw, lid++);
+      for (const auto* hosts : {&hosts_a, &hosts_b})
+        for (const std::string& h : *hosts) b.set_lid(h + "/0", lid++);
     }
     return std::move(b).finish();
   }
@@ -226,11 +237,84 @@ TEST(Diff, SeveralChangesComeHostsFirstThenSwitchesThenLinks) {
   EXPECT_EQ(changes[2].subject, "leaf04:12 <-> spine02:8");
 }
 
+Fabric routed(Fabric f, const std::string& engine = "ftree") {
+  Routing r = testing::shortest_path_routing(f, engine, engine.empty() ? "opensm-dump:lfts.dump" : "emulated");
+  r.emulated = !engine.empty();
+  f.set_routing(std::move(r));
+  return f;
+}
+
+TEST(Diff, AFabricThatStartsRoutingStaticallyIsOneRoutingChange) {
+  Fabric before = make_synthetic(kBase), after = routed(make_synthetic(kBase));
+  auto changes = diff(before, after);
+  ASSERT_EQ(changes.size(), 1u) << dump(changes);
+  EXPECT_EQ(changes[0].kind, ChangeKind::RoutingChanged);
+  EXPECT_EQ(changes[0].subject, "routing");
+  EXPECT_EQ(changes[0].detail, "routing went from adaptive to static:ftree (emulated)");
+  EXPECT_EQ(dump(diff(after, before)), "routing_changed routing: routing went from static:ftree (emulated) to adaptive\n");
+  EXPECT_TRUE(diff(after, routed(make_synthetic(kBase))).empty());
+}
+
+TEST(Diff, ReadTablesReplacingEmulatedOnesWithTheSameRoutesChangeOnlyTheRouting) {
+  Fabric before = routed(make_synthetic(kBase)), after = routed(make_synthetic(kBase), "");
+  auto changes = diff(before, after);
+  ASSERT_EQ(changes.size(), 1u) << dump(changes);
+  EXPECT_EQ(changes[0].detail, "routing went from static:ftree (emulated) to static (opensm-dump:lfts.dump)");
+}
+
+TEST(Diff, RoutesThatMovedAreListedPerSwitchAndSummarisedByPort) {
+  Fabric before = routed(make_synthetic(kBase)), after = make_synthetic(kBase);
+  Routing r = before.routing();
+  NodeId leaf = *after.find("leaf01");
+  int s = after.switch_index(leaf);
+  // Two destinations of leaf03 swap uplinks on leaf01, and one loses its path.
+  std::vector<NodeId> far = after.hosts_under(*after.find("leaf03"));
+  uint32_t a = after.node(after.hcas_of(far[0])[0]).lid, b = after.node(after.hcas_of(far[1])[0]).lid;
+  uint32_t c = after.node(after.hcas_of(far[2])[0]).lid;
+  ASSERT_NE(r.lft[s][a], r.lft[s][b]);
+  std::swap(r.lft[s][a], r.lft[s][b]);
+  int lost = r.lft[s][c];
+  r.lft[s][c] = kNoPort;
+  after.set_routing(r);
+
+  auto changes = diff(before, after);
+  ASSERT_EQ(changes.size(), 1u) << dump(changes);
+  const FabricChange& change = changes[0];
+  EXPECT_EQ(change.kind, ChangeKind::RoutesChanged);
+  EXPECT_EQ(change.subject, "leaf01");
+  ASSERT_EQ(change.routes.size(), 3u);
+  EXPECT_EQ(change.routes[0].destination, after.node(far[0]).name + " mlx5_0");
+  EXPECT_EQ(change.routes[0].before_port, r.lft[s][b]);
+  EXPECT_EQ(change.routes[0].after_port, r.lft[s][a]);
+  EXPECT_EQ(change.routes[2].after_port, -1);
+  EXPECT_EQ(change.routes[2].before_port, lost);
+  EXPECT_NE(change.detail.find("3 of 32 destinations leave by another port: "), std::string::npos) << change.detail;
+  EXPECT_NE(change.detail.find(fmt::format("{} -> none for 1", lost)), std::string::npos) << change.detail;
+}
+
+TEST(Diff, NewLidsForTheSameHcasAreNoRouteChange) {
+  Small before, after;
+  after.lid_base = 40;
+  Fabric a = routed(before.build()), b = routed(after.build());
+  ASSERT_NE(a.node(*a.find("gpu001/0")).lid, b.node(*b.find("gpu001/0")).lid);
+  EXPECT_TRUE(diff(a, b).empty()) << dump(diff(a, b));
+}
+
+TEST(Diff, RoutesAreComparedOnlyForSwitchesAndHcasBothFabricsHave) {
+  Small before, after;
+  after.hosts_b.push_back("gpu004");  // a new destination: the host change says it
+  auto changes = diff(routed(before.build()), routed(after.build()));
+  ASSERT_EQ(changes.size(), 1u) << dump(changes);
+  EXPECT_EQ(changes[0].kind, ChangeKind::HostAdded);
+}
+
 TEST(Diff, ChangeKindsHaveStableNames) {
   EXPECT_EQ(name(ChangeKind::LinkGone), "link_gone");
   EXPECT_EQ(name(ChangeKind::LinkSlower), "link_slower");
   EXPECT_EQ(name(ChangeKind::HostAdded), "host_added");
   EXPECT_EQ(name(ChangeKind::SwitchLevelChanged), "switch_level_changed");
+  EXPECT_EQ(name(ChangeKind::RoutingChanged), "routing_changed");
+  EXPECT_EQ(name(ChangeKind::RoutesChanged), "routes_changed");
 }
 
 }  // namespace

@@ -17,11 +17,14 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "db/connection.h"
 #include "db/schema.h"
+#include "tests/static_routing_fixture.h"
 #include "topology/diff.h"
+#include "topology/route.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -139,6 +142,13 @@ void expect_same_fabric(const Fabric& a, const Fabric& b) {
     EXPECT_EQ(l.degraded, k.degraded) << i;
   }
   for (NodeId leaf : a.switches_at(Level::Leaf)) EXPECT_EQ(a.hosts_under(leaf), b.hosts_under(leaf));
+  for (NodeId v = 0; v < a.node_count(); ++v) EXPECT_EQ(a.node(v).lid, b.node(v).lid) << a.node(v).id;
+  const Routing &ra = a.routing(), &rb = b.routing();
+  EXPECT_EQ(ra.kind, rb.kind);
+  EXPECT_EQ(ra.engine, rb.engine);
+  EXPECT_EQ(ra.emulated, rb.emulated);
+  EXPECT_EQ(ra.source, rb.source);
+  EXPECT_EQ(ra.lft, rb.lft);
   EXPECT_TRUE(diff(a, b).empty());
 }
 
@@ -146,7 +156,7 @@ void expect_same_fabric(const Fabric& a, const Fabric& b) {
 int64_t orphan_rows(const std::string& path) {
   Connection c(path, milliseconds(1000));
   int64_t n = 0;
-  for (const char* table : {"host", "gpu", "hca", "switch", "link"})
+  for (const char* table : {"host", "gpu", "hca", "switch", "link", "lft"})
     n += c.query_int(std::string("SELECT count(*) FROM ") + table +
                          " WHERE snapshot_id NOT IN (SELECT id FROM snapshot)",
                      "counting orphans");
@@ -774,6 +784,129 @@ TEST_F(SnapshotStoreTest, ADatabaseWrittenAtSchemaVersion1StillLoads) {
   EXPECT_EQ(changes[0].subject, "leaf01:6 <-> spine02:1");
   EXPECT_EQ(changes[1].kind, ChangeKind::LinkFaster);
   EXPECT_EQ(changes[1].subject, "leaf02:5 <-> spine01:3");
+}
+
+TEST_F(SnapshotStoreTest, StaticRoutingRoundTripsWithLidsAndEveryTable) {
+  Fabric original = make_synthetic(kFaulty);
+  Routing routing = testing::shortest_path_routing(original, "", "opensm-dump:/var/log/opensm-lfts.dump");
+  // A shorter table and a hole: both must come back as they were.
+  routing.lft[0].resize(routing.lft[0].size() - 3);
+  routing.lft[1][original.node(original.hcas()[0]).lid] = kNoPort;
+  original.set_routing(routing);
+
+  SnapshotStore store(db());
+  int64_t id = store.save(original);
+  Fabric loaded = store.load(id);
+  expect_same_fabric(original, loaded);
+  EXPECT_EQ(store.info(id).routing, "static");
+  EXPECT_EQ(routing_name(loaded.routing()), "static");
+
+  // The walk through the loaded tables is the walk through the saved ones.
+  NodeId from = original.hcas()[0], to = original.hcas()[original.hcas().size() - 5];  // clear of the cut and the hole
+  StaticRoute a = trace_static_route(original, from, to), b = trace_static_route(loaded, from, to);
+  ASSERT_EQ(a.status, RouteStatus::Ok) << name(a.status) << " at " << original.node(a.stuck_at).name;
+  ASSERT_EQ(a.hops.size(), b.hops.size());
+  for (size_t i = 0; i < a.hops.size(); ++i) {
+    EXPECT_EQ(a.hops[i].from, b.hops[i].from);
+    EXPECT_EQ(a.hops[i].out_port, b.hops[i].out_port);
+  }
+
+  // An emulated engine's tables keep their name.
+  Fabric emulated = make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2");
+  Routing ftree = testing::shortest_path_routing(emulated, "ftree", "emulated");
+  ftree.emulated = true;
+  emulated.set_routing(ftree);
+  int64_t id2 = store.save(emulated);
+  expect_same_fabric(emulated, store.load(id2));
+  EXPECT_EQ(store.info(id2).routing, "static:ftree");
+  EXPECT_EQ(store.list().back().routing, "static:ftree");
+}
+
+TEST_F(SnapshotStoreTest, LidsASourceGaveComeBackAsGiven) {
+  FabricBuilder b;
+  b.add_switch("S-1", "leaf", 8, 1);
+  b.add_hca("H-1", "gpu001 mlx5_0", 1, 2);
+  b.add_hca("H-2", "gpu002 mlx5_0", 1, 3);
+  b.connect("H-1", 1, "S-1", 1, {LinkWidth::X4, LinkSpeed::NDR});
+  b.connect("H-2", 1, "S-1", 2, {LinkWidth::X4, LinkSpeed::NDR});
+  b.set_lid("S-1", 0x2a);
+  b.set_lid("H-1", 7);
+  b.set_lid("H-2", 0x101);
+  Fabric original = std::move(b).finish();
+  SnapshotStore store(db());
+  Fabric loaded = store.load(store.save(original));
+  expect_same_fabric(original, loaded);
+  EXPECT_EQ(loaded.node_by_lid(0x101), loaded.find("H-2"));
+  EXPECT_EQ(loaded.routing().kind, RoutingKind::Adaptive);
+}
+
+TEST_F(SnapshotStoreTest, ASnapshotSavedBeforeRoutingWasStoredLoadsAsAdaptive) {
+  // The database as the previous build left it: its migrations only, and a
+  // snapshot's rows in the columns that build wrote.
+  const std::string old_db = (dir_.path() / "old.db").string();
+  {
+    Connection c(old_db, milliseconds(1000));
+    prepare_schema(c, 2);
+    ASSERT_EQ(schema_version(c), 2);
+  }
+  Fabric original = with_gpus(make_synthetic(kFaulty));
+  {
+    SnapshotStore now(db());
+    Fabric routed = original;
+    routed.set_routing(testing::shortest_path_routing(routed, "ftree", "emulated"));
+    now.save(routed);
+  }
+  {
+    Connection c(old_db, milliseconds(1000));
+    c.exec(fmt::format("ATTACH DATABASE '{}' AS now", db()), "attach");
+    c.exec("INSERT INTO snapshot SELECT id, taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, "
+           "cores, links, pods, rails, rail_optimized, faults FROM now.snapshot;"
+           "INSERT INTO host SELECT * FROM now.host;"
+           "INSERT INTO gpu SELECT * FROM now.gpu;"
+           "INSERT INTO hca SELECT snapshot_id, ordinal, node_id, description, host, device, rail, guid, ports "
+           "FROM now.hca;"
+           "INSERT INTO switch SELECT snapshot_id, ordinal, node_id, name, guid, ports, level, pod, down_gbps, "
+           "up_gbps FROM now.switch;"
+           "INSERT INTO link SELECT * FROM now.link;",
+           "copy the rows an older build would have written");
+    c.exec("DETACH DATABASE now", "detach");
+    ASSERT_EQ(c.query_int("PRAGMA user_version", "version"), 2);
+  }
+  SnapshotStore store(old_db);
+  EXPECT_EQ(store.schema_version(), kSchemaVersion);
+  EXPECT_EQ(store.info(1).routing, "adaptive");
+  Fabric loaded = store.load(1);
+  // Adaptive, with the LIDs numbered as a fabric without any gets them.
+  expect_same_fabric(original, loaded);
+  EXPECT_FALSE(loaded.routing().is_static());
+  // And the migrated database takes static snapshots from now on.
+  original.set_routing(testing::shortest_path_routing(original));
+  expect_same_fabric(original, store.load(store.save(original)));
+}
+
+TEST_F(SnapshotStoreTest, AStaticSnapshotWithATableMissingIsReported) {
+  {
+    SnapshotStore store(db());
+    Fabric f = make_synthetic(kFaulty);
+    f.set_routing(testing::shortest_path_routing(f));
+    store.save(f);
+    store.save(f);
+  }
+  {
+    Connection c(db(), milliseconds(100));
+    c.exec("DELETE FROM lft WHERE snapshot_id = 1 AND switch = (SELECT ordinal FROM switch WHERE snapshot_id = 1 "
+           "AND name = 'spine02')",
+           "tamper");
+    c.exec("UPDATE snapshot SET routing = 'ecmp' WHERE id = 2", "tamper");
+  }
+  SnapshotStore store(db());
+  DbError e = expect_db_error([&] { store.load(1); });
+  EXPECT_EQ(e.kind(), DbErrorKind::Inconsistent);
+  EXPECT_NE(std::string(e.what()).find("snapshot 1: static routing without a forwarding table for switch spine02"),
+            std::string::npos)
+      << e.what();
+  DbError e2 = expect_db_error([&] { store.load(2); });
+  EXPECT_NE(std::string(e2.what()).find("routing 'ecmp' is neither"), std::string::npos) << e2.what();
 }
 
 TEST_F(SnapshotStoreTest, StoredRowsThatDoNotRebuildTheSameFabricAreReported) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -72,6 +73,62 @@ std::string rate_sentence(const Link& before, const Link& after) {
   return out;
 }
 
+std::string routing_sentence(const Routing& r) {
+  if (!r.is_static()) return "adaptive";
+  std::string origin = r.emulated ? "emulated" : r.source.empty() ? "read" : r.source;
+  return fmt::format("{} ({})", routing_name(r), origin);
+}
+
+std::string port_word(int port) { return port < 0 ? std::string("none") : std::to_string(port); }
+
+// "3 of 32 destinations leave by another port: 9 -> 10 for 2, 10 -> none for 1"
+std::string moves_sentence(const std::vector<RouteMove>& moves, int compared) {
+  std::map<std::pair<int, int>, int> by_ports;
+  for (const RouteMove& m : moves) ++by_ports[{m.before_port, m.after_port}];
+  std::vector<std::pair<std::pair<int, int>, int>> ranked(by_ports.begin(), by_ports.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [ports, count] : ranked)
+    parts.push_back(fmt::format("{} -> {} for {}", port_word(ports.first), port_word(ports.second), count));
+  return fmt::format("{} of {} destination{} leave{} by another port: {}", moves.size(), compared,
+                     compared == 1 ? "" : "s", moves.size() == 1 ? "s" : "", fmt::join(parts, ", "));
+}
+
+int port_of(const Routing& r, int switch_index, uint32_t lid) {
+  uint8_t p = r.out_port(static_cast<size_t>(switch_index), lid);
+  return p == kNoPort ? -1 : p;
+}
+
+void routing_changes(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  const Routing &rb = before.routing(), &ra = after.routing();
+  if (routing_name(rb) != routing_name(ra) || rb.emulated != ra.emulated)
+    out.push_back({ChangeKind::RoutingChanged, "routing",
+                   fmt::format("routing went from {} to {}", routing_sentence(rb), routing_sentence(ra))});
+  if (!rb.is_static() || !ra.is_static()) return;
+  // The destinations both fabrics know, with each one's LID on either side.
+  std::vector<std::tuple<uint32_t, uint32_t, NodeId>> destinations;  // after's LID, before's LID, after's node
+  for (NodeId h : after.hcas()) {
+    auto old = before.find(after.node(h).id);
+    if (!old || before.node(*old).kind != NodeKind::Hca) continue;
+    if (after.node(h).lid != 0 && before.node(*old).lid != 0)
+      destinations.emplace_back(after.node(h).lid, before.node(*old).lid, h);
+  }
+  std::sort(destinations.begin(), destinations.end());
+  for (NodeId s : after.switches()) {
+    auto old = before.find(after.node(s).id);
+    if (!old || before.node(*old).kind != NodeKind::Switch) continue;
+    int ia = after.switch_index(s), ib = before.switch_index(*old);
+    FabricChange change{ChangeKind::RoutesChanged, after.node(s).name, {}};
+    for (const auto& [lid_after, lid_before, h] : destinations) {
+      int was = port_of(rb, ib, lid_before), is = port_of(ra, ia, lid_after);
+      if (was != is) change.routes.push_back({after.node(h).name, was, is});
+    }
+    if (change.routes.empty()) continue;
+    change.detail = moves_sentence(change.routes, static_cast<int>(destinations.size()));
+    out.push_back(std::move(change));
+  }
+}
+
 }  // namespace
 
 std::string_view name(ChangeKind k) {
@@ -86,6 +143,8 @@ std::string_view name(ChangeKind k) {
     case ChangeKind::LinkSlower: return "link_slower";
     case ChangeKind::LinkFaster: return "link_faster";
     case ChangeKind::LinkStateChanged: return "link_state_changed";
+    case ChangeKind::RoutingChanged: return "routing_changed";
+    case ChangeKind::RoutesChanged: return "routes_changed";
   }
   return "?";
 }
@@ -158,6 +217,7 @@ std::vector<FabricChange> diff(const Fabric& before, const Fabric& after) {
     out.push_back({ChangeKind::LinkAdded, describe_link(after, e),
                    fmt::format("new cable at {}, {}", l.rate.str(), name(l.state))});
   }
+  routing_changes(before, after, out);
   return out;
 }
 

@@ -23,6 +23,7 @@ Run add_show(CLI::App& app);
 Run add_lint(CLI::App& app);
 Run add_export(CLI::App& app);
 Run add_diff(CLI::App& app);
+Run add_path(CLI::App& app);
 Run add_snapshots(CLI::App& app);
 Run add_estimate(CLI::App& app);
 Run add_place(CLI::App& app);

@@ -1,5 +1,6 @@
-// topoctl discover: read the fabric from one source, classify it, store it
-// as a new snapshot and print its summary.
+// topoctl discover: read the fabric from one source, classify it, give it
+// its routing (adaptive, tables read live or from OpenSM's dump, or an
+// engine's emulated), store it as a new snapshot and print its summary.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "topology/hwloc_affinity.h"
 #include "topology/ibnetdisc.h"
 #include "topology/ibnetdiscover.h"
+#include "topology/opensm_lfts.h"
 #include "topology/slurm_topology.h"
 #include "topology/synthetic.h"
 
@@ -25,6 +27,8 @@ Run add_discover(CLI::App& app) {
     std::string hwloc_dir;
     std::string host_pattern;
     std::string link_rate = "4xNDR";
+    std::string routing, lfts_dump;
+    bool lfts = false;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
@@ -47,9 +51,25 @@ Run add_discover(CLI::App& app) {
                   "regex mapping an HCA description to its host: group 1 the host, group 2 the device");
   cmd->add_option("--link-rate", opts->link_rate, "rate assumed for topology.conf links, which carry none")
       ->capture_default_str();
+  auto* routing = cmd->add_option("--routing", opts->routing,
+                                  "adaptive (the default), or static:ENGINE (ftree, minhop, updn): tables emulated "
+                                  "by that OpenSM engine's rules");
+  auto* dump = cmd->add_option("--lfts-dump", opts->lfts_dump,
+                               "static routing read from OpenSM's opensm-lfts.dump (opensm -D 0x43 "
+                               "--dump_files_dir DIR)")
+                   ->check(CLI::ExistingFile);
+  auto* lfts = cmd->add_flag("--lfts", opts->lfts,
+                             "static routing read live from the switches (with --ibnetdisc), as dump_lfts does");
+  routing->excludes(dump)->excludes(lfts);
+  dump->excludes(lfts);
   cmd->add_flag("--json", opts->json, "print the stored snapshot as JSON");
 
   return [opts] {
+    if (opts->lfts && !opts->live)
+      throw std::invalid_argument("--lfts reads the tables live: it needs --ibnetdisc (or use --lfts-dump FILE)");
+    if (opts->routing == "static")
+      throw std::invalid_argument(
+          "--routing static needs tables: --lfts-dump FILE, --lfts with --ibnetdisc, or static:ENGINE to emulate");
     topo::HostNaming naming(opts->host_pattern);
     auto progress = [&](std::string_view what) {
       if (!opts->json) fmt::print(stderr, "discover: {}\n", what);
@@ -72,6 +92,18 @@ Run add_discover(CLI::App& app) {
       return topo::make_synthetic(opts->synthetic);
     }();
     progress(fmt::format("classified {} hosts, {} switches", fabric.summary().hosts, fabric.switches().size()));
+    if (!opts->lfts_dump.empty()) {
+      fabric.set_routing(topo::read_opensm_lfts_file(opts->lfts_dump, fabric));
+    } else if (opts->lfts) {
+      progress("reading the forwarding tables live");
+      topo::IbnetdiscOptions o;
+      o.ca = opts->ca;
+      o.ca_port = opts->ca_port;
+      fabric.set_routing(topo::read_lfts_live(o, fabric));
+    } else if (!opts->routing.empty()) {
+      apply_routing(fabric, opts->routing, "the discovered fabric");
+    }
+    progress("routing " + topo::routing_name(fabric.routing()));
     if (!opts->hwloc_dir.empty()) {
       topo::attach_hwloc_dir(fabric, opts->hwloc_dir);
       progress("attached GPU/HCA affinity from " + opts->hwloc_dir);

@@ -34,6 +34,12 @@ json end_json(const Fabric& f, NodeId v, int port) {
   return j;
 }
 
+// "static:ftree (emulated)", "static (opensm-dump:/var/log/opensm-lfts.dump)", "adaptive".
+std::string routing_line(const topo::Routing& r) {
+  if (!r.is_static()) return "adaptive";
+  return fmt::format("{} ({})", topo::routing_name(r), r.emulated ? "emulated" : r.source.empty() ? "read" : r.source);
+}
+
 std::string ratio(double oversubscription) {
   return oversubscription > 0 ? fmt::format("{:.2f}:1", oversubscription) : "-";
 }
@@ -77,7 +83,12 @@ json fabric_json(const LoadedFabric& loaded) {
               {"rail_optimized", s.rail_optimized},
               {"pods", s.pods},
               {"degraded_links", std::move(degraded)},
-              {"faults", f.faults().size()}};
+              {"faults", f.faults().size()},
+              {"routing", topo::routing_name(f.routing())}};
+  if (f.routing().is_static()) {
+    out["routing_source"] = f.routing().source;
+    out["routing_emulated"] = f.routing().emulated;
+  }
   if (loaded.snapshot) {
     out["snapshot"] = *loaded.snapshot;
     out["taken_at"] = loaded.taken_at;
@@ -100,6 +111,7 @@ void print_summary(std::ostream& out, const LoadedFabric& loaded) {
   fmt::print(out, "hosts     {}   hcas {}   cables {}\n", s.hosts, s.hcas, s.links);
   fmt::print(out, "switches  leaf {}   spine {}   core {}\n", s.leaves, s.spines, s.cores);
   fmt::print(out, "pods      {}   rails {}{}\n", s.pods, s.rails, s.rail_optimized ? " (rail-optimized)" : "");
+  fmt::print(out, "routing   {}\n", routing_line(f.routing()));
   fmt::print(out, "faults    {}{}\n", f.faults().size(), f.faults().empty() ? "" : "  (topoctl lint lists them)");
 }
 

@@ -10,7 +10,8 @@
 namespace topoctl {
 
 // `topoctl show --json`: hosts, switches per level, leaves with their
-// oversubscription, rails, pods, degraded links and the fault count.
+// oversubscription, rails, pods, degraded links, the fault count and the
+// routing ("adaptive", "static", "static:ftree"; with its source when static).
 nlohmann::json fabric_json(const LoadedFabric& loaded);
 // Every fault, as `topoctl lint --json` lists them.
 nlohmann::json faults_json(const topo::Fabric& fabric);

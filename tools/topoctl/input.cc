@@ -2,7 +2,12 @@
 
 #include <cstdlib>
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 #include "db/snapshot_store.h"
+#include "topology/routing_engine.h"
 #include "topology/synthetic.h"
 
 namespace topoctl {
@@ -31,6 +36,25 @@ LoadedFabric load(const FabricInput& input) {
   int64_t id = store.resolve(input.snapshot);
   topo::SnapshotInfo info = store.info(id);
   return {store.load(id), id, info.taken_at};
+}
+
+void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where) {
+  auto wanted = topo::parse_routing_spec(spec);
+  if (!wanted)
+    throw std::invalid_argument(fmt::format(
+        "--routing {}: not a routing; use adaptive, static, or static:ENGINE (ftree, minhop, updn, dfsssp)", spec));
+  const topo::Routing& own = fabric.routing();
+  if (wanted->kind == topo::RoutingKind::Adaptive) {
+    fabric.set_routing(topo::Routing{});
+  } else if (wanted->engine.empty()) {
+    if (!own.is_static())
+      throw std::invalid_argument(fmt::format(
+          "--routing static: {} routes adaptively and carries no forwarding tables; ask for static:ENGINE to "
+          "emulate an engine's",
+          where));
+  } else if (topo::routing_name(own) != spec) {
+    fabric.set_routing(topo::emulate_routing(fabric, wanted->engine));
+  }
 }
 
 }  // namespace topoctl

@@ -32,4 +32,11 @@ LoadedFabric load(const FabricInput& input);
 // Adds the --db option alone, for commands that write or list snapshots.
 void add_db_option(CLI::App& cmd, std::string& db_path);
 
+// Applies the routing a user asked for (topo::parse_routing_spec) to a
+// fabric: "adaptive" drops any tables; "static" keeps the fabric's own
+// tables and refuses a fabric that has none; "static:ENGINE" keeps the
+// fabric's own tables when they are that engine's, else emulates them.
+// Throws std::invalid_argument naming what is wrong.
+void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where);
+
 }  // namespace topoctl

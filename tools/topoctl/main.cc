@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add(topoctl::add_lint);
   add(topoctl::add_export);
   add(topoctl::add_diff);
+  add(topoctl::add_path);
   add(topoctl::add_snapshots);
   add(topoctl::add_estimate);
   add(topoctl::add_place);

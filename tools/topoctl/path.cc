@@ -1,0 +1,332 @@
+// topoctl path --from HOST --to HOST: the cables one flow takes.
+//
+// A flow leaves the source host on the HCA of one rail (the first, or
+// --rail N) and ends at the destination host's HCA of the same rail (its
+// first HCA when it has none on that rail), as NCCL pairs rails. Every hop
+// is one cable in the direction of travel, named by the node it leaves and
+// that node's port, as ibtracert lists them: the first hop leaves the
+// source HCA ({"hca": ..., "out_port": ...}), the others leave switches
+// ({"switch": ..., "out_port": ...}); the last reaches the destination HCA.
+//
+// Static routing: the one path the switches' tables give
+// (topology/route.h). Adaptive routing: every shortest up/down path, each
+// with the share of the flow it carries when every switch spreads the flow
+// evenly over the cables that lie on one (as comm_model's PathIndex does).
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "topology/route.h"
+
+namespace topoctl {
+namespace {
+
+using nlohmann::json;
+using topo::Fabric;
+using topo::LinkId;
+using topo::NodeId;
+
+struct Hop {
+  NodeId from = 0;
+  int out_port = 0;
+  LinkId cable;
+};
+
+struct Path {
+  double share = 1;
+  std::vector<Hop> hops;
+};
+
+struct Endpoints {
+  NodeId from_host = 0, to_host = 0;
+  NodeId source = 0, destination = 0;  // HCA ports
+};
+
+NodeId host_named(const Fabric& f, const std::string& host, std::string_view where) {
+  auto h = f.find_host(host);
+  if (!h) throw std::invalid_argument(fmt::format("no host '{}' in {}", host, where));
+  return *h;
+}
+
+// The source HCA of `rail` (the first when rail < 0) and the destination's HCA of the same rail.
+Endpoints endpoints(const Fabric& f, const std::string& from, const std::string& to, int rail,
+                    std::string_view where) {
+  Endpoints e{host_named(f, from, where), host_named(f, to, where)};
+  if (e.from_host == e.to_host) throw std::invalid_argument(fmt::format("--from and --to are both {}", from));
+  std::vector<NodeId> src = f.hcas_of(e.from_host), dst = f.hcas_of(e.to_host);
+  if (src.empty()) throw std::invalid_argument(fmt::format("host {} has no HCA", from));
+  if (dst.empty()) throw std::invalid_argument(fmt::format("host {} has no HCA", to));
+  auto on_rail = [&](const std::vector<NodeId>& hcas, int r) -> std::optional<NodeId> {
+    for (NodeId h : hcas)
+      if (f.node(h).rail == r) return h;
+    return std::nullopt;
+  };
+  if (rail >= 0) {
+    auto s = on_rail(src, rail);
+    if (!s) throw std::invalid_argument(fmt::format("host {} has no HCA on rail {}", from, rail));
+    e.source = *s;
+  } else {
+    e.source = src.front();
+  }
+  e.destination = on_rail(dst, f.node(e.source).rail).value_or(dst.front());
+  return e;
+}
+
+// The Active cable of an HCA port and the switch at its far end.
+std::pair<LinkId, NodeId> hca_cable(const Fabric& f, NodeId hca) {
+  for (auto e : boost::make_iterator_range(boost::out_edges(hca, f.graph()))) {
+    const topo::Link& l = f.link(e);
+    if (l.kind == topo::LinkKind::Cable && l.state == topo::PortState::Active) return {e, f.peer(e, hca)};
+  }
+  throw std::invalid_argument(fmt::format("{} has no Active cable", f.node(hca).name));
+}
+
+Path static_path(const Fabric& f, const Endpoints& ends) {
+  topo::StaticRoute route = topo::trace_static_route(f, ends.source, ends.destination);
+  const topo::Node &s = f.node(ends.source), &d = f.node(ends.destination);
+  if (route.status != topo::RouteStatus::Ok) {
+    std::string at = route.stuck_at == ends.source ? s.name : f.node(route.stuck_at).name;
+    throw std::invalid_argument(fmt::format("no route from {} (LID {}) to {} (LID {}) under {}: {} at {}", s.name,
+                                            s.lid, d.name, d.lid, topo::routing_name(f.routing()),
+                                            topo::name(route.status), at));
+  }
+  Path p;
+  for (const topo::RouteHop& h : route.hops) p.hops.push_back({h.from, h.out_port, h.cable});
+  return p;
+}
+
+// Shortest up/down paths between two leaves, ranks counted in switch hops
+// from the nearest HCA over Active cables.
+class UpDown {
+ public:
+  UpDown(const Fabric& f, NodeId to_leaf) : f_(f), rank_(f.node_count(), kFar), down_(f.node_count(), kFar) {
+    rank_switches();
+    distances(to_leaf);
+  }
+
+  // Every path from `leaf` to the destination leaf, at most `limit` of them;
+  // `total` counts them all.
+  std::vector<Path> paths(NodeId leaf, size_t limit, double& total) const {
+    std::vector<Path> out;
+    if (updown_[leaf] == kFar) return out;
+    std::map<std::pair<NodeId, bool>, double> memo;
+    total = count(leaf, true, memo);
+    Path path;
+    walk(leaf, true, path, limit, out);
+    return out;
+  }
+
+ private:
+  static constexpr int kFar = std::numeric_limits<int>::max() / 2;
+
+  // Active cables from switch `s` to other switches, in port order.
+  std::vector<std::pair<int, LinkId>> switch_cables(NodeId s) const {
+    std::vector<std::pair<int, LinkId>> out;
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, f_.graph()))) {
+      const topo::Link& l = f_.link(e);
+      if (l.kind == topo::LinkKind::Cable && l.state == topo::PortState::Active &&
+          f_.node(f_.peer(e, s)).kind == topo::NodeKind::Switch)
+        out.emplace_back(f_.local_port(e, s), e);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+  }
+
+  void rank_switches() {
+    std::vector<NodeId> frontier;
+    for (NodeId hca : f_.hcas())
+      for (auto e : boost::make_iterator_range(boost::out_edges(hca, f_.graph()))) {
+        const topo::Link& l = f_.link(e);
+        NodeId s = f_.peer(e, hca);
+        if (l.kind == topo::LinkKind::Cable && l.state == topo::PortState::Active && rank_[s] == kFar) {
+          rank_[s] = 0;
+          frontier.push_back(s);
+        }
+      }
+    for (size_t i = 0; i < frontier.size(); ++i)
+      for (const auto& [port, e] : switch_cables(frontier[i])) {
+        NodeId n = f_.peer(e, frontier[i]);
+        if (rank_[n] == kFar) {
+          rank_[n] = rank_[frontier[i]] + 1;
+          frontier.push_back(n);
+        }
+      }
+    by_rank_ = frontier;  // BFS order is rank order
+  }
+
+  // down_: hops descending only; updown_: hops climbing first, then descending.
+  void distances(NodeId to_leaf) {
+    down_[to_leaf] = 0;
+    for (NodeId s : by_rank_)
+      for (const auto& [port, e] : switch_cables(s)) {
+        NodeId n = f_.peer(e, s);
+        if (rank_[n] + 1 == rank_[s] && down_[n] + 1 < down_[s]) down_[s] = down_[n] + 1;
+      }
+    updown_ = down_;
+    for (auto it = by_rank_.rbegin(); it != by_rank_.rend(); ++it)
+      for (const auto& [port, e] : switch_cables(*it)) {
+        NodeId n = f_.peer(e, *it);
+        if (rank_[n] == rank_[*it] + 1 && updown_[n] + 1 < updown_[*it]) updown_[*it] = updown_[n] + 1;
+      }
+  }
+
+  // The cables that continue a shortest path from `s`, climbing or not yet.
+  std::vector<std::tuple<int, LinkId, NodeId, bool>> next(NodeId s, bool climbing) const {
+    int left = climbing ? updown_[s] : down_[s];
+    std::vector<std::tuple<int, LinkId, NodeId, bool>> out;
+    for (const auto& [port, e] : switch_cables(s)) {
+      NodeId n = f_.peer(e, s);
+      if (climbing && rank_[n] == rank_[s] + 1 && updown_[n] == left - 1) out.emplace_back(port, e, n, true);
+      if (rank_[n] + 1 == rank_[s] && down_[n] == left - 1) out.emplace_back(port, e, n, false);
+    }
+    return out;
+  }
+
+  double count(NodeId s, bool climbing, std::map<std::pair<NodeId, bool>, double>& memo) const {
+    if ((climbing ? updown_[s] : down_[s]) == 0) return 1;
+    auto [it, fresh] = memo.emplace(std::pair{s, climbing}, 0.0);
+    if (!fresh) return it->second;
+    double n = 0;
+    for (const auto& [port, e, to, up] : next(s, climbing)) n += count(to, up, memo);
+    memo[{s, climbing}] = n;
+    return n;
+  }
+
+  void walk(NodeId s, bool climbing, Path& path, size_t limit, std::vector<Path>& out) const {
+    if (out.size() >= limit) return;
+    if ((climbing ? updown_[s] : down_[s]) == 0) {
+      out.push_back(path);
+      return;
+    }
+    auto options = next(s, climbing);
+    for (const auto& [port, e, to, up] : options) {
+      Path deeper = path;
+      deeper.share /= static_cast<double>(options.size());
+      deeper.hops.push_back({s, port, e});
+      walk(to, up, deeper, limit, out);
+    }
+  }
+
+  const Fabric& f_;
+  std::vector<int> rank_, down_, updown_;
+  std::vector<NodeId> by_rank_;
+};
+
+std::vector<Path> adaptive_paths(const Fabric& f, const Endpoints& ends, size_t limit, double& total) {
+  auto [first, from_leaf] = hca_cable(f, ends.source);
+  auto [last, to_leaf] = hca_cable(f, ends.destination);
+  UpDown updown(f, to_leaf);
+  std::vector<Path> paths = updown.paths(from_leaf, limit, total);
+  if (paths.empty())
+    throw std::invalid_argument(fmt::format("no up/down path from {} to {}: {} cannot reach {}",
+                                            f.node(ends.source).name, f.node(ends.destination).name,
+                                            f.node(from_leaf).name, f.node(to_leaf).name));
+  for (Path& p : paths) {
+    p.hops.insert(p.hops.begin(), Hop{ends.source, f.local_port(first, ends.source), first});
+    p.hops.push_back({to_leaf, f.local_port(last, to_leaf), last});
+  }
+  return paths;
+}
+
+json hops_json(const Fabric& f, const Path& path) {
+  json out = json::array();
+  for (const Hop& h : path.hops) {
+    const topo::Node& n = f.node(h.from);
+    NodeId to = f.peer(h.cable, h.from);
+    const topo::Link& l = f.link(h.cable);
+    json hop = {{n.kind == topo::NodeKind::Switch ? "switch" : "hca", n.name},
+                {"out_port", h.out_port},
+                {"to", f.node(to).name},
+                {"in_port", f.local_port(h.cable, to)},
+                {"gbps", l.gbps()}};
+    if (l.degraded) hop["degraded"] = true;
+    out.push_back(std::move(hop));
+  }
+  return out;
+}
+
+void print_hops(const Fabric& f, const Path& path) {
+  for (const Hop& h : path.hops) {
+    NodeId to = f.peer(h.cable, h.from);
+    const topo::Link& l = f.link(h.cable);
+    fmt::print("  {:<20} port {:>3}  -> {}:{}  {}{}\n", f.node(h.from).name, h.out_port, f.node(to).name,
+               f.local_port(h.cable, to), l.rate.str(), l.degraded ? " (degraded)" : "");
+  }
+}
+
+}  // namespace
+
+Run add_path(CLI::App& app) {
+  struct Options {
+    FabricInput input;
+    std::string from, to, routing;
+    int rail = -1;
+    size_t max_paths = 64;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("path", "the cables a flow from one host to another takes, as the fabric routes");
+  add_input_options(*cmd, opts->input);
+  cmd->add_option("--from", opts->from, "the sending host")->required();
+  cmd->add_option("--to", opts->to, "the receiving host")->required();
+  cmd->add_option("--routing", opts->routing,
+                  "adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, updn, dfsssp: the "
+                  "snapshot's tables when they are that engine's, else emulated); default: the snapshot's own");
+  cmd->add_option("--rail", opts->rail, "leave on the HCA of this rail (default: the host's first)");
+  cmd->add_option("--max-paths", opts->max_paths, "adaptive: list at most this many equal paths")
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  return [opts] {
+    LoadedFabric loaded = load(opts->input);
+    Fabric& f = loaded.fabric;
+    std::string where = loaded.snapshot ? fmt::format("snapshot {}", *loaded.snapshot) : f.source();
+    if (!opts->routing.empty()) apply_routing(f, opts->routing, where);
+    Endpoints ends = endpoints(f, opts->from, opts->to, opts->rail, where);
+    const std::string routing = topo::routing_name(f.routing());
+
+    json out = {{"routing", routing},
+                {"from", opts->from},
+                {"to", opts->to},
+                {"source_hca", f.node(ends.source).name},
+                {"destination_hca", f.node(ends.destination).name}};
+    if (f.node(ends.source).rail >= 0) out["rail"] = f.node(ends.source).rail;
+    if (loaded.snapshot) out["snapshot"] = *loaded.snapshot;
+    if (f.routing().is_static()) {
+      Path path = static_path(f, ends);
+      if (opts->json) {
+        out["hops"] = hops_json(f, path);
+        std::cout << out.dump(2) << "\n";
+        return kOk;
+      }
+      fmt::print("{} -> {}  routing {}  ({} cables)\n", opts->from, opts->to, routing, path.hops.size());
+      print_hops(f, path);
+      return kOk;
+    }
+    double total = 0;
+    std::vector<Path> paths = adaptive_paths(f, ends, opts->max_paths, total);
+    if (opts->json) {
+      out["path_count"] = static_cast<uint64_t>(total);
+      out["paths"] = json::array();
+      for (const Path& p : paths) out["paths"].push_back({{"share", p.share}, {"hops", hops_json(f, p)}});
+      std::cout << out.dump(2) << "\n";
+      return kOk;
+    }
+    fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", opts->from, opts->to, total,
+               total == 1 ? "" : "s", paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "");
+    for (size_t i = 0; i < paths.size(); ++i) {
+      fmt::print("path {}  share {:.4g}\n", i + 1, paths[i].share);
+      print_hops(f, paths[i]);
+    }
+    return kOk;
+  };
+}
+
+}  // namespace topoctl
