@@ -146,7 +146,7 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
 
 void topo_shim_set_env(job_record_t *job_ptr, const char *name, const char *value)
 {
-  struct job_details *d = job_ptr->details;
+  topo_job_details_t *d = job_ptr->details;
   size_t len = strlen(name);
   if (!d)
     return;

@@ -12,6 +12,8 @@
  *                topo_list_t * and topo_list_itr_t *, the structs both name
  *   hostlists    `hostlist_t` was a pointer and became the struct
  *                (`hostlist_t *`): the shims write topo_hostlist_t *
+ *   job details  `struct job_details` became the anonymous `job_details_t`:
+ *                the shims write topo_job_details_t
  *   job_modify   gained `char **err_msg` (a message for the user):
  *                TOPO_JOB_MODIFY_PARAMS declares it, TOPO_JOB_MODIFY_ERR_MSG
  *                is the channel or NULL where there is none
@@ -57,6 +59,12 @@
 typedef struct xlist topo_list_t;
 typedef struct listIterator topo_list_itr_t;
 typedef struct hostlist topo_hostlist_t;
+
+#if TOPO_SLURM_TOPOLOGY_EVAL
+typedef job_details_t topo_job_details_t;
+#else
+typedef struct job_details topo_job_details_t;
+#endif
 
 #if TOPO_SLURM_TOPOLOGY_EVAL
 #define TOPO_JOB_MODIFY_PARAMS \
