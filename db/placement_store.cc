@@ -15,11 +15,6 @@ constexpr std::string_view kColumns =
     "id, job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, reasons, fallback, "
     "fallback_why";
 
-std::string utc_now() {
-  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(now));
-}
-
 std::string join(const std::vector<std::string>& items, char sep, std::string_view what) {
   std::string out;
   for (const std::string& item : items) {
@@ -61,7 +56,34 @@ PlacementRecord read_record(const Statement& s) {
   return r;
 }
 
+constexpr std::string_view kInsert =
+    "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
+    "reasons, fallback, fallback_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+void insert(Statement& s, const PlacementRecord& r) {
+  check_placement_record(r);
+  s.bind(1, static_cast<int64_t>(r.job_id));
+  s.bind(2, r.placed_at.empty() ? placement_time_now() : r.placed_at);
+  if (r.snapshot_id) s.bind(3, *r.snapshot_id);
+  s.bind(4, join(r.hosts, ',', "host")).bind(5, join(r.ring_order, ',', "host")).bind(6, r.profile);
+  s.bind(7, r.estimate_s).bind(8, r.ideal_s);
+  s.bind(9, join(r.reasons, '\n', "reason")).bind(10, r.fallback ? 1 : 0).bind(11, r.fallback_why);
+  s.run();
+}
+
 }  // namespace
+
+std::string placement_time_now() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(now));
+}
+
+void check_placement_record(const PlacementRecord& r) {
+  if (r.job_id == 0) throw std::invalid_argument("a placement record needs a job id");
+  (void)join(r.hosts, ',', "host");
+  (void)join(r.ring_order, ',', "host");
+  (void)join(r.reasons, '\n', "reason");
+}
 
 PlacementStore::PlacementStore(std::string path) : PlacementStore(std::move(path), Options{}) {}
 
@@ -73,20 +95,33 @@ PlacementStore::PlacementStore(std::string path, Options options)
 }
 
 int64_t PlacementStore::record(const PlacementRecord& r) {
-  if (r.job_id == 0) throw std::invalid_argument("a placement record needs a job id");
-  std::string hosts = join(r.hosts, ',', "host"), ring = join(r.ring_order, ',', "host");
-  std::string reasons = join(r.reasons, '\n', "reason");
-  Statement s = connection_.prepare(
-      "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
-      "reasons, fallback, fallback_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-      fmt::format("cannot record the placement of job {}", r.job_id));
-  s.bind(1, static_cast<int64_t>(r.job_id));
-  s.bind(2, r.placed_at.empty() ? utc_now() : r.placed_at);
-  if (r.snapshot_id) s.bind(3, *r.snapshot_id);
-  s.bind(4, hosts).bind(5, ring).bind(6, r.profile).bind(7, r.estimate_s).bind(8, r.ideal_s);
-  s.bind(9, reasons).bind(10, r.fallback ? 1 : 0).bind(11, r.fallback_why);
-  s.run();
+  Statement s = connection_.prepare(kInsert, fmt::format("cannot record the placement of job {}", r.job_id));
+  insert(s, r);
   return connection_.last_insert_rowid();
+}
+
+size_t PlacementStore::record_all(std::span<const PlacementRecord> records, bool skip_recorded) {
+  if (records.empty()) return 0;
+  for (const PlacementRecord& r : records) check_placement_record(r);
+  Transaction t(connection_, "placement records");
+  Statement add = connection_.prepare(kInsert, "cannot record placements");
+  Statement seen = connection_.prepare(
+      "SELECT 1 FROM placement WHERE job_id = ?1 AND placed_at = ?2 AND hosts = ?3 AND ring_order = ?4 LIMIT 1",
+      "cannot look for a recorded placement");
+  size_t added = 0;
+  for (const PlacementRecord& r : records) {
+    if (skip_recorded && !r.placed_at.empty()) {
+      seen.bind(1, static_cast<int64_t>(r.job_id)).bind(2, r.placed_at);
+      seen.bind(3, join(r.hosts, ',', "host")).bind(4, join(r.ring_order, ',', "host"));
+      bool found = seen.step();
+      seen.reset();
+      if (found) continue;
+    }
+    insert(add, r);
+    ++added;
+  }
+  t.commit();
+  return added;
 }
 
 std::optional<PlacementRecord> PlacementStore::latest_for_job(uint32_t job_id) const {

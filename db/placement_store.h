@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct PlacementRecord {
   bool fallback = false;              // cons_tres's own choice was used
   std::string fallback_why;
 };
+
+// Throws std::invalid_argument for a record record() would refuse.
+void check_placement_record(const PlacementRecord& record);
+// Now, as placed_at holds it: UTC ISO-8601 to the second.
+std::string placement_time_now();
 
 class PlacementStore {
  public:
@@ -63,6 +69,11 @@ class PlacementStore {
   // ',' and reasons no newline (they are stored joined by them): throws
   // std::invalid_argument otherwise, as for job id 0.
   int64_t record(const PlacementRecord& record);
+  // Saves several in one transaction (all or none) and returns how many
+  // rows were added. With `skip_recorded`, a record whose job already has a
+  // row of the same time, hosts and ring order is taken as that row and
+  // not added again (replaying a journal that was partly stored).
+  size_t record_all(std::span<const PlacementRecord> records, bool skip_recorded);
 
   // The newest record of a job; nullopt when it has none.
   std::optional<PlacementRecord> latest_for_job(uint32_t job_id) const;

@@ -30,16 +30,14 @@ int units(const FreeMap& free, const PlacementRequest& r, NodeId h) { return who
 // what is healthy, so that degraded parts are used only when nothing else fits.
 enum class Health { Any, HealthyHosts, HealthyHostsAndUplinks };
 
-std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                                 Health health) {
+// Every leaf's eligible hosts, degraded ones included.
+std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request) {
   std::vector<LeafPool> pools;
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
     LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), uplink_pressure(tree, free, i, true)};
-    if (health == Health::HealthyHostsAndUplinks && pool.degraded_uplink) continue;
     for (NodeId h : l.hosts)
-      if (eligible(tree, free, request, h) && (health == Health::Any || tree.degraded_cables(h).empty()))
-        pool.hosts.push_back(h);
+      if (eligible(tree, free, request, h)) pool.hosts.push_back(h);
     // Healthy hosts first; for a GPU count, the emptiest hosts first so the
     // job spans few; for whole hosts, the fullest that fit (best fit), so
     // small jobs share hosts and leave whole ones to multi-host jobs.
@@ -53,6 +51,23 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
     if (pool.capacity > 0) pools.push_back(std::move(pool));
   }
   return pools;
+}
+
+// `pools` cut down to what `health` allows, without asking every host again
+// (dropping hosts from a stably sorted list keeps it sorted).
+std::vector<LeafPool> restrict_pools(const SwitchTree& tree, const std::vector<LeafPool>& pools, const FreeMap& free,
+                                     const PlacementRequest& request, Health health) {
+  if (health == Health::Any) return pools;
+  std::vector<LeafPool> out;
+  for (const LeafPool& p : pools) {
+    if (health == Health::HealthyHostsAndUplinks && p.degraded_uplink) continue;
+    LeafPool q = p;
+    std::erase_if(q.hosts, [&](NodeId h) { return !tree.degraded_cables(h).empty(); });
+    q.capacity = 0;
+    for (NodeId h : q.hosts) q.capacity += units(free, request, h);
+    if (q.capacity > 0) out.push_back(std::move(q));
+  }
+  return out;
 }
 
 // The first hosts of a pool that make up `want` units.
@@ -212,10 +227,11 @@ bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementReques
 Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                          std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
   Placement p;
-  std::map<NodeId, int> gpus;
   if (whole_hosts(request)) {
-    for (NodeId h : hosts) gpus[h] = request.gpus_per_host;
+    p.hosts = ring_order(tree, hosts);
+    p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   } else {
+    std::map<NodeId, int> gpus;
     std::vector<NodeId> by_free = hosts;
     std::stable_sort(by_free.begin(), by_free.end(), [&](NodeId a, NodeId b) { return free.free(a) > free.free(b); });
     int left = request.gpus;
@@ -225,10 +241,10 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
       left -= g;
     }
     std::erase_if(hosts, [&](NodeId h) { return !gpus.contains(h); });
+    p.hosts = ring_order(tree, hosts);
+    for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
   }
-  p.hosts = ring_order(tree, hosts);
   for (NodeId h : p.hosts) {
-    p.gpus.push_back(gpus[h]);
     int leaf = tree.home_leaf(h);
     if (leaf >= 0 && (p.leaves.empty() || p.leaves.back() != tree.leaves()[leaf].node))
       p.leaves.push_back(tree.leaves()[leaf].node);
@@ -242,7 +258,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
                                        int count, const SearchOptions& options) {
   if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))
     return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
-  std::vector<LeafPool> pools = make_pools(tree, free, request, Health::Any);
+  std::vector<LeafPool> pools = make_pools(tree, free, request);
   int capacity = 0;
   for (const LeafPool& p : pools) capacity += p.capacity;
   if (capacity < need(request))
@@ -253,7 +269,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::set<std::vector<NodeId>> seen;
   std::vector<Placement> ranked;
   for (Health health : {Health::HealthyHostsAndUplinks, Health::HealthyHosts, Health::Any}) {
-    std::vector<LeafPool> round = health == Health::Any ? pools : make_pools(tree, free, request, health);
+    std::vector<LeafPool> round = restrict_pools(tree, pools, free, request, health);
     for (std::vector<NodeId>& hosts : candidates(tree, round, free, request)) {
       std::vector<NodeId> key = hosts;
       std::sort(key.begin(), key.end());
@@ -270,7 +286,8 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(keep);
-  for (Placement& p : ranked) p = make_placement(tree, free, request, p.hosts, options.weights, true);
+  // Hosts and ring stay as built: only the score gains the estimate.
+  for (Placement& p : ranked) p.score = score(tree, free, request, p.hosts, options.weights, true);
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
   // Local improvement: swap one leaf of the best for an unused leaf of its pod.
@@ -295,7 +312,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
         const Score& b = ranked.front().score;
         if (!within_limits(p, request) || p.score.total >= b.total - options.weights.slowdown * (b.slowdown - 1) - 1e-9)
           continue;
-        p = make_placement(tree, free, request, std::move(p.hosts), options.weights, true);
+        p.score = score(tree, free, request, p.hosts, options.weights, true);
         if (p.score.total < ranked.front().score.total - 1e-9) {
           ranked.insert(ranked.begin(), std::move(p));
           improved = true;

@@ -2,6 +2,7 @@
 // point is a `guarded` call: exceptions become a status and one line.
 #include "plugin/engine.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <new>
 #include <system_error>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -22,6 +24,7 @@
 #include "placement/ring_order.h"
 #include "placement/search.h"
 #include "plugin/engine_config.h"
+#include "plugin/placement_writer.h"
 #include "topology/error.h"
 
 namespace {
@@ -96,10 +99,9 @@ char* copy_out(const std::string& text) {
 // NCCL_IB_HCA for the job: the HCAs hwloc found closest to each host's
 // GPUs, by rail; "" unless every host has them and they agree (one
 // environment value serves every node).
-std::string job_hcas(const Fabric& fabric, const EngineConfig& config, const std::vector<std::string>& nodes) {
+std::string job_hcas(const Fabric& fabric, const std::vector<std::optional<NodeId>>& hosts) {
   std::optional<std::vector<std::pair<int, std::string>>> common;
-  for (const std::string& node : nodes) {
-    std::optional<NodeId> host = fabric.find_host(config.fabric_host(node));
+  for (const std::optional<NodeId>& host : hosts) {
     if (!host) return "";
     std::set<std::pair<int, std::string>> hcas;
     for (const Gpu& g : fabric.node(*host).gpus)
@@ -115,24 +117,70 @@ std::string job_hcas(const Fabric& fabric, const EngineConfig& config, const std
   return fmt::format("{}", fmt::join(names, ","));
 }
 
+constexpr size_t kNoNode = static_cast<size_t>(-1);
+
+// Slurm's node table mapped onto one snapshot under one config: built once
+// per change of any of the three, then read by index only.
+struct NodeMap {
+  std::vector<std::optional<NodeId>> host;  // per Slurm node index
+  std::vector<size_t> node;                 // per fabric NodeId: Slurm node index, or kNoNode
+  size_t unknown = 0;                       // named nodes with no fabric host
+  std::string first_unknown;
+  // What it was built from.
+  int64_t snapshot_id = -1;
+  uint64_t config_generation = 0, table_generation = 0;
+};
+
+NodeMap build_node_map(const Fabric& fabric, const EngineConfig& config, const std::vector<std::string>& names,
+                       const std::vector<bool>& named) {
+  NodeMap m;
+  m.host.assign(names.size(), std::nullopt);
+  m.node.assign(fabric.node_count(), kNoNode);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!named[i]) continue;
+    std::string host = config.fabric_host(names[i]);
+    std::optional<NodeId> id = fabric.find_host(host);
+    // Two NodeNames on one fabric host (a HostPattern that folds them):
+    // the first keeps it, the second is not on the fabric.
+    if (!id || m.node[*id] != kNoNode) {
+      if (m.unknown++ == 0) m.first_unknown = host;
+      continue;
+    }
+    m.host[i] = *id;
+    m.node[*id] = i;
+  }
+  return m;
+}
+
 }  // namespace
 
 struct topo_engine {
   std::mutex lock;
   EngineConfig config;
+  uint64_t config_generation = 1;
   // Opened on first use, dropped after a database error so the next call
   // tries again (the admin may have fixed the file).
   std::unique_ptr<SnapshotStore> snapshots;
-  std::unique_ptr<PlacementStore> placements;
   std::optional<int64_t> snapshot_id;
   std::unique_ptr<Fabric> fabric;
   std::unique_ptr<SwitchTree> tree;
+  // Lives while DbPath stays the same: it owns the journal, and reopens its
+  // own connection after a failure.
+  std::unique_ptr<PlacementWriter> writer;
+  std::string replay_notice;  // what opening the journal found, said once
+  std::optional<std::string> reported_writer_error;
 
-  // The file the stores have open, and when it last changed: a database
-  // replaced under the same name (restored from a backup, moved into place)
-  // or rewritten by another process is reopened, so that a damaged file is
-  // noticed rather than served from SQLite's cache. The tree is rebuilt
-  // only when the newest snapshot id changes.
+  // Slurm's node table (set_nodes) and its map onto the current snapshot.
+  std::vector<std::string> node_names;
+  std::vector<bool> named;
+  uint64_t table_generation = 0;
+  NodeMap node_map;
+
+  // The file the snapshot store has open, and when it last changed: a
+  // database replaced under the same name (restored from a backup, moved
+  // into place) or rewritten by another process is reopened, so that a
+  // damaged file is noticed rather than served from SQLite's cache. The
+  // tree is rebuilt only when the newest snapshot id changes.
   struct FileIdentity {
     dev_t dev = 0;
     ino_t ino = 0;
@@ -142,9 +190,10 @@ struct topo_engine {
   };
   std::optional<FileIdentity> opened_file;
 
+  ~topo_engine() { writer.reset(); }  // stores what it can before the rest goes
+
   void drop_database() {
     snapshots.reset();
-    placements.reset();
     opened_file.reset();
   }
 
@@ -157,8 +206,8 @@ struct topo_engine {
 
   // Opening would create an empty database: say what is missing instead.
   void open_database() {
-    if ((snapshots || placements) && identity(config.db_path) != opened_file) drop_database();
-    if (snapshots && placements) return;
+    if (snapshots && identity(config.db_path) != opened_file) drop_database();
+    if (snapshots && writer) return;
     if (!std::filesystem::exists(config.db_path))
       throw EngineError(TOPO_ENGINE_DATABASE,
                         fmt::format("{}: no such database (DbPath in topo_aware.conf; create it with topoctl "
@@ -166,8 +215,15 @@ struct topo_engine {
                                     config.db_path, config.db_path));
     try {
       if (!snapshots) snapshots = std::make_unique<SnapshotStore>(config.db_path);
-      // Placements are logged from inside job_test: no fsync per record.
-      if (!placements) placements = std::make_unique<PlacementStore>(config.db_path, PlacementStore::Options{.sync_each_record = false});
+      if (!writer) {
+        PlacementWriter::Replayed replayed;
+        writer = std::make_unique<PlacementWriter>(config.db_path, config.db_path + ".journal", &replayed);
+        if (replayed.added || replayed.already_there || replayed.unreadable_lines)
+          replay_notice = fmt::format("{}.journal: {} placement records replayed into the database, {} were "
+                                      "there already, {} unreadable lines skipped",
+                                      config.db_path, replayed.added, replayed.already_there,
+                                      replayed.unreadable_lines);
+      }
     } catch (...) {
       drop_database();
       throw;
@@ -175,8 +231,15 @@ struct topo_engine {
     opened_file = identity(config.db_path);
   }
 
+  // Asking the database for its newest snapshot costs more than a small
+  // placement: a rank call asks at most once a second (prepare always).
+  static constexpr std::chrono::milliseconds kSnapshotCheckEvery{1000};
+  std::chrono::steady_clock::time_point last_check;
+
   // The newest snapshot's tree, rebuilt only when the newest id changed.
-  const SwitchTree& current_tree() {
+  const SwitchTree& current_tree(bool check_now = false) {
+    auto now = std::chrono::steady_clock::now();
+    if (tree && snapshots && !check_now && now - last_check < kSnapshotCheckEvery) return *tree;
     try {
       open_database();
       std::optional<int64_t> latest = snapshots->latest();
@@ -191,6 +254,7 @@ struct topo_engine {
         tree = std::move(t);
         snapshot_id = latest;
       }
+      last_check = now;
       return *tree;
     } catch (const DbError&) {
       drop_database();
@@ -198,9 +262,17 @@ struct topo_engine {
     }
   }
 
-  PlacementStore& placement_store() {
-    open_database();
-    return *placements;
+  // The node map for the current snapshot, config and node table.
+  const NodeMap& current_node_map(bool check_now = false) {
+    (void)current_tree(check_now);
+    if (node_map.snapshot_id != *snapshot_id || node_map.config_generation != config_generation ||
+        node_map.table_generation != table_generation) {
+      node_map = build_node_map(*fabric, config, node_names, named);
+      node_map.snapshot_id = *snapshot_id;
+      node_map.config_generation = config_generation;
+      node_map.table_generation = table_generation;
+    }
+    return node_map;
   }
 
   void configure(const char* path, char* msg, size_t size) {
@@ -215,14 +287,32 @@ struct topo_engine {
           fmt::format("{}: no such file; using the defaults (DbPath={}, DefaultProfile=allreduce, Strict=no)",
                       path && *path ? path : "topo_aware.conf", config.db_path));
     }
+    ++config_generation;
     if (config.db_path != old_db) {
       drop_database();
+      writer.reset();
       tree.reset();
       fabric.reset();
       snapshot_id.reset();
     }
   }
+
+  // A notice from opening the journal, once, or "".
+  std::string take_notice() { return std::exchange(replay_notice, std::string()); }
 };
+
+namespace {
+
+// The NodeNames of node indices, for records and ring strings.
+std::vector<std::string> names_of(const topo_engine& e, const size_t* nodes, size_t count) {
+  std::vector<std::string> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i)
+    if (nodes[i] < e.node_names.size() && e.named[nodes[i]]) out.push_back(e.node_names[nodes[i]]);
+  return out;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -252,8 +342,29 @@ int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
   return guarded(msg, msg_size, [&] {
     if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_prepare: no engine");
     std::lock_guard guard(engine->lock);
-    (void)engine->current_tree();
-    (void)engine->placement_store();
+    const NodeMap& m = engine->current_node_map(true);
+    std::string notice = engine->take_notice();
+    if (m.unknown)
+      notice += fmt::format("{}{} of Slurm's nodes are not in fabric snapshot {} (first: '{}')",
+                            notice.empty() ? "" : "; ", m.unknown, *engine->snapshot_id, m.first_unknown);
+    write_message(msg, msg_size, notice);
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_set_nodes(topo_engine_t* engine, const char* const* names, size_t count, char* msg,
+                          size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine || (count && !names)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_set_nodes: missing argument");
+    std::lock_guard guard(engine->lock);
+    engine->node_names.assign(count, std::string());
+    engine->named.assign(count, false);
+    for (size_t i = 0; i < count; ++i)
+      if (names[i]) {
+        engine->node_names[i] = names[i];
+        engine->named[i] = true;
+      }
+    ++engine->table_generation;
     return TOPO_ENGINE_OK;
   });
 }
@@ -281,49 +392,49 @@ const char* topo_engine_profile(const topo_engine_t* engine, const struct topo_n
   return name(p).data();  // names are string literals
 }
 
-int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, const char* const* names,
-                     const int* free_gpus, size_t host_count, struct topo_engine_ranking* ranking, char* msg,
-                     size_t msg_size) {
+int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, const int* free_gpus, size_t count,
+                     struct topo_engine_ranking* ranking, char* msg, size_t msg_size) {
   if (ranking) *ranking = topo_engine_ranking{};
   return guarded(msg, msg_size, [&] {
-    if (!engine || !job || !ranking || (host_count && (!names || !free_gpus)))
+    if (!engine || !job || !ranking || (count && !free_gpus))
       throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_rank: missing argument");
     if (job->nodes == 0) throw EngineError(TOPO_ENGINE_INVALID, fmt::format("job {} asks for no nodes", job->job_id));
     std::lock_guard guard(engine->lock);
-    const SwitchTree& tree = engine->current_tree();
-    const Fabric& fabric = *engine->fabric;
+    const NodeMap& map = engine->current_node_map();
+    const SwitchTree& tree = *engine->tree;
+    if (count > map.host.size())
+      throw EngineError(TOPO_ENGINE_INVALID,
+                        fmt::format("topo_engine_rank: {} nodes offered, the node table has {} (call "
+                                    "topo_engine_set_nodes when it changes)",
+                                    count, map.host.size()));
 
     FreeMap free;
-    free.free_gpus.assign(fabric.node_count(), 0);
-    std::map<NodeId, size_t> offered;  // fabric host -> index in the caller's arrays
-    size_t unknown = 0, usable = 0;
-    std::string first_unknown;
-    for (size_t i = 0; i < host_count; ++i) {
-      if (!names[i]) continue;
-      std::string host = engine->config.fabric_host(names[i]);
-      std::optional<NodeId> id = fabric.find_host(host);
-      if (!id) {
-        if (unknown++ == 0) first_unknown = host;
-        continue;
-      }
-      offered[*id] = i;
+    free.free_gpus.assign(engine->fabric->node_count(), 0);
+    const int need_gpus = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
+    size_t offered = 0, known = 0, usable = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (free_gpus[i] < 0) continue;
+      ++offered;
+      if (!map.host[i]) continue;
+      ++known;
       // A job without GPUs fits any offered host: cons_tres checks cores.
-      int gpus = job->gpus_per_node ? std::max(free_gpus[i], 0) : 1;
-      free.free_gpus[*id] = gpus;
-      if (gpus >= static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1))) ++usable;
+      int gpus = job->gpus_per_node ? free_gpus[i] : 1;
+      free.free_gpus[*map.host[i]] = gpus;
+      if (gpus >= need_gpus) ++usable;
     }
-    if (offered.empty())
+    if (known == 0)
       throw EngineError(TOPO_ENGINE_NO_FABRIC,
-                        fmt::format("none of the {} offered hosts is in fabric snapshot {} (first: '{}')",
-                                    host_count, *engine->snapshot_id, first_unknown));
+                        fmt::format("none of the {} offered nodes is in fabric snapshot {}{}", offered,
+                                    *engine->snapshot_id,
+                                    map.unknown ? fmt::format(" (first unknown: '{}')", map.first_unknown) : ""));
     if (usable < job->nodes)
       throw EngineError(TOPO_ENGINE_NO_PLACEMENT,
                         fmt::format("job {}: {} hosts with {} free GPUs known to the fabric, {} needed", job->job_id,
-                                    usable, std::max<uint32_t>(job->gpus_per_node, 1), job->nodes));
+                                    usable, need_gpus, job->nodes));
 
     PlacementRequest request;
     request.hosts = static_cast<int>(job->nodes);
-    request.gpus_per_host = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
+    request.gpus_per_host = need_gpus;
     request.profile = profile_of(engine->config, job->request);
     if (job->request.max_leaves) request.max_leaves = static_cast<int>(job->request.max_leaves);
     request.one_pod = job->request.pod;
@@ -344,36 +455,34 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     if (!candidates) throw std::bad_alloc();
     ranking->candidates = candidates;
     ranking->count = n;
-    ranking->detail = detail.get();
+    ranking->detail = detail.release();
     for (size_t c = 0; c < n; ++c) {
-      const Placement& p = detail->placements[c];
-      candidates[c].hosts = static_cast<size_t*>(std::calloc(std::max<size_t>(p.hosts.size(), 1), sizeof(size_t)));
-      if (!candidates[c].hosts) {
-        detail.release();
+      const Placement& p = static_cast<RankingDetail*>(ranking->detail)->placements[c];
+      candidates[c].nodes = static_cast<size_t*>(std::calloc(std::max<size_t>(p.hosts.size(), 1), sizeof(size_t)));
+      if (!candidates[c].nodes) {
         topo_engine_ranking_free(ranking);
         throw std::bad_alloc();
       }
       candidates[c].count = p.hosts.size();
-      for (size_t h = 0; h < p.hosts.size(); ++h) candidates[c].hosts[h] = offered.at(p.hosts[h]);
+      for (size_t h = 0; h < p.hosts.size(); ++h) candidates[c].nodes[h] = map.node[p.hosts[h]];
       candidates[c].score = p.score.total;
       candidates[c].estimate_s = p.score.estimate_s;
       candidates[c].ideal_s = p.score.ideal_s;
     }
-    detail.release();
     return TOPO_ENGINE_OK;
   });
 }
 
 void topo_engine_ranking_free(struct topo_engine_ranking* ranking) {
   if (!ranking) return;
-  for (size_t c = 0; c < ranking->count; ++c) std::free(ranking->candidates[c].hosts);
+  for (size_t c = 0; c < ranking->count; ++c) std::free(ranking->candidates[c].nodes);
   std::free(ranking->candidates);
   delete static_cast<RankingDetail*>(ranking->detail);
   *ranking = topo_engine_ranking{};
 }
 
 int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
-                       const struct topo_engine_ranking* ranking, long chosen, const char* const* allocated,
+                       const struct topo_engine_ranking* ranking, long chosen, const size_t* allocated,
                        size_t allocated_count, const char* fallback_why, char** ring_order, char** nccl_ib_hca,
                        char* msg, size_t msg_size) {
   if (ring_order) *ring_order = nullptr;
@@ -388,24 +497,36 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
 
     PlacementRecord r;
     r.job_id = job->job_id;
-    for (size_t i = 0; i < allocated_count; ++i)
-      if (allocated[i]) r.hosts.push_back(allocated[i]);
+    r.hosts = names_of(*engine, allocated, allocated_count);
     r.profile = detail ? detail->profile : std::string(name(profile_of(engine->config, job->request)));
-    std::set<std::string> in_job(r.hosts.begin(), r.hosts.end());
+    // The job's fabric hosts, when the map can be had (a fallback for a
+    // database error has none).
+    // The map as the last rank left it: record() never asks the database.
+    const NodeMap* map = nullptr;
+    if (engine->tree && engine->node_map.snapshot_id == engine->snapshot_id &&
+        engine->node_map.config_generation == engine->config_generation &&
+        engine->node_map.table_generation == engine->table_generation)
+      map = &engine->node_map;
+    else
+      try {
+        map = &engine->current_node_map();
+      } catch (const std::exception&) {
+      }
+    auto host_of = [&](size_t node) -> std::optional<NodeId> {
+      return map && node < map->host.size() ? map->host[node] : std::nullopt;
+    };
 
+    std::vector<size_t> ring;  // node indices
     if (chosen >= 0) {
       const Placement& p = detail->placements[static_cast<size_t>(chosen)];
-      const Fabric& f = engine->fabric ? *engine->fabric : throw EngineError(TOPO_ENGINE_INTERNAL, "no fabric");
-      // Slurm NodeNames of the candidate, by fabric host name.
-      std::map<std::string, std::string> node_of;
-      for (const std::string& h : r.hosts) node_of[engine->config.fabric_host(h)] = h;
-      std::set<std::string> placed;
-      for (NodeId h : p.hosts) {
-        auto it = node_of.find(f.node(h).name);
-        if (it != node_of.end() && placed.insert(it->second).second) r.ring_order.push_back(it->second);
-      }
-      for (const std::string& h : r.hosts)
-        if (!placed.count(h)) r.ring_order.push_back(h);
+      const topo_engine_candidate& c = ranking->candidates[chosen];
+      // The candidate's ring (node indices fixed at rank time, whatever
+      // snapshot is current now), then any node Slurm added outside it.
+      std::set<size_t> in_job(allocated, allocated + allocated_count);
+      for (size_t i = 0; i < c.count; ++i)
+        if (in_job.erase(c.nodes[i])) ring.push_back(c.nodes[i]);
+      for (size_t i = 0; i < allocated_count; ++i)
+        if (in_job.erase(allocated[i])) ring.push_back(allocated[i]);
       r.snapshot_id = detail->snapshot_id;
       r.estimate_s = p.score.estimate_s;
       r.ideal_s = p.score.ideal_s;
@@ -414,43 +535,58 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
       r.fallback = true;
       r.fallback_why = fallback_why ? fallback_why : "";
       // The best ring over the hosts the fabric knows, the others after.
-      std::vector<std::string> unknown;
-      try {
-        const SwitchTree& tree = engine->current_tree();
-        std::vector<NodeId> known;
-        std::map<NodeId, std::string> node_of;
-        for (const std::string& h : r.hosts) {
-          if (auto id = engine->fabric->find_host(engine->config.fabric_host(h))) {
-            known.push_back(*id);
-            node_of[*id] = h;
-          } else {
-            unknown.push_back(h);
-          }
-        }
-        for (NodeId h : topo::ring_order(tree, known)) r.ring_order.push_back(node_of[h]);
-        r.snapshot_id = engine->snapshot_id;
-      } catch (const std::exception&) {
-        r.ring_order.clear();
-        unknown = r.hosts;  // no fabric: node order
+      std::vector<NodeId> known;
+      std::vector<size_t> unknown;
+      for (size_t i = 0; i < allocated_count; ++i) {
+        if (auto h = host_of(allocated[i])) known.push_back(*h);
+        else unknown.push_back(allocated[i]);
       }
-      r.ring_order.insert(r.ring_order.end(), unknown.begin(), unknown.end());
+      if (map) {
+        for (NodeId h : topo::ring_order(*engine->tree, known)) ring.push_back(map->node[h]);
+        r.snapshot_id = engine->snapshot_id;
+      }
+      ring.insert(ring.end(), unknown.begin(), unknown.end());
     }
+    r.ring_order = names_of(*engine, ring.data(), ring.size());
 
     *ring_order = copy_out(fmt::format("{}", fmt::join(r.ring_order, ",")));
-    if (nccl_ib_hca && engine->fabric) {
-      std::string hcas = job_hcas(*engine->fabric, engine->config, r.hosts);
+    if (nccl_ib_hca && map) {
+      std::vector<std::optional<NodeId>> hosts;
+      for (size_t i = 0; i < allocated_count; ++i) hosts.push_back(host_of(allocated[i]));
+      std::string hcas = job_hcas(*engine->fabric, hosts);
       if (!hcas.empty()) *nccl_ib_hca = copy_out(hcas);
     }
 
     for (std::string& reason : r.reasons)
       for (char& c : reason)
         if (c == '\n') c = ' ';
-    try {
-      engine->placement_store().record(r);
-    } catch (const DbError&) {
-      engine->drop_database();
-      throw;
+    if (!engine->writer) engine->open_database();
+    engine->writer->submit(std::move(r));
+    // Stored later. A database that refuses them is said once per new
+    // reason, not for every record while it lasts.
+    std::optional<std::string> why = engine->writer->last_error();
+    if (why != engine->reported_writer_error) {
+      engine->reported_writer_error = why;
+      if (why)
+        throw EngineError(TOPO_ENGINE_DATABASE,
+                          fmt::format("placement journaled; storing it in the database waits: {}", *why));
     }
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_flush(topo_engine_t* engine, char* msg, size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_flush: no engine");
+    PlacementWriter* writer;
+    {
+      std::lock_guard guard(engine->lock);
+      writer = engine->writer.get();
+    }
+    if (!writer) return TOPO_ENGINE_OK;
+    // Not under the engine's lock: ranking goes on meanwhile. The writer
+    // lives until close or a DbPath change, which the caller does not race.
+    if (auto why = writer->flush()) throw EngineError(TOPO_ENGINE_DATABASE, *why);
     return TOPO_ENGINE_OK;
   });
 }

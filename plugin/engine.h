@@ -1,11 +1,16 @@
 /*
  * The placement engine as the Slurm plugins call it: a C ABI over the C++
- * libraries (placement, comm_model, topology, db).
+ * libraries (placement, comm_model, topology, db).  Hosts are Slurm node
+ * indices (node_record_table_ptr order) from end to end: the node table is
+ * given once, and every later call speaks in indices.
  *
  *   topo_engine_t *e;
  *   topo_engine_open("/etc/slurm/topo_aware.conf", &e, msg, sizeof msg);
- *   topo_engine_rank(e, &job, names, free_gpus, n, &ranking, msg, sizeof msg);
- *   ... try ranking.candidates[i] with cons_tres, best first ...
+ *   topo_engine_set_nodes(e, names, node_record_count, msg, sizeof msg);
+ *   topo_engine_prepare(e, msg, sizeof msg);             (start-up, reconfigure)
+ *   ... per run-now test of a topo-aware job:
+ *   topo_engine_rank(e, &job, free_gpus, node_record_count, &ranking, msg, sizeof msg);
+ *   ... try ranking.candidates[i].nodes with cons_tres, best first ...
  *   topo_engine_record(e, &job, &ranking, chosen, allocated, n_alloc, why, &ring, &hca, msg, sizeof msg);
  *   topo_engine_ranking_free(&ranking);
  *
@@ -30,10 +35,31 @@
  * A missing file means defaults (open says so in msg); a bad line is an
  * error naming file:line.
  *
- * The newest fabric snapshot in the database is used; each rank call checks
- * its id and rebuilds the engine's view only when it changed, so a new
- * `topoctl discover --db` is picked up without restarting slurmctld.
- * Calls are serialised inside the engine.
+ * The node map.  Slurm node index -> fabric host is built once per node
+ * table, snapshot and config: HostPattern and the fabric's host names are
+ * looked up then, never per call.  Rank calls ask the database for its
+ * newest snapshot id at most once a second (prepare asks every time), and
+ * the fabric view and the map are rebuilt only when it changed, so a new
+ * `topoctl discover --db` is picked up within a second without restarting
+ * slurmctld, and the database costs a placement nothing in between.
+ *
+ * Placement records never touch the database inside a call.  record()
+ * appends the record to a journal beside the database (DbPath +
+ * ".journal-0" and "-1", db/placement_journal.h: one line, one write(2) to
+ * an O_APPEND file, in the kernel's hands before record() returns, so a
+ * slurmctld killed at any later moment loses nothing); the engine's writer
+ * thread syncs the journal and moves its lines into the database, then
+ * empties it.  Appends never wait for that sync (it works on the other
+ * file of the two).  A journal left by a crash is
+ * replayed when the engine next opens the database (prepare, or the first
+ * rank); a line already in the database (same job, time, hosts and ring) is
+ * not added again.  Slurm itself saves a job's start only after the
+ * scheduling pass that called record() releases its locks, so a job Slurm
+ * knows as started always has its record.  A machine crash may lose what
+ * the writer had not yet synced (milliseconds), as Slurm's own state.
+ *
+ * Calls are serialised inside the engine; the writer thread takes no lock
+ * a call waits on while it writes the database.
  */
 #ifndef TOPO_PLUGIN_ENGINE_H
 #define TOPO_PLUGIN_ENGINE_H
@@ -67,12 +93,23 @@ int topo_engine_open(const char *conf_path, topo_engine_t **engine, char *msg, s
 /* Re-reads the config (scontrol reconfigure); on error the engine keeps
  * the config it had.  The database is reopened if its path changed. */
 int topo_engine_reconfigure(topo_engine_t *engine, const char *conf_path, char *msg, size_t msg_size);
+/* Stores the records still waiting (what cannot be stored stays in the
+ * journal for the next start), then frees the engine. */
 void topo_engine_close(topo_engine_t *engine);
-/* Opens the database and loads its latest snapshot now, so the first job
- * placed does not wait for it (slurmctld calls it at start-up and on
- * reconfigure).  No database or no snapshot yet: an error status and why,
- * as topo_engine_rank gives them; nothing is created. */
+/* Opens the database, replays a journal a crash left, loads the latest
+ * snapshot and maps the node table to it now, so the first job placed does
+ * not wait for it (slurmctld calls it at start-up and on reconfigure).  No
+ * database or no snapshot yet: an error status and why, as topo_engine_rank
+ * gives them; nothing is created. */
 int topo_engine_prepare(topo_engine_t *engine, char *msg, size_t msg_size);
+
+/* Slurm's node table: names[i] is the NodeName of node index i (NULL: no
+ * node there), `count` the table's size.  Give it before the first rank
+ * and again whenever Slurm's table changes (start-up, reconfigure, a node
+ * added or removed); the engine copies it.  Cheap: the map to the fabric
+ * is built on the next prepare or rank. */
+int topo_engine_set_nodes(topo_engine_t *engine, const char *const *names, size_t count, char *msg,
+                          size_t msg_size);
 
 bool topo_engine_strict(const topo_engine_t *engine);
 /* Whether Partitions= names `partition`. */
@@ -89,7 +126,7 @@ struct topo_engine_job {
 
 struct topo_engine_candidate {
   size_t count;
-  size_t *hosts;         /* indices into the offered arrays, in ring order */
+  size_t *nodes;         /* Slurm node indices, in ring order */
   double score, estimate_s, ideal_s;
 };
 
@@ -99,30 +136,38 @@ struct topo_engine_ranking {
   void *detail;                           /* the engine's own, for record() */
 };
 
-/* Ranks host sets for `job` among the offered hosts: names[i] (Slurm
- * NodeNames; NULL entries are skipped) with free_gpus[i] GPUs free.
+/* Ranks host sets for `job` among the nodes Slurm offers: free_gpus[i] is
+ * the free GPU count of node index i, negative for a node not offered;
+ * `count` is the node table's size (as given to topo_engine_set_nodes).
  * At most Candidates= candidates; free them with topo_engine_ranking_free. */
-int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const char *const *names,
-                     const int *free_gpus, size_t host_count, struct topo_engine_ranking *ranking,
-                     char *msg, size_t msg_size);
+int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const int *free_gpus,
+                     size_t count, struct topo_engine_ranking *ranking, char *msg, size_t msg_size);
 void topo_engine_ranking_free(struct topo_engine_ranking *ranking);
 
 /* Records where the job went.  `chosen` is the index of the candidate
  * cons_tres accepted, or -1 when the job got cons_tres's own choice
  * (`fallback_why` says why; `ranking` may then be NULL).  `allocated`
- * are the job's hosts as Slurm allocated them.  On success *ring_order
- * (malloc'd, free() it) is the hosts in ring order, comma-separated:
- * the candidate's order, or for a fallback the best ring over the hosts
- * the fabric knows followed by the others in node order.  *nccl_ib_hca
- * (malloc'd or NULL) is the value for NCCL_IB_HCA: the HCAs closest to
- * the hosts' GPUs (hwloc data in the snapshot), by rail, when every host
- * of the job has them and they are the same on all; NULL otherwise.
- * Both are returned even when the database write fails (then the status
- * says why). */
+ * are the job's node indices as Slurm allocated them.  On success
+ * *ring_order (malloc'd, free() it) is the NodeNames in ring order,
+ * comma-separated: the candidate's order, or for a fallback the best ring
+ * over the nodes the fabric knows followed by the others in node order.
+ * *nccl_ib_hca (malloc'd or NULL) is the value for NCCL_IB_HCA: the HCAs
+ * closest to the hosts' GPUs (hwloc data in the snapshot), by rail, when
+ * every host of the job has them and they are the same on all; NULL
+ * otherwise.  The record goes to the journal (see above), not the
+ * database; both strings are returned even when that append fails (then
+ * the status says why).  TOPO_ENGINE_DATABASE with the record journaled:
+ * the writer cannot store records in the database (said once per new
+ * reason; they wait in the journal). */
 int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
-                       const struct topo_engine_ranking *ranking, long chosen, const char *const *allocated,
+                       const struct topo_engine_ranking *ranking, long chosen, const size_t *allocated,
                        size_t allocated_count, const char *fallback_why, char **ring_order,
                        char **nccl_ib_hca, char *msg, size_t msg_size);
+
+/* Waits until every record so far is in the database (tests, tools; close
+ * does it too).  An error when the writer cannot write it (the records stay
+ * in the journal for the next try). */
+int topo_engine_flush(topo_engine_t *engine, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,28 @@
 // The engine's C ABI on a real snapshot database: config parsing and its
-// errors, ranking on a fragmented leaf/spine fabric, a new snapshot picked
-// up without reopening, database failures as status + message, records.
+// errors, ranking on a fragmented leaf/spine fabric by Slurm node index, a
+// new snapshot or node table picked up without reopening, database failures
+// as status + message, records through the journal, which a killed process
+// leaves for the next start to replay exactly once.
 #include "plugin/engine.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "db/connection.h"
+#include "db/placement_journal.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
 #include "topology/synthetic.h"
@@ -34,6 +44,7 @@ class EngineTest : public ::testing::Test {
       std::snprintf(n, sizeof n, "gpu%03d", i);
       names_.push_back(n);
     }
+    names_.push_back("nothere");  // a Slurm node the fabric does not know
   }
   void TearDown() override {
     topo_engine_close(engine_);
@@ -47,23 +58,53 @@ class EngineTest : public ::testing::Test {
   }
   void open(const std::string& conf_path) {
     ASSERT_EQ(topo_engine_open(conf_path.c_str(), &engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+    set_nodes(names_);
   }
-  // Ranks a whole-host job over the hosts with `free` GPUs (index = gpu00N-1).
+  // Slurm's node table: index i is names[i].
+  void set_nodes(const std::vector<std::string>& names) {
+    std::vector<const char*> ptrs;
+    for (const std::string& n : names) ptrs.push_back(n.c_str());
+    char m[512];  // msg_ keeps what open said
+    ASSERT_EQ(topo_engine_set_nodes(engine_, ptrs.data(), ptrs.size(), m, sizeof m), TOPO_ENGINE_OK) << m;
+  }
+  // Ranks a whole-host job over the nodes with `free` GPUs (index = gpu00N-1).
   int rank(uint32_t nodes, const std::vector<int>& free, topo_engine_ranking* out, uint32_t job_id = 1) {
-    std::vector<const char*> names;
-    for (const std::string& n : names_) names.push_back(n.c_str());
     topo_engine_job job{};
     job.job_id = job_id;
     job.nodes = nodes;
     job.gpus_per_node = 8;
     job.request.topo_aware = true;
-    return topo_engine_rank(engine_, &job, names.data(), free.data(), free.size(), out, msg_, sizeof msg_);
+    return topo_engine_rank(engine_, &job, free.data(), free.size(), out, msg_, sizeof msg_);
   }
   std::vector<std::string> hosts(const topo_engine_candidate& c) const {
     std::vector<std::string> out;
-    for (size_t i = 0; i < c.count; ++i) out.push_back(names_[c.hosts[i]]);
+    for (size_t i = 0; i < c.count; ++i) out.push_back(names_[c.nodes[i]]);
     return out;
   }
+  // Node indices of names in the fixture's table.
+  std::vector<size_t> indices(const std::vector<std::string>& names) const {
+    std::vector<size_t> out;
+    for (const std::string& n : names) out.push_back(std::find(names_.begin(), names_.end(), n) - names_.begin());
+    return out;
+  }
+  // Records a fallback placement of `job_id` on `nodes`; returns the ring.
+  std::string record_fallback(uint32_t job_id, const std::vector<std::string>& nodes, std::string* hca = nullptr) {
+    topo_engine_job job{};
+    job.job_id = job_id;
+    job.nodes = static_cast<uint32_t>(nodes.size());
+    std::vector<size_t> alloc = indices(nodes);
+    char *ring = nullptr, *hcas = nullptr;
+    EXPECT_EQ(topo_engine_record(engine_, &job, nullptr, -1, alloc.data(), alloc.size(), "test", &ring, &hcas, msg_,
+                                 sizeof msg_),
+              TOPO_ENGINE_OK)
+        << msg_;
+    std::string out = ring ? ring : "";
+    if (hca) *hca = hcas ? hcas : "(none)";
+    std::free(ring);
+    std::free(hcas);
+    return out;
+  }
+  void flush() { ASSERT_EQ(topo_engine_flush(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_; }
 
   std::filesystem::path dir_;
   std::vector<std::string> names_;
@@ -148,17 +189,20 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   topo_engine_ranking r{};
   ASSERT_EQ(rank(16, free, &r, 77), TOPO_ENGINE_OK) << msg_;
   std::vector<std::string> alloc = hosts(r.candidates[0]);
-  std::vector<const char*> ptrs;
-  for (const std::string& h : alloc) ptrs.push_back(h.c_str());
+  // Slurm gives the allocation in node order; the record keeps the ring.
+  std::vector<size_t> nodes = indices(alloc);
+  std::sort(nodes.begin(), nodes.end());
   char* ring = nullptr;
   char* hca = nullptr;
   topo_engine_job job{};
   job.job_id = 77;
   job.nodes = 16;
-  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, ptrs.data(), ptrs.size(), nullptr, &ring, &hca, msg_, sizeof msg_),
+  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, nodes.data(), nodes.size(), nullptr, &ring, &hca, msg_,
+                               sizeof msg_),
             TOPO_ENGINE_OK)
       << msg_;
   ASSERT_TRUE(ring);
+  EXPECT_EQ(ring, fmt::format("{}", fmt::join(alloc, ",")));
   EXPECT_EQ(hca, nullptr);  // no hwloc data in this snapshot
   // Interleaved naming: host i on leaf (i-1) mod 4.  Leaf changes along the
   // ring, counting the closing edge, are exactly 2 for two leaves.
@@ -169,6 +213,7 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   EXPECT_EQ(crossings, 2);
   std::free(ring);
   topo_engine_ranking_free(&r);
+  flush();
   auto stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->ring_order, alloc);
@@ -177,13 +222,14 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   EXPECT_EQ(stored->snapshot_id, std::optional<int64_t>(1));
 
   // A fallback: node order in, ring order out, recorded with the reason.
-  std::vector<const char*> mixed = {"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "nothere"};
+  std::vector<size_t> mixed = indices({"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "nothere"});
   ASSERT_EQ(topo_engine_record(engine_, &job, nullptr, -1, mixed.data(), mixed.size(), "no candidate fit", &ring,
                                &hca, msg_, sizeof msg_),
             TOPO_ENGINE_OK)
       << msg_;
   EXPECT_STREQ(ring, "gpu001,gpu005,gpu002,gpu006,gpu003,gpu004,nothere");
   std::free(ring);
+  flush();
   stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
   EXPECT_TRUE(stored->fallback);
   EXPECT_EQ(stored->fallback_why, "no candidate fit");
@@ -206,19 +252,10 @@ TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {
   }
   topo::SnapshotStore(path("fabric.db")).save(f);
   open(conf("DbPath=" + path("fabric.db") + "\n"));
-  topo_engine_job job{};
-  job.job_id = 9;
-  job.nodes = 2;
-  auto record = [&](std::vector<const char*> hosts) {
-    char *ring = nullptr, *hca = nullptr;
-    EXPECT_EQ(topo_engine_record(engine_, &job, nullptr, -1, hosts.data(), hosts.size(), "test", &ring, &hca, msg_,
-                                 sizeof msg_),
-              TOPO_ENGINE_OK)
-        << msg_;
-    std::string out = hca ? hca : "(none)";
-    std::free(ring);
-    std::free(hca);
-    return out;
+  auto record = [&](std::vector<std::string> hosts) {
+    std::string hca;
+    record_fallback(9, hosts, &hca);
+    return hca;
   };
   EXPECT_EQ(record({"gpu001", "gpu002"}), "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
   EXPECT_EQ(record({"gpu001", "gpu003"}), "(none)");  // they differ
@@ -236,9 +273,17 @@ TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
   EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
   EXPECT_NE(std::string(msg_).find("16 hosts"), std::string::npos) << msg_;
   save(kFabric);
+  // Rank calls look for a new snapshot once a second: the next one after
+  // that sees it.
+  EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   ASSERT_EQ(rank(20, free, &r), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(r.candidates[0].count, 20u);
   topo_engine_ranking_free(&r);
+  // prepare (start-up, reconfigure) looks at once.
+  save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
 }
 
 TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
@@ -267,32 +312,45 @@ TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
   std::filesystem::remove(path("fabric.db-wal"));
   std::filesystem::remove(path("fabric.db-shm"));
   { std::ofstream(path("fabric.db"), std::ios::trunc) << std::string(16384, 'y'); }
+  EXPECT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_DATABASE) << msg_;
   EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE) << msg_;
   std::filesystem::remove(path("fabric.db"));
   save(kFabric);
-  // Hosts the fabric does not know.
-  std::vector<const char*> names = {"cpu1", "cpu2"};
+  // Nodes the fabric does not know.
+  set_nodes({"cpu1", "cpu2"});
   std::vector<int> two = {8, 8};
   topo_engine_job job{};
   job.job_id = 3;
   job.nodes = 1;
-  EXPECT_EQ(topo_engine_rank(engine_, &job, names.data(), two.data(), 2, &r, msg_, sizeof msg_), TOPO_ENGINE_NO_FABRIC);
+  EXPECT_EQ(topo_engine_rank(engine_, &job, two.data(), 2, &r, msg_, sizeof msg_), TOPO_ENGINE_NO_FABRIC);
   EXPECT_NE(std::string(msg_).find("'cpu1'"), std::string::npos) << msg_;
+  // More nodes than the table holds: the caller forgot set_nodes.
+  std::vector<int> three = {8, 8, 8};
+  EXPECT_EQ(topo_engine_rank(engine_, &job, three.data(), 3, &r, msg_, sizeof msg_), TOPO_ENGINE_INVALID);
+  EXPECT_NE(std::string(msg_).find("topo_engine_set_nodes"), std::string::npos) << msg_;
 }
 
 TEST_F(EngineTest, HostPatternMapsNodeNames) {
   save(kFabric);
   open(conf("DbPath=" + path("fabric.db") + "\nHostPattern=n-(gpu[0-9]+)\n"));
-  std::vector<std::string> node_names = {"n-gpu001", "n-gpu002", "n-gpu003"};
-  std::vector<const char*> names;
-  for (const std::string& n : node_names) names.push_back(n.c_str());
-  std::vector<int> free = {8, 8, 8};
+  // Slurm's order need not be the fabric's: indices come back as given.
+  set_nodes({"login", "n-gpu003", "n-gpu001", "n-gpu002"});
+  std::vector<int> free = {-1, 8, 8, 0};
   topo_engine_job job{};
   job.job_id = 4;
   job.nodes = 2;
   job.gpus_per_node = 8;
   topo_engine_ranking r{};
-  ASSERT_EQ(topo_engine_rank(engine_, &job, names.data(), free.data(), 3, &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
+  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  ASSERT_EQ(r.candidates[0].count, 2u);
+  EXPECT_EQ(r.candidates[0].nodes[0], 2u);  // n-gpu001 first in ring order
+  EXPECT_EQ(r.candidates[0].nodes[1], 1u);
+  topo_engine_ranking_free(&r);
+  // A new table (reconfigure) is mapped afresh.
+  set_nodes({"n-gpu009", "n-gpu010"});
+  free = {8, 8};
+  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
       << msg_;
   EXPECT_EQ(r.candidates[0].count, 2u);
   topo_engine_ranking_free(&r);
@@ -318,6 +376,159 @@ TEST_F(EngineTest, PrepareLoadsTheSnapshotOrSaysThereIsNone) {
   std::vector<int> free(32, 8);
   ASSERT_EQ(rank(4, free, &r), TOPO_ENGINE_OK) << msg_;
   topo_engine_ranking_free(&r);
+}
+
+}  // namespace
+
+namespace {
+
+// record() only appends to the journal; a process killed right after loses
+// nothing: the next engine replays it into the database, once.
+TEST_F(EngineTest, RecordsSurviveAKillAndAreReplayedOnce) {
+  save(kFabric);
+  std::string conf_path = conf("DbPath=" + path("fabric.db") + "\n");
+  // Hold the write lock so the child's writer stores nothing before it dies.
+  topo::Connection blocker(path("fabric.db"), std::chrono::milliseconds(100));
+  blocker.exec("BEGIN IMMEDIATE", "hold the write lock");
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    topo_engine_t* e = nullptr;
+    char m[512];
+    if (topo_engine_open(conf_path.c_str(), &e, m, sizeof m) != TOPO_ENGINE_OK) ::_exit(2);
+    std::vector<const char*> ptrs;
+    for (const std::string& n : names_) ptrs.push_back(n.c_str());
+    if (topo_engine_set_nodes(e, ptrs.data(), ptrs.size(), m, sizeof m) != TOPO_ENGINE_OK) ::_exit(3);
+    if (topo_engine_prepare(e, m, sizeof m) != TOPO_ENGINE_OK) ::_exit(4);
+    for (uint32_t job = 1; job <= 20; ++job) {
+      topo_engine_job j{};
+      j.job_id = job;
+      j.nodes = 2;
+      size_t alloc[2] = {2 * job % 32, (2 * job + 1) % 32};
+      char *ring = nullptr, *hca = nullptr;
+      topo_engine_record(e, &j, nullptr, -1, alloc, 2, "test", &ring, &hca, m, sizeof m);
+      std::free(ring);
+      std::free(hca);
+    }
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  blocker.exec("ROLLBACK", "release the write lock");
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  auto left = topo::PlacementJournal(path("fabric.db.journal")).read();
+  EXPECT_EQ(left.records.size(), 20u);
+
+  // Half of them were stored before the crash (the writer died between its
+  // commit and emptying the journal): those are not added twice.
+  {
+    topo::PlacementStore store(path("fabric.db"));
+    std::vector<topo::PlacementRecord> first(left.records.begin(), left.records.begin() + 10);
+    EXPECT_EQ(store.record_all(first, false), 10u);
+  }
+  // A line torn by a machine crash is skipped.
+  { std::ofstream(path("fabric.db.journal-1"), std::ios::app) << "{\"job_id\": 99, \"plac"; }
+
+  open(conf_path);
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_NE(std::string(msg_).find("10 placement records replayed into the database, 10 were there already, 1 "
+                                   "unreadable lines skipped"),
+            std::string::npos)
+      << msg_;
+  topo::PlacementStore store(path("fabric.db"));
+  for (uint32_t job = 1; job <= 20; ++job) {
+    auto history = store.history(job);
+    ASSERT_EQ(history.size(), 1u) << "job " << job;
+    EXPECT_EQ(history[0].hosts.size(), 2u);
+    EXPECT_TRUE(history[0].fallback);
+  }
+  EXPECT_TRUE(topo::PlacementJournal(path("fabric.db.journal")).read().records.empty());
+  // New records go through and the journal is emptied behind them.
+  record_fallback(21, {"gpu001", "gpu002"});
+  flush();
+  EXPECT_EQ(store.history(21).size(), 1u);
+  EXPECT_EQ(std::filesystem::file_size(path("fabric.db.journal-0")) + std::filesystem::file_size(path("fabric.db.journal-1")),
+            0u);
+}
+
+// A database that refuses writes keeps the records in the journal; they
+// are stored once it takes them again.
+TEST_F(EngineTest, ALockedDatabaseDelaysRecordsWithoutLosingThem) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  {
+    topo::Connection blocker(path("fabric.db"), std::chrono::milliseconds(100));
+    blocker.exec("BEGIN IMMEDIATE", "hold the write lock");
+    record_fallback(5, {"gpu001"});
+    EXPECT_EQ(topo_engine_flush(engine_, msg_, sizeof msg_), TOPO_ENGINE_DATABASE);
+    EXPECT_NE(std::string(msg_).find("locked"), std::string::npos) << msg_;
+    EXPECT_EQ(topo::PlacementJournal(path("fabric.db.journal")).read().records.size(), 1u);
+    blocker.exec("ROLLBACK", "release the write lock");
+  }
+  flush();
+  EXPECT_EQ(topo::PlacementStore(path("fabric.db")).history(5).size(), 1u);
+}
+
+TEST(PlacementJournal, LinesRoundTrip) {
+  topo::PlacementRecord r;
+  r.job_id = 12;
+  r.placed_at = "2026-12-03T04:05:06Z";
+  r.snapshot_id = 3;
+  r.hosts = {"a", "b"};
+  r.ring_order = {"b", "a"};
+  r.profile = "alltoall";
+  r.estimate_s = 0.25;
+  r.ideal_s = 0.125;
+  r.reasons = {"fits in one leaf, \"leaf01\"", "tab\there"};
+  r.fallback_why = "";
+  auto back = topo::parse_journal_line(topo::journal_line(r, 7));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->seq, 7u);
+  EXPECT_EQ(back->record.job_id, 12u);
+  EXPECT_EQ(back->record.snapshot_id, std::optional<int64_t>(3));
+  EXPECT_EQ(back->record.ring_order, r.ring_order);
+  EXPECT_EQ(back->record.reasons, r.reasons);
+  EXPECT_EQ(back->record.estimate_s, 0.25);
+  r.snapshot_id.reset();
+  EXPECT_FALSE(topo::parse_journal_line(topo::journal_line(r, 8))->record.snapshot_id);
+  EXPECT_FALSE(topo::parse_journal_line("{\"job_id\": 1}"));
+  EXPECT_FALSE(topo::parse_journal_line("not json"));
+}
+
+}  // namespace
+
+namespace {
+
+// Appends go to one side while the writer syncs and stores the other; a
+// reader after a crash gets both sides' records in the order appended.
+TEST(PlacementJournal, SidesAlternateAndReadKeepsTheOrder) {
+  auto dir = std::filesystem::temp_directory_path() / ("journal-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string base = (dir / "j").string();
+  {
+    topo::PlacementJournal j(base);
+    topo::PlacementRecord r;
+    r.hosts = {"a"};
+    r.ring_order = {"a"};
+    r.job_id = 1;
+    j.append(r);
+    EXPECT_EQ(j.seal(), 0);
+    r.job_id = 2;
+    j.append(r);  // side 1
+    EXPECT_EQ(j.seal(), 1);
+    r.job_id = 3;
+    j.append(r);  // side 0 again, after job 1
+    std::vector<uint32_t> order;
+    for (const auto& rec : j.read().records) order.push_back(rec.job_id);
+    EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 3}));
+    j.sync(1);
+    j.clear(1);
+    order.clear();
+    for (const auto& rec : j.read().records) order.push_back(rec.job_id);
+    EXPECT_EQ(order, (std::vector<uint32_t>{1, 3}));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -160,16 +160,17 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
 {
   char msg[512], note[256];
   char *ring = NULL, *hcas = NULL;
-  const char **names = xcalloc(bit_set_count(allocated) + 1, sizeof(char *));
+  size_t *nodes = xcalloc(bit_set_count(allocated) + 1, sizeof(size_t));
   size_t count = 0;
-  for (int i = 0; i < node_record_count && i < bit_size(allocated); i++)
-    if (bit_test(allocated, i) && node_record_table_ptr[i])
-      names[count++] = node_record_table_ptr[i]->name;
-  int rc = topo_engine_record(e, job, ranking, chosen, names, count, fallback_why, &ring, &hcas,
+  int last = bit_fls(allocated);
+  for (int i = bit_ffs(allocated); i >= 0 && i <= last; i++)
+    if (bit_test(allocated, i))
+      nodes[count++] = (size_t)i;
+  int rc = topo_engine_record(e, job, ranking, chosen, nodes, count, fallback_why, &ring, &hcas,
                               msg, sizeof(msg));
   free(hcas);
   if (rc != TOPO_ENGINE_OK)
-    error("JobId=%u: %s (placement not recorded)", job_ptr->job_id, msg);
+    error("JobId=%u: %s", job_ptr->job_id, msg);
   if (ring)
     topo_shim_set_ring(job_ptr, ring, count);
   /* NCCL_IB_HCA is set per node (spank/topo_aware, from that host's
@@ -186,7 +187,7 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   }
   topo_shim_note(job_ptr, note);
   free(ring);
-  xfree(names);
+  xfree(nodes);
 }
 
 /*
@@ -229,19 +230,15 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   job = topo_shim_engine_job(job_ptr, request, min_nodes, max_nodes, req_nodes);
 
   {
-    const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+    /* Free GPUs by node index; -1: not offered. */
     int *free = xcalloc(node_record_count + 1, sizeof(int));
-    for (int i = 0; i < node_record_count && i < bit_size(bitmap); i++) {
-      node_record_t *node_ptr = node_record_table_ptr[i];
-      if (!node_ptr || !bit_test(bitmap, i))
-        continue;
-      names[i] = node_ptr->name;
-      free[i] = free_gpus(node_ptr);
-    }
+    topo_shim_engine_nodes(e);
+    for (int i = 0; i < node_record_count; i++)
+      free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
+                  ? free_gpus(node_record_table_ptr[i]) : -1;
     t0 = topo_shim_now_us();
-    rc = topo_engine_rank(e, &job, names, free, node_record_count, &ranking, msg, sizeof(msg));
+    rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
     spent->engine_us += topo_shim_now_us() - t0;
-    xfree(names);
     xfree(free);
   }
   if (rc != TOPO_ENGINE_OK) {
@@ -255,7 +252,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   for (size_t c = 0; c < ranking.count; c++) {
     bitstr_t *trial = bit_alloc(bit_size(bitmap));
     for (size_t h = 0; h < ranking.candidates[c].count; h++)
-      bit_set(trial, (bitoff_t)ranking.candidates[c].hosts[h]);
+      bit_set(trial, (bitoff_t)ranking.candidates[c].nodes[h]);
     t0 = topo_shim_now_us();
     rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);

@@ -43,12 +43,40 @@ topo_engine_t *topo_shim_engine(void)
   return e;
 }
 
+/* The node table size last given to the engine; -1: none yet. */
+static int nodes_given = -1;
+
+static void give_nodes(topo_engine_t *e)
+{
+  char msg[512];
+  const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+  for (int i = 0; i < node_record_count; i++)
+    if (node_record_table_ptr[i])
+      names[i] = node_record_table_ptr[i]->name;
+  if (topo_engine_set_nodes(e, names, node_record_count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    error("%s", msg);
+  else
+    __atomic_store_n(&nodes_given, node_record_count, __ATOMIC_RELEASE);
+  xfree(names);
+}
+
+void topo_shim_engine_nodes(topo_engine_t *e)
+{
+  if (e && __atomic_load_n(&nodes_given, __ATOMIC_ACQUIRE) != node_record_count)
+    give_nodes(e);
+}
+
 void topo_shim_engine_prepare(void)
 {
   char msg[512];
   topo_engine_t *e = topo_shim_engine();
-  if (e && topo_engine_prepare(e, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+  if (!e)
+    return;
+  give_nodes(e);
+  if (topo_engine_prepare(e, msg, sizeof(msg)) != TOPO_ENGINE_OK)
     info("%s (topo-aware jobs get Slurm's own placement until a snapshot is there)", msg);
+  else if (msg[0])
+    info("%s", msg);
 }
 
 void topo_shim_engine_reconfigure(void)
@@ -61,7 +89,8 @@ void topo_shim_engine_reconfigure(void)
       error("%s; keeping the previous configuration", msg);
     else
       info("%s", msg[0] ? msg : "re-read topo_aware.conf");
-    if (topo_engine_prepare(engine, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    give_nodes(engine);
+    if (topo_engine_prepare(engine, msg, sizeof(msg)) != TOPO_ENGINE_OK || msg[0])
       info("%s", msg);
     xfree(path);
   } else {

@@ -34,7 +34,12 @@
  * NULL when topo_aware.conf cannot be read (logged once; the next
  * reconfigure tries again). */
 topo_engine_t *topo_shim_engine(void);
-/* Opens the engine if need be and loads its snapshot now (start-up). */
+/* The engine speaks Slurm node indices: it learns the node table's names
+ * here, at start-up and reconfigure, and again whenever the table's size
+ * changed since (dynamic nodes); cheap when it did not. */
+void topo_shim_engine_nodes(topo_engine_t *e);
+/* Opens the engine if need be, gives it the node table and loads its
+ * snapshot now (start-up). */
 void topo_shim_engine_prepare(void);
 /* scontrol reconfigure: re-reads topo_aware.conf (a bad file keeps the
  * running config, and says so) and reloads the snapshot. */

@@ -189,8 +189,8 @@ struct pending {
   long chosen;                        /* candidate index, -1: Slurm's own choice */
   bitstr_t *nodes;                    /* what the evaluation chose */
   char why[400];                      /* for Slurm's own choice */
-  char **names;                       /* at start: the job's nodes */
-  size_t name_count;
+  size_t *allocated;                  /* at start: the job's node indices */
+  size_t allocated_count;
   bool same_nodes;                    /* at start: Slurm allocated `nodes` */
   struct pending *next;
 };
@@ -207,9 +207,7 @@ static void pending_free(struct pending *p)
     return;
   topo_engine_ranking_free(&p->ranking);
   FREE_NULL_BITMAP(p->nodes);
-  for (size_t i = 0; i < p->name_count; i++)
-    xfree(p->names[i]);
-  xfree(p->names);
+  xfree(p->allocated);
   xfree(p);
 }
 
@@ -248,10 +246,10 @@ static void write_record(topo_engine_t *e, struct pending *p)
                       ? "Slurm allocated other nodes than the evaluation chose"
                       : p->why;
   int rc = topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen,
-                              (const char *const *)p->names, p->name_count, why, &ring, &hcas, msg,
+                              p->allocated, p->allocated_count, why, &ring, &hcas, msg,
                               sizeof(msg));
   if (rc != TOPO_ENGINE_OK)
-    error("JobId=%u: %s (placement not recorded)", p->job_id, msg);
+    error("JobId=%u: %s", p->job_id, msg);
   free(ring);
   free(hcas);
 
@@ -273,7 +271,7 @@ static void write_record(topo_engine_t *e, struct pending *p)
 }
 
 /* Moves the entries of jobs that have started to *started, with their
- * node names; drops those of jobs that are gone.  Under the job lock. */
+ * node indices; drops those of jobs that are gone.  Under the job lock. */
 static void collect_started(const struct ctld_api *api, struct pending **started)
 {
   slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
@@ -294,9 +292,9 @@ static void collect_started(const struct ctld_api *api, struct pending **started
       pending_free(entry);
       continue;
     }
-    entry->names = xcalloc(bit_set_count(job_ptr->node_bitmap) + 1, sizeof(char *));
+    entry->allocated = xcalloc(bit_set_count(job_ptr->node_bitmap) + 1, sizeof(size_t));
     for (int i = 0; next_node_bitmap(job_ptr->node_bitmap, &i); i++)
-      entry->names[entry->name_count++] = xstrdup(node_record_table_ptr[i]->name);
+      entry->allocated[entry->allocated_count++] = (size_t)i;
     entry->same_nodes = entry->nodes && bit_size(entry->nodes) == bit_size(job_ptr->node_bitmap) &&
                         bit_equal(entry->nodes, job_ptr->node_bitmap);
     entry->next = *started;
@@ -377,7 +375,7 @@ static char *ring_of(const struct topo_engine_candidate *c)
 {
   char *ring = NULL;
   for (size_t h = 0; h < c->count; h++)
-    xstrfmtcat(ring, "%s%s", h ? "," : "", node_record_table_ptr[c->hosts[h]]->name);
+    xstrfmtcat(ring, "%s%s", h ? "," : "", node_record_table_ptr[c->nodes[h]]->name);
   return ring;
 }
 
@@ -395,8 +393,8 @@ static long try_candidates(topology_eval_t *ev, const struct topo_engine_ranking
     const struct topo_engine_candidate *cand = &ranking->candidates[c];
     bit_clear_all(ev->node_map);
     for (size_t h = 0; h < cand->count; h++)
-      if (bit_test(offered, (bitoff_t)cand->hosts[h]))
-        bit_set(ev->node_map, (bitoff_t)cand->hosts[h]);
+      if (bit_test(offered, (bitoff_t)cand->nodes[h]))
+        bit_set(ev->node_map, (bitoff_t)cand->nodes[h]);
     uint64_t t0 = topo_shim_now_us();
     int rc = slurms_own()->eval_nodes(ev);
     spent->trials++;
@@ -435,19 +433,19 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
   writer_start();
 
   {
-    const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+    /* What cons_tres counted free for this job, node by node, in this
+     * mode; -1: not offered. */
     int *free_gpus = xcalloc(node_record_count + 1, sizeof(int));
-    for (int i = 0; next_node_bitmap(ev->node_map, &i); i++) {
-      names[i] = node_record_table_ptr[i]->name;
-      /* What cons_tres counted free for this job here, in this mode. */
+    for (int i = 0; i < node_record_count; i++)
+      free_gpus[i] = -1;
+    for (int i = 0; next_node_bitmap(ev->node_map, &i); i++)
       free_gpus[i] = ev->avail_res_array && ev->avail_res_array[i]
                        ? ev->avail_res_array[i]->avail_gpus : 0;
-    }
+    topo_shim_engine_nodes(e);
     uint64_t t0 = topo_shim_now_us();
-    rc = topo_engine_rank(e, &entry->job, names, free_gpus, node_record_count, &entry->ranking,
-                          msg, sizeof(msg));
+    rc = topo_engine_rank(e, &entry->job, free_gpus, node_record_count, &entry->ranking, msg,
+                          sizeof(msg));
     spent->engine_us += topo_shim_now_us() - t0;
-    xfree(names);
     xfree(free_gpus);
   }
   if (rc != TOPO_ENGINE_OK) {
