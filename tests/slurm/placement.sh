@@ -182,7 +182,7 @@ untouched() { # plain job: no record, no note, no ring
   running "$1" && wait_until 20 grep -qsx RING=none "$dir/out-$1.txt" &&
     ! "$topoctl" job "$1" --db "$db" >/dev/null 2>&1 && ! admin_comment "$1" | grep -q topo-aware
 }
-snapshot_is() { "$topoctl" job "$1" --db "$db" --json | grep -q "\"snapshot\": $2"; }
+snapshot_is() { wait_until 10 sh -c "'$topoctl' job $1 --db '$db' --json | grep -q '\"snapshot\": $2'"; }
 has_start_time() { [ -n "$(squeue --start -h -j "$1" -o %S | grep -v N/A)" ]; }
 pending() { [ "$(job_field "$1" JobState)" = PENDING ]; }
 ping_up() { scontrol ping | grep -q "is UP"; }
@@ -244,7 +244,7 @@ running "$r1" && wait_until 20 grep -qs RESTART=0 "$dir/out-$r1.txt" || true
 scontrol requeue "$r1"
 check "a requeued job is placed again, with one TOPO_RING_ORDER (replaced, not appended)" \
   wait_until 60 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
-check "  ... and two records (topoctl job --history)" \
+check "  ... and two records (topoctl job --history)" wait_until 10 \
   sh -c "[ \"\$('$topoctl' job $r1 --db '$db' --history --json | grep -c '\"job_id\"')\" = 2 ]"
 cancel_all
 
