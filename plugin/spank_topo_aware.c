@@ -219,9 +219,14 @@ static size_t job_gpus(spank_t sp, int *gpus, size_t max)
 /* NCCL_IB_HCA for this node (per step), from its hwloc data. */
 static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint32_t job_id)
 {
-  char value[1024], msg[512];
-  if (spank_getenv(sp, "NCCL_IB_HCA", value, sizeof(value)) == ESPANK_SUCCESS)
-    return; /* the job's own choice */
+  char value[1024], ours[1024], msg[512];
+  /* A value the job set itself is kept.  Ours (TOPO_NCCL_IB_HCA says
+   * which) reaches a step from the batch script's environment, and is
+   * replaced by this node's. */
+  if (spank_getenv(sp, "NCCL_IB_HCA", value, sizeof(value)) == ESPANK_SUCCESS &&
+      (spank_getenv(sp, "TOPO_NCCL_IB_HCA", ours, sizeof(ours)) != ESPANK_SUCCESS ||
+       strcmp(value, ours) != 0))
+    return;
   char *xml = hwloc_xml_path(ac, av, node);
   if (!node_hcas && topo_node_hcas_read(xml, &node_hcas, msg, sizeof(msg)) != 0) {
     slurm_info("topo_aware: job %u: no NCCL_IB_HCA on %s: %s", job_id, node, msg);
@@ -234,6 +239,7 @@ static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint3
   char *hcas = topo_node_hcas_value(node_hcas, gpus, n, -1);
   if (hcas) {
     spank_setenv(sp, "NCCL_IB_HCA", hcas, 1);
+    spank_setenv(sp, "TOPO_NCCL_IB_HCA", hcas, 1);
     hca_ours = 1;
   }
   free(hcas);
@@ -315,8 +321,10 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     n = topo_node_hcas_gpu_count(node_hcas) < 256 ? topo_node_hcas_gpu_count(node_hcas) : 256;
   if (n) {
     char *hcas = topo_node_hcas_value(node_hcas, gpus, n, gpus[(size_t)local_id % n]);
-    if (hcas)
+    if (hcas) {
       spank_setenv(sp, "NCCL_IB_HCA", hcas, 1);
+      spank_setenv(sp, "TOPO_NCCL_IB_HCA", hcas, 1);
+    }
     free(hcas);
   }
   return ESPANK_SUCCESS;

@@ -243,7 +243,7 @@ r1=$(submit --network=topo-aware --exclusive -N2 --requeue \
 running "$r1" && wait_until 20 grep -qs RESTART=0 "$dir/out-$r1.txt" || true
 scontrol requeue "$r1"
 check "a requeued job is placed again, with one TOPO_RING_ORDER (replaced, not appended)" \
-  wait_until 60 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
+  wait_until 120 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
 check "  ... and two records (topoctl job --history)" wait_until 10 \
   sh -c "[ \"\$('$topoctl' job $r1 --db '$db' --history --json | grep -c '\"job_id\"')\" = 2 ]"
 cancel_all
