@@ -167,9 +167,10 @@ static const struct ctld_api *ctld(void)
   static struct ctld_api api;
   static int state; /* 0 unknown, 1 found, -1 missing */
   if (state == 0) {
-    api.lock = (void (*)(slurmctld_lock_t))dlsym(RTLD_DEFAULT, "lock_slurmctld");
-    api.unlock = (void (*)(slurmctld_lock_t))dlsym(RTLD_DEFAULT, "unlock_slurmctld");
-    api.find_job = (job_record_t * (*)(uint32_t)) dlsym(RTLD_DEFAULT, "find_job_record");
+    /* POSIX's way to take a function from dlsym (dlsym(3)). */
+    *(void **)&api.lock = dlsym(RTLD_DEFAULT, "lock_slurmctld");
+    *(void **)&api.unlock = dlsym(RTLD_DEFAULT, "unlock_slurmctld");
+    *(void **)&api.find_job = dlsym(RTLD_DEFAULT, "find_job_record");
     state = (api.lock && api.unlock && api.find_job) ? 1 : -1;
     if (state < 0)
       error("%s: slurmctld's lock_slurmctld/find_job_record not found; placements are not recorded",
@@ -189,6 +190,7 @@ struct pending {
   long chosen;                        /* candidate index, -1: Slurm's own choice */
   bitstr_t *nodes;                    /* what the evaluation chose */
   char why[400];                      /* for Slurm's own choice */
+  uint16_t restarts;                  /* the job's restart count then */
   size_t *allocated;                  /* at start: the job's node indices */
   size_t allocated_count;
   bool same_nodes;                    /* at start: Slurm allocated `nodes` */
@@ -196,6 +198,9 @@ struct pending {
 };
 
 static struct pending *pending_jobs;
+/* Entries of jobs that started and were requeued before the writer saw
+ * them run: recorded on its next round. */
+static struct pending *ran_jobs;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pending_cond = PTHREAD_COND_INITIALIZER;
 static pthread_t writer_thread;
@@ -211,10 +216,20 @@ static void pending_free(struct pending *p)
   xfree(p);
 }
 
+/* The nodes of a bitmap as indices, into the entry. */
+static void set_allocated(struct pending *p, bitstr_t *nodes)
+{
+  p->allocated = xcalloc(bit_set_count(nodes) + 1, sizeof(size_t));
+  p->allocated_count = 0;
+  for (int i = 0; next_node_bitmap(nodes, &i); i++)
+    p->allocated[p->allocated_count++] = (size_t)i;
+}
+
 /* Replaces the job's entry; returns whether its choice changed (a new
  * ring, or a new reason for Slurm's own), so that repeated evaluations of
- * the same pending job log once. */
-static bool pending_put(struct pending *entry)
+ * the same pending job log once.  An entry the job has run on since (it
+ * was requeued before the writer saw it run) goes to the writer instead. */
+static bool pending_put(struct pending *entry, job_record_t *job_ptr)
 {
   bool changed = true;
   slurm_mutex_lock(&pending_lock);
@@ -226,7 +241,14 @@ static bool pending_put(struct pending *entry)
               strcmp(old->why, entry->why);
     entry->next = old->next;
     *p = entry;
-    pending_free(old);
+    if (old->restarts < job_ptr->restart_cnt) {
+      set_allocated(old, old->nodes);
+      old->same_nodes = true;
+      old->next = ran_jobs;
+      ran_jobs = old;
+    } else {
+      pending_free(old);
+    }
     slurm_mutex_unlock(&pending_lock);
     return changed;
   }
@@ -245,9 +267,10 @@ static void write_record(topo_engine_t *e, struct pending *p)
   const char *why = p->chosen >= 0 && !p->same_nodes
                       ? "Slurm allocated other nodes than the evaluation chose"
                       : p->why;
-  int rc = topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen,
-                              p->allocated, p->allocated_count, why, &ring, &hcas, msg,
-                              sizeof(msg));
+  int rc = e ? topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen,
+                                  p->allocated, p->allocated_count, why, &ring, &hcas, msg,
+                                  sizeof(msg))
+             : TOPO_ENGINE_OK; /* no engine: nothing to record into, the note still tells */
   if (rc != TOPO_ENGINE_OK)
     error("JobId=%u: %s", p->job_id, msg);
   free(ring);
@@ -277,13 +300,21 @@ static void collect_started(const struct ctld_api *api, struct pending **started
   slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
   api->lock(job_read);
   slurm_mutex_lock(&pending_lock);
+  while (ran_jobs) {
+    struct pending *entry = ran_jobs;
+    ran_jobs = entry->next;
+    entry->next = *started;
+    *started = entry;
+  }
   struct pending **p = &pending_jobs;
   while (*p) {
     struct pending *entry = *p;
     job_record_t *job_ptr = api->find_job(entry->job_id);
     bool gone = !job_ptr;
-    bool began = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time && job_ptr->node_bitmap;
-    if (!gone && !began) {
+    bool running = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time && job_ptr->node_bitmap;
+    /* Started and already requeued: pending again, with one restart more. */
+    bool ran = job_ptr && !running && job_ptr->restart_cnt > entry->restarts;
+    if (!gone && !running && !ran) {
       p = &entry->next;
       continue;
     }
@@ -292,11 +323,15 @@ static void collect_started(const struct ctld_api *api, struct pending **started
       pending_free(entry);
       continue;
     }
-    entry->allocated = xcalloc(bit_set_count(job_ptr->node_bitmap) + 1, sizeof(size_t));
-    for (int i = 0; next_node_bitmap(job_ptr->node_bitmap, &i); i++)
-      entry->allocated[entry->allocated_count++] = (size_t)i;
-    entry->same_nodes = entry->nodes && bit_size(entry->nodes) == bit_size(job_ptr->node_bitmap) &&
-                        bit_equal(entry->nodes, job_ptr->node_bitmap);
+    if (running) {
+      set_allocated(entry, job_ptr->node_bitmap);
+      entry->same_nodes = entry->nodes &&
+                          bit_size(entry->nodes) == bit_size(job_ptr->node_bitmap) &&
+                          bit_equal(entry->nodes, job_ptr->node_bitmap);
+    } else {
+      set_allocated(entry, entry->nodes);
+      entry->same_nodes = true;
+    }
     entry->next = *started;
     *started = entry;
   }
@@ -315,7 +350,7 @@ static void *writer_main(void *arg)
     slurm_mutex_lock(&pending_lock);
     if (!writer_stop)
       pthread_cond_timedwait(&pending_cond, &pending_lock, &until);
-    int stop = writer_stop, any = pending_jobs != NULL;
+    int stop = writer_stop, any = pending_jobs || ran_jobs;
     slurm_mutex_unlock(&pending_lock);
     if (stop)
       break;
@@ -327,8 +362,7 @@ static void *writer_main(void *arg)
     while (started) {
       struct pending *p = started;
       started = p->next;
-      if (e)
-        write_record(e, p);
+      write_record(e, p);
       pending_free(p);
     }
   }
@@ -340,10 +374,11 @@ static void writer_start(void)
 {
   slurm_mutex_lock(&pending_lock);
   if (!writer_running && !writer_stop) {
-    if (pthread_create(&writer_thread, NULL, writer_main, NULL) == 0)
+    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    if (rc == 0)
       writer_running = 1;
     else
-      error("%s: cannot start the placement writer: %m", plugin_type);
+      error("%s: cannot start the placement writer: %s", plugin_type, strerror(rc));
   }
   slurm_mutex_unlock(&pending_lock);
 }
@@ -358,11 +393,12 @@ static void writer_finish(void)
   if (running)
     pthread_join(writer_thread, NULL);
   slurm_mutex_lock(&pending_lock);
-  while (pending_jobs) {
-    struct pending *p = pending_jobs;
-    pending_jobs = p->next;
-    pending_free(p);
-  }
+  for (struct pending **list = &pending_jobs; list; list = list == &pending_jobs ? &ran_jobs : NULL)
+    while (*list) {
+      struct pending *p = *list;
+      *list = p->next;
+      pending_free(p);
+    }
   writer_running = 0;
   writer_stop = 0;
   slurm_mutex_unlock(&pending_lock);
@@ -424,13 +460,14 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
   topo_engine_t *e = topo_shim_engine();
 
   entry->job_id = job_ptr->job_id;
+  entry->restarts = job_ptr->restart_cnt;
   entry->chosen = -1;
   entry->job = topo_shim_engine_job(job_ptr, request, ev->min_nodes, ev->max_nodes, ev->req_nodes);
+  writer_start();
   if (!e) {
     snprintf(entry->why, sizeof(entry->why), "topo_aware.conf could not be read");
     goto own_choice;
   }
-  writer_start();
 
   {
     /* What cons_tres counted free for this job, node by node, in this
@@ -449,7 +486,7 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
     xfree(free_gpus);
   }
   if (rc != TOPO_ENGINE_OK) {
-    snprintf(entry->why, sizeof(entry->why), "%s", msg);
+    snprintf(entry->why, sizeof(entry->why), "%.390s", msg);
     /* A busy cluster is no engine failure: the job waits like any other. */
     if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
       goto wait;
@@ -462,7 +499,7 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
     char *ring = ring_of(c);
     topo_shim_set_ring(job_ptr, ring, c->count);
     entry->nodes = bit_copy(ev->node_map);
-    if (pending_put(entry))
+    if (pending_put(entry, job_ptr))
       info("JobId=%u placed on candidate %ld of %zu, ring %s", job_ptr->job_id, entry->chosen + 1,
            entry->ranking.count, ring);
     xfree(ring);
@@ -489,7 +526,7 @@ own_choice:
    * than an order nobody chose. */
   topo_shim_set_ring(job_ptr, NULL, 0);
   entry->nodes = bit_copy(ev->node_map);
-  if (pending_put(entry))
+  if (pending_put(entry, job_ptr))
     info("JobId=%u gets Slurm's own placement: %s", job_ptr->job_id, entry->why);
   return SLURM_SUCCESS;
 

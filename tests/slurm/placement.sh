@@ -295,8 +295,9 @@ wait_until 30 ping_up || true
 if [ "$release" -ge 2405 ]; then
   check "Strict=yes: a job no idle cluster can place as asked is refused at submission" \
     sh -c "! sbatch --parsable --network=topo-aware,maxleaves=1 -N10 --exclusive --wrap hostname 2>'$work/err'"
-  # Two nodes busy on every leaf: six free on each, so one leaf holds six
+  # Two nodes busy on every leaf: six free on each, so one leaf holds seven
   # hosts only when the cluster is idle.
+  cancel_all
   busy=$(submit -w 'gpu[001-002,009-010,017-018,025-026]' -N8 --exclusive --wrap 'sleep 600')
   wait_state "$busy" RUNNING 30
   d2=$(topo_job -N7 --network=topo-aware,maxleaves=1)
@@ -352,7 +353,7 @@ wait_until 30 ping_up || true
 # Only gpu001 and gpu003 offered: hosts of two builds in one job.
 h1=$(submit --network=topo-aware -N2 -x 'gpu[002,004-032]' --ntasks-per-node=4 --gres=gpu:8 --wrap '
 echo "BATCH $SLURMD_NODENAME ${NCCL_IB_HCA:-none}"
-srun bash -c "echo TASK \$SLURMD_NODENAME \$SLURM_LOCALID \${NCCL_IB_HCA:-none}"
+srun bash -c "echo TASK \$SLURMD_NODENAME \$SLURM_LOCALID \${NCCL_IB_HCA:-none}; echo ADDR \$SLURMD_NODENAME \$SLURM_TOPOLOGY_ADDR \$SLURM_TOPOLOGY_ADDR_PATTERN"
 echo DONE')
 wait_until 60 grep -qsx DONE "$dir/out-$h1.txt" || true
 hca_line() { grep -qx "$1" "$dir/out-$h1.txt" || { echo "  no line '$1' in:" >&2; sed 's/^/    /' "$dir/out-$h1.txt" >&2; return 1; }; }
@@ -361,4 +362,11 @@ check "each task on gpu001: its GPU's rail first (task 2 drives GPU 2, on mlx5_1
 check "  ... task 0 on gpu001" hca_line "TASK gpu001 0 mlx5_0,mlx5_1,mlx5_2,mlx5_3"
 check "gpu003, another build, gets its own three" hca_line "TASK gpu003 0 mlx5_0,mlx5_1,mlx5_2"
 check "  ... task 1 there: GPU 1's HCA first" hca_line "TASK gpu003 1 mlx5_1,mlx5_0,mlx5_2"
+if [ "$release" -ge 2405 ]; then
+  # slurmd asks the topology plugin at start-up, and a reconfigure
+  # restarts it: by now the database is there.
+  check "SLURM_TOPOLOGY_ADDR from the fabric: gpu001 under leaf01" \
+    grep -qE "^ADDR gpu001 (pod[0-9]+\.)?leaf01\.gpu001 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
+  check "  ... gpu003 too" grep -qE "^ADDR gpu003 (pod[0-9]+\.)?leaf01\.gpu003 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
+fi
 [ "$failed" = 0 ]
