@@ -20,7 +20,8 @@
 #     built        stamp, written last
 # A warm cache costs one test.  An interrupted run leaves no stamp, so the
 # next run starts that version over.  A cold one takes about 6 minutes of
-# two cores (configure ~20 s, make -C src ~330 s).
+# two idle cores (configure ~20 s, make -C src ~330 s; 70 minutes were
+# measured on two cores shared with five other builds, load ~20).
 #
 # Usage: scripts/slurm-24.sh [--source-dir | --build-dir | --prefix]
 #   prints the install prefix (default), or the source or build tree.
@@ -40,7 +41,7 @@ case "${1:-}" in
   ""|--prefix) ;;
   --source-dir) want=source ;;
   --build-dir) want=build ;;
-  -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) die "unknown argument '$1' (expected --prefix, --source-dir or --build-dir)" ;;
 esac
 

@@ -156,4 +156,25 @@ same_nodes() {
 }
 check "plain jobs get Slurm's own nodes ($(wc -l <<<"$topo") jobs)" same_nodes
 check "slurmctld still up" sh -c 'scontrol ping | grep "is UP" >/dev/null'
+
+if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2405 ]; then
+  # With a topology.conf, topology/topo_aware gives plain jobs topology/tree's
+  # placement: the same sequence under tree itself and under the plugin.
+  bash "$cluster" stop >/dev/null
+  echo "# with a topology.conf: topology/tree, then topology/topo_aware"
+  bash "$cluster" start --select cons_tres --topology "$here/topology-4x8.conf" "${plugin_args[@]}"
+  tree=$(plain_sequence)
+  tree_switches=$(scontrol show topology 2>/dev/null | awk '{ print $1 }' | sort | paste -sd, -)
+  bash "$cluster" stop >/dev/null
+  bash "$cluster" start --select topo --topology "$here/topology-4x8.conf" "${plugin_args[@]}"
+  ours=$(plain_sequence)
+  same_as_tree() {
+    [ "$tree" = "$ours" ] && return 0
+    diff <(echo "$tree") <(echo "$ours") | sed 's/^/  /' >&2
+    return 1
+  }
+  check "plain jobs get topology/tree's nodes ($(wc -l <<<"$ours") jobs)" same_as_tree
+  check "scontrol show topology shows tree's switches through the plugin" \
+    sh -c "[ -n '$tree_switches' ] && [ \"\$(scontrol show topology | awk '{ print \$1 }' | sort | paste -sd, -)\" = '$tree_switches' ]"
+fi
 [ "$failed" = 0 ]
