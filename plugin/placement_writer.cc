@@ -47,8 +47,10 @@ void PlacementWriter::submit(PlacementRecord record) {
 std::optional<std::string> PlacementWriter::flush() {
   std::unique_lock guard(lock_);
   uint64_t seen = attempts_;
+  ++flush_waiters_;
   wake_.notify_one();
   drained_.wait(guard, [&] { return (queue_.empty() && in_flight_ == 0) || (attempts_ > seen && error_); });
+  --flush_waiters_;
   if (queue_.empty() && in_flight_ == 0) return std::nullopt;
   return error_;
 }
@@ -59,8 +61,9 @@ std::optional<std::string> PlacementWriter::last_error() const {
 }
 
 void PlacementWriter::run() {
-  // Its own connection: the engine's is used by the scheduling thread. No
-  // fsync per transaction: the journal, synced first, is what survives.
+  // Its own connection: the engine's is used by the scheduling thread.
+  // Each transaction is synced before the journal side is emptied, so a
+  // machine crash finds every record in one or the other.
   std::unique_ptr<PlacementStore> store;
   // A database replaced under its name (restored, moved into place) is
   // reopened, or the records would go to the file that was unlinked.
@@ -73,6 +76,9 @@ void PlacementWriter::run() {
   for (;;) {
     wake_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
+    // A scheduling pass places several jobs at once: gather them into one
+    // sync and one transaction (they are safe in the journal meanwhile).
+    wake_.wait_for(guard, kGather, [&] { return stopping_ || flush_waiters_ > 0; });
     std::vector<PlacementRecord> batch(std::make_move_iterator(queue_.begin()),
                                        std::make_move_iterator(queue_.end()));
     queue_.clear();
@@ -86,7 +92,7 @@ void PlacementWriter::run() {
       journal_.sync(sealed);
       if (store && !same_file()) store.reset();
       if (!store) {
-        store = std::make_unique<PlacementStore>(db_path_, PlacementStore::Options{.sync_each_record = false});
+        store = std::make_unique<PlacementStore>(db_path_);
         ::stat(db_path_.c_str(), &opened);
       }
       store->record_all(batch, false);
@@ -94,6 +100,15 @@ void PlacementWriter::run() {
       failed = e.what();
       store.reset();  // the file may be replaced meanwhile: reopen
     }
+    // Stored: empty the sealed side. Outside the lock (a truncate may wait
+    // for the disk): appends go to the other side until this thread seals
+    // again.
+    std::optional<std::string> clear_failed;
+    if (!failed) try {
+        journal_.clear(sealed);
+      } catch (const std::exception& e) {
+        clear_failed = e.what();  // harmless: a replay skips stored records
+      }
 
     guard.lock();
     in_flight_ = 0;
@@ -109,14 +124,7 @@ void PlacementWriter::run() {
       if (stopping_ && queue_.empty()) return;
       continue;
     }
-    error_.reset();
-    // The sealed side's records are stored: empty it. Appends go to the
-    // other side meanwhile, so this never waits for them nor they for it.
-    try {
-      journal_.clear(sealed);
-    } catch (const std::exception& e) {
-      error_ = e.what();  // harmless: a replay skips stored records
-    }
+    error_ = clear_failed;
     drained_.notify_all();
   }
 }

@@ -3,13 +3,15 @@
 // db/placement_journal.h) and goes on; a thread of its own seals the
 // journal's side those records are in, syncs it, stores the records in the
 // database in one transaction and empties that side, while appends go to
-// the other side.
+// the other side. It waits a moment (kGather) after a record so that the
+// jobs of one scheduling pass share one sync and one transaction.
 //
 // A database that cannot be written (locked past the busy timeout, full,
 // damaged) keeps the records in the journal and in memory; the thread
 // tries again a second later and last_error() says why meanwhile.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -59,6 +61,9 @@ class PlacementWriter {
   uint64_t attempts_ = 0;              // store attempts finished (flush waits for one)
   std::optional<std::string> error_;
   bool stopping_ = false;
+  int flush_waiters_ = 0;
+  // How long the thread waits after a record for more to store with it.
+  static constexpr std::chrono::milliseconds kGather{20};
   std::thread thread_;
 };
 

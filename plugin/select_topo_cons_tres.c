@@ -317,7 +317,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t m
                              bitstr_t *exc_core_bitmap)
 {
   struct topo_shim_timing spent = { 0 };
-  uint64_t start = topo_shim_now_us();
+  uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
   /* Test-only runs once at submission, the others every scheduling pass;
    * Partitions= applies where the job is really placed. */
@@ -329,9 +329,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t m
   else
     rc = wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-  if (mode == SELECT_MODE_RUN_NOW)
+  if (mode == SELECT_MODE_RUN_NOW) {
+    spent.cpu_us = topo_shim_cpu_now_us() - cpu_start;
     topo_shim_count("job_test", request.topo_aware ? TOPO_PATH_TOPO_AWARE : TOPO_PATH_PLAIN,
                     topo_shim_now_us() - start, &spent);
+  }
   return rc;
 }
 

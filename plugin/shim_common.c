@@ -250,19 +250,28 @@ uint64_t topo_shim_now_us(void)
   return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
+uint64_t topo_shim_cpu_now_us(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
 static void log_path(const char *what, const struct topo_shim_timing *t, enum topo_shim_path path)
 {
   if (!t->tests)
     return;
   if (path == TOPO_PATH_PLAIN)
-    info("%s timing: cons_tres alone tests=%" PRIu64 " mean_us=%" PRIu64 " max_us=%" PRIu64, what,
-         t->tests, t->total_us / t->tests, t->max_us);
+    info("%s timing: cons_tres alone tests=%" PRIu64 " mean_us=%" PRIu64 " cpu_mean_us=%" PRIu64
+         " max_us=%" PRIu64,
+         what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us);
   else
-    info("%s timing: topo-aware tests=%" PRIu64 " mean_us=%" PRIu64 " max_us=%" PRIu64
-         " engine_mean_us=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
+    info("%s timing: topo-aware tests=%" PRIu64 " mean_us=%" PRIu64 " cpu_mean_us=%" PRIu64
+         " max_us=%" PRIu64 " engine_mean_us=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
          " record_mean_us=%" PRIu64,
-         what, t->tests, t->total_us / t->tests, t->max_us, t->engine_us / t->tests, t->trials,
-         t->trials ? t->trial_us / t->trials : 0, t->record_us / t->tests);
+         what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us,
+         t->engine_us / t->tests, t->trials, t->trials ? t->trial_us / t->trials : 0,
+         t->record_us / t->tests);
 }
 
 void topo_shim_log_timing(const char *what)
@@ -284,6 +293,7 @@ void topo_shim_count(const char *what, enum topo_shim_path path, uint64_t total_
   struct topo_shim_timing *t = &timing[path];
   t->tests++;
   t->total_us += total_us;
+  t->cpu_us += spent->cpu_us;
   if (total_us > t->max_us)
     t->max_us = total_us;
   t->engine_us += spent->engine_us;

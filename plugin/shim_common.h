@@ -76,12 +76,15 @@ void topo_shim_note(job_record_t *job_ptr, const char *note);
 /* Timing of placement tests, per path. */
 enum topo_shim_path { TOPO_PATH_PLAIN, TOPO_PATH_TOPO_AWARE };
 struct topo_shim_timing {
-  uint64_t tests, total_us, max_us;
+  uint64_t tests, total_us, max_us, cpu_us;
   uint64_t engine_us, trials, trial_us, record_us;
 };
 uint64_t topo_shim_now_us(void);
+/* This thread's CPU time: on a busy machine wall time also counts the
+ * turns of other processes, which the plugin does not cost. */
+uint64_t topo_shim_cpu_now_us(void);
 /* Adds one test to its path (`what` names the test in the log lines,
- * "job_test" or "eval_nodes"). */
+ * "job_test" or "eval_nodes"); spent->cpu_us is the test's CPU time. */
 void topo_shim_count(const char *what, enum topo_shim_path path, uint64_t total_us,
                      const struct topo_shim_timing *spent);
 /* Both paths' figures so far, one line each. */

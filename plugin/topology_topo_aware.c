@@ -546,13 +546,14 @@ wait:
 extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
 {
   struct topo_shim_timing spent = { 0 };
-  uint64_t start = topo_shim_now_us();
+  uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
   struct topo_network_request request = topo_shim_request(topo_eval->job_ptr, false, true);
   if (request.topo_aware)
     rc = eval_topo_aware(topo_eval, &request, &spent);
   else
     rc = slurms_own()->eval_nodes(topo_eval);
+  spent.cpu_us = topo_shim_cpu_now_us() - cpu_start;
   topo_shim_count("eval_nodes", request.topo_aware ? TOPO_PATH_TOPO_AWARE : TOPO_PATH_PLAIN,
                   topo_shim_now_us() - start, &spent);
   return rc;
