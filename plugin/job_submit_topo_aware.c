@@ -13,17 +13,9 @@
  * Enabled with JobSubmitPlugins=topo_aware in slurm.conf; loaded by
  * slurmctld only.
  */
-#include "config.h"
+#include "slurm_compat.h"
 
 #include <stdint.h>
-
-#include "slurm/slurm.h"
-#include "slurm/slurm_errno.h"
-
-#include "src/common/slurm_xlator.h" /* must precede the other src/common headers */
-#include "src/common/log.h"
-#include "src/common/xstring.h"
-#include "src/slurmctld/slurmctld.h"
 
 #include "network_option.h"
 
@@ -43,15 +35,19 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
   return SLURM_ERROR;
 }
 
-/* scontrol update can change a pending job's network; 22.05 gives this
- * hook no message channel, so the reason goes to slurmctld's log. */
-extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr, uint32_t submit_uid)
+/* scontrol update can change a pending job's network.  The reason goes
+ * to slurmctld's log, and to the user where the hook has a message
+ * channel (24.x; 22.05 has none). */
+extern int job_modify(TOPO_JOB_MODIFY_PARAMS)
 {
+  char **user_msg = TOPO_JOB_MODIFY_ERR_MSG;
   struct topo_network_request request;
   char why[256];
   if (!job_desc->network ||
       topo_network_parse(job_desc->network, &request, why, sizeof(why)) == 0)
     return SLURM_SUCCESS;
   info("rejected an update of JobId=%u by uid %u: %s", job_ptr->job_id, submit_uid, why);
+  if (user_msg)
+    *user_msg = xstrdup_printf("invalid --network: %s", why);
   return SLURM_ERROR;
 }

@@ -1,7 +1,8 @@
 /*
  * spank/topo_aware: the ring hints on every node of a topo-aware job.
  *
- * select/topo_cons_tres puts the job's hosts in ring order into its
+ * The placement shim (select/topo_cons_tres on Slurm 22.05,
+ * topology/topo_aware from 24.05) puts the job's hosts in ring order into its
  * environment (TOPO_RING_HOSTS, an order-keeping Slurm hostlist such as
  * "gpu[001-008,017-024]", TOPO_RING_ORDER for jobs of up to 512 hosts,
  * and TOPO_NNODES, through the job's
@@ -22,12 +23,24 @@
  *   TOPO_RANK        TOPO_NODE_RANK * tasks on this node + TOPO_LOCAL_RANK:
  *                    the task's place in a ring that follows the hosts
  *
+ * and the NCCL hint of this host, from its own hwloc data (so hosts of
+ * different builds in one job each get theirs):
+ *
+ *   NCCL_IB_HCA      per step and node: the HCAs closest to the job's GPUs
+ *                    on this host, in rail order; per task: the same with
+ *                    the HCA of the task's GPU first (task i of a node
+ *                    drives the i-th of the node's GPUs, modulo their
+ *                    count).  A value the job set itself is kept.
+ *
  * slurm_spank_user_init runs once per step on each node (in slurmstepd,
  * before the tasks start); what it sets there every task of the step
  * inherits.  A job without TOPO_RING_ORDER is left alone.
  *
  * Enabled with a line in plugstack.conf:
- *   optional /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_topo_aware.so
+ *   optional /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_topo_aware.so [hwloc_xml=PATTERN]
+ * hwloc_xml: read the host's hwloc data from an `lstopo --of xml` export
+ * instead of the live machine; %n in PATTERN is the Slurm NodeName
+ * (/etc/topo-aware/hwloc/%n.xml).  Without it hwloc reads the machine.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -39,6 +52,8 @@
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
+
+#include "node_hcas.h"
 
 SPANK_PLUGIN(topo_aware, 1)
 
@@ -55,7 +70,7 @@ static char *job_ring(spank_t sp)
   if (!buf)
     return NULL;
   if (spank_getenv(sp, "TOPO_RING_HOSTS", buf, RING_MAX) == ESPANK_SUCCESS && buf[0]) {
-    hostlist_t hl = slurm_hostlist_create(buf);
+    struct hostlist *hl = slurm_hostlist_create(buf);
     char *host;
     size_t used = 0;
     int ok = hl != NULL;
@@ -136,10 +151,102 @@ static int write_hostfile(const char *path, const char *ring)
   return 0;
 }
 
+/* This host's GPUs and HCAs, read in user_init (slurmstepd) and
+ * inherited by the tasks it forks; NULL when unread or unreadable. */
+static topo_node_hcas_t *node_hcas;
+/* Whether NCCL_IB_HCA is ours to set (the job did not set it). */
+static int hca_ours;
+
+/* The hwloc_xml=PATTERN argument with %n replaced by `node`, or NULL. */
+static char *hwloc_xml_path(int ac, char **av, const char *node)
+{
+  for (int i = 0; i < ac; i++) {
+    if (strncmp(av[i], "hwloc_xml=", 10) != 0)
+      continue;
+    const char *pattern = av[i] + 10;
+    size_t size = strlen(pattern) + 64 * strlen(node) + 1, used = 0;
+    char *path = malloc(size);
+    if (!path)
+      return NULL;
+    for (const char *p = pattern; *p && used + 1 < size; p++) {
+      if (p[0] == '%' && p[1] == 'n') {
+        size_t len = strlen(node);
+        if (used + len + 1 >= size)
+          break;
+        memcpy(path + used, node, len);
+        used += len;
+        p++;
+      } else {
+        path[used++] = *p;
+      }
+    }
+    path[used] = '\0';
+    return path;
+  }
+  return NULL;
+}
+
+/* The GPU indices in a list such as "0,1,4" (SLURM_STEP_GPUS or
+ * SLURM_JOB_GPUS); returns their count, at most max. */
+static size_t parse_gpus(const char *text, int *gpus, size_t max)
+{
+  size_t n = 0;
+  const char *p = text;
+  while (*p && n < max) {
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    gpus[n++] = (int)v;
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',')
+      break;
+  }
+  return n;
+}
+
+/* The job's GPUs on this node, as the step's environment lists them. */
+static size_t job_gpus(spank_t sp, int *gpus, size_t max)
+{
+  char text[1024];
+  if (spank_getenv(sp, "SLURM_STEP_GPUS", text, sizeof(text)) == ESPANK_SUCCESS && text[0])
+    return parse_gpus(text, gpus, max);
+  if (spank_getenv(sp, "SLURM_JOB_GPUS", text, sizeof(text)) == ESPANK_SUCCESS && text[0])
+    return parse_gpus(text, gpus, max);
+  return 0;
+}
+
+/* NCCL_IB_HCA for this node (per step), from its hwloc data. */
+static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint32_t job_id)
+{
+  char value[1024], ours[1024], msg[512];
+  /* A value the job set itself is kept.  Ours (TOPO_NCCL_IB_HCA says
+   * which) reaches a step from the batch script's environment, and is
+   * replaced by this node's. */
+  if (spank_getenv(sp, "NCCL_IB_HCA", value, sizeof(value)) == ESPANK_SUCCESS &&
+      (spank_getenv(sp, "TOPO_NCCL_IB_HCA", ours, sizeof(ours)) != ESPANK_SUCCESS ||
+       strcmp(value, ours) != 0))
+    return;
+  char *xml = hwloc_xml_path(ac, av, node);
+  if (!node_hcas && topo_node_hcas_read(xml, &node_hcas, msg, sizeof(msg)) != 0) {
+    slurm_info("topo_aware: job %u: no NCCL_IB_HCA on %s: %s", job_id, node, msg);
+    free(xml);
+    return;
+  }
+  free(xml);
+  int gpus[256];
+  size_t n = job_gpus(sp, gpus, sizeof(gpus) / sizeof(gpus[0]));
+  char *hcas = topo_node_hcas_value(node_hcas, gpus, n, -1);
+  if (hcas) {
+    spank_setenv(sp, "NCCL_IB_HCA", hcas, 1);
+    spank_setenv(sp, "TOPO_NCCL_IB_HCA", hcas, 1);
+    hca_ours = 1;
+  }
+  free(hcas);
+}
+
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-  (void)ac;
-  (void)av;
   if (spank_remote(sp) != 1)
     return ESPANK_SUCCESS;
 
@@ -182,6 +289,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
   else
     slurm_error("topo_aware: job %u: cannot write %s: %s", job_id, path, strerror(errno));
   free(ring);
+  set_node_hcas(sp, ac, av, node, job_id);
   return ESPANK_SUCCESS;
 }
 
@@ -202,5 +310,22 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
   spank_setenv(sp, "TOPO_LOCAL_RANK", value, 1);
   snprintf(value, sizeof(value), "%ld", atol(node_rank) * (long)local_count + local_id);
   spank_setenv(sp, "TOPO_RANK", value, 1);
+
+  /* The task's own GPU's rail first. */
+  int gpus[256];
+  size_t n = hca_ours ? job_gpus(sp, gpus, sizeof(gpus) / sizeof(gpus[0])) : 0;
+  /* No GPU list in the environment: the host's GPUs, in order. */
+  for (size_t i = 0; hca_ours && !n && i < topo_node_hcas_gpu_count(node_hcas) && i < 256; i++)
+    gpus[i] = (int)i;
+  if (hca_ours && !n)
+    n = topo_node_hcas_gpu_count(node_hcas) < 256 ? topo_node_hcas_gpu_count(node_hcas) : 256;
+  if (n) {
+    char *hcas = topo_node_hcas_value(node_hcas, gpus, n, gpus[(size_t)local_id % n]);
+    if (hcas) {
+      spank_setenv(sp, "NCCL_IB_HCA", hcas, 1);
+      spank_setenv(sp, "TOPO_NCCL_IB_HCA", hcas, 1);
+    }
+    free(hcas);
+  }
   return ESPANK_SUCCESS;
 }

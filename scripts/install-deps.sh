@@ -12,6 +12,7 @@ packages=(
   ibsim-utils opensm
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
+  # Slurm 24.11 from source (scripts/slurm-24.sh) needs only build-essential, pkg-config and libmunge-dev above
 )
 
 missing=()

@@ -15,13 +15,21 @@ jobs=${TOPO_JOBS:-$(nproc)}
 step() { printf '\n=== %s\n' "$*"; }
 
 # The Slurm plugins build against the configured source of the installed
-# Slurm (cached outside the checkout by scripts/slurm-source.sh); their
-# tests start a real cluster, which needs root.
+# Slurm 22.05 (cached outside the checkout by scripts/slurm-source.sh) and
+# of Slurm 24.11, built once per machine into the same cache by
+# scripts/slurm-24.sh (about 6 minutes the first time; TOPO_SKIP_SLURM24=1
+# leaves it out).  Their tests start real clusters, which needs root.
 slurm_args=()
 if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then
-  step "Slurm source tree"
-  slurm_args=(-DSLURM_SRC_DIR="$(bash "$root/scripts/slurm-source.sh")"
-              -DSLURM_BUILD_DIR="$(bash "$root/scripts/slurm-source.sh" --build-dir)")
+  step "Slurm source trees"
+  slurm_src=$(bash "$root/scripts/slurm-source.sh")
+  slurm_build=$(bash "$root/scripts/slurm-source.sh" --build-dir)
+  if [ "${TOPO_SKIP_SLURM24:-0}" != 1 ]; then
+    bash "$root/scripts/slurm-24.sh" >/dev/null
+    slurm_src+=";$(bash "$root/scripts/slurm-24.sh" --source-dir)"
+    slurm_build+=";$(bash "$root/scripts/slurm-24.sh" --build-dir)"
+  fi
+  slurm_args=(-DSLURM_SRC_DIR="$slurm_src" -DSLURM_BUILD_DIR="$slurm_build")
 fi
 
 step "release build"

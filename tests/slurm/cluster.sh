@@ -5,31 +5,44 @@
 # logs, pid files, munge key and socket) in a private directory.
 #
 # Usage:
-#   tests/slurm/cluster.sh start [--nodes N|NAMES] [--select cons_tres|topo|select/X]
+#   tests/slurm/cluster.sh start [--slurm-prefix DIR] [--nodes N|NAMES]
+#                                [--select cons_tres|topo|select/X]
 #                                [--plugin-dir DIR] [--job-submit LIST|none]
-#                                [--topology FILE] [--topo-conf FILE] [--spank SO]
+#                                [--topology FILE] [--topo-conf FILE]
+#                                [--spank SO] [--spank-args ARGS]
 #                                [--debug LEVEL] [--timeout SECONDS]
-#   tests/slurm/cluster.sh stop
-#   tests/slurm/cluster.sh status
+#   tests/slurm/cluster.sh [--slurm-prefix DIR] stop
+#   tests/slurm/cluster.sh [--slurm-prefix DIR] status
 #
+#   --slurm-prefix  run the Slurm installed under DIR (bin/, sbin/,
+#                 lib/slurm/: scripts/slurm-24.sh's cache) instead of
+#                 Debian's packages; the env file then sets PATH too
 #   --nodes       a count (32 by default: node001..node032) or host names,
 #                 as a list and/or ranges: "gpu[001-016],gpu[101-116]"
-#   --select      SelectType: cons_tres (default), topo (select/topo_cons_tres)
+#   --select      cons_tres (default), topo (topology-aware placement:
+#                 select/topo_cons_tres on Slurm 22.05; on 24.05 and later
+#                 select/cons_tres with TopologyPlugin=topology/topo_aware)
 #                 or any select/X
 #   --plugin-dir  a directory searched after Slurm's own PluginDir, where
 #                 plugins built but not installed are found
 #   --job-submit  JobSubmitPlugins (default: topo_aware with --select topo)
-#   --topology    a topology.conf: TopologyPlugin=topology/tree
+#   --topology    a topology.conf: TopologyPlugin=topology/tree (with topo on
+#                 24.05+: topology/topo_aware, which gives plain jobs tree's
+#                 placement)
 #   --topo-conf   a topo_aware.conf, copied beside slurm.conf ("@DIR@" in it
 #                 becomes the cluster directory)
 #   --spank       a SPANK plugin .so, listed in plugstack.conf beside slurm.conf
+#   --spank-args  its arguments on that line ("@DIR@" becomes the cluster
+#                 directory)
 #   --debug       SlurmctldDebug (default info)
 #   --timeout     how long start waits for every node to be idle (default 120)
 #
 # Environment: TOPO_SLURM_DIR (default /tmp/topo-slurm), TOPO_SLURM_PORT
-# (slurmctld's port, default 16817; the nodes use the next ones).
-# start prints the SLURM_CONF line to export; $TOPO_SLURM_DIR/env holds it too.
-# Installs nothing: needs Debian's slurmctld, slurmd, slurm-client and munge.
+# (slurmctld's port, default 16817; the nodes use the next ones),
+# TOPO_SLURM_PREFIX (as --slurm-prefix).
+# start prints the lines to source; $TOPO_SLURM_DIR/env holds them too.
+# Installs nothing: needs munge and Debian's slurmctld, slurmd and
+# slurm-client (or a Slurm under --slurm-prefix).
 # Must run as root (munged runs as user munge, the Slurm daemons as root).
 set -euo pipefail
 
@@ -41,7 +54,20 @@ dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
 munge_dir=/run/topo-munge/$(printf %s "$dir" | md5sum | cut -c1-16)
 ctld_port=${TOPO_SLURM_PORT:-16817}
 conf=$dir/etc/slurm.conf
-system_plugin_dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm
+slurm_prefix=${TOPO_SLURM_PREFIX:-}
+# --slurm-prefix may come anywhere: take it out of the arguments.
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --slurm-prefix ]; then
+    [ $# -ge 2 ] || { echo "cluster: error: --slurm-prefix needs a value" >&2; exit 2; }
+    slurm_prefix=$2
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+set -- "${args[@]}"
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -145,8 +171,26 @@ stop_pids() {
 
 # --- start --------------------------------------------------------------------
 
+# The Slurm to run: Debian's packages, or an installation under a prefix.
+use_slurm() {
+  if [ -n "$slurm_prefix" ]; then
+    [ -x "$slurm_prefix/sbin/slurmctld" ] || die "no Slurm under $slurm_prefix (sbin/slurmctld is missing)"
+    system_plugin_dir=$slurm_prefix/lib/slurm
+    export PATH=$slurm_prefix/bin:$slurm_prefix/sbin:$PATH
+  else
+    system_plugin_dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm
+  fi
+}
+
+# The running Slurm's major and minor as one number: 2205, 2411.
+slurm_release() {
+  slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }'
+}
+
 nodes_spec=32
 select_type=select/cons_tres
+topo_placement=0
+spank_args=""
 extra_plugin_dir=""
 job_submit=default
 topology_file=""
@@ -163,7 +207,7 @@ parse_start_options() {
       --select)
         case $2 in
           cons_tres) select_type=select/cons_tres ;;
-          topo) select_type=select/topo_cons_tres ;;
+          topo) topo_placement=1 ;;
           select/*) select_type=$2 ;;
           *) die "--select takes cons_tres, topo or select/NAME, not '$2'" ;;
         esac ;;
@@ -172,6 +216,7 @@ parse_start_options() {
       --topology) [ -f "$2" ] || die "no topology file $2"; topology_file=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --topo-conf) [ -f "$2" ] || die "no topo_aware.conf $2"; topo_conf=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --spank) [ -f "$2" ] || die "no SPANK plugin $2"; spank_so=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
+      --spank-args) spank_args=$2 ;;
       --debug) ctld_debug=$2 ;;
       --timeout) [[ $2 =~ ^[0-9]+$ ]] || die "--timeout takes seconds"; timeout_s=$2 ;;
       *) die "unknown option $1 (see the top of $0)" ;;
@@ -188,30 +233,43 @@ write_config() {
     node_lines+="NodeName=$name NodeHostname=localhost Port=$port CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=256000 Gres=gpu:8 State=UNKNOWN"$'\n'
   done
   [ -n "$extra_plugin_dir" ] && plugin_dir+=":$extra_plugin_dir"
-  local job_submit_line="" topology_line=""
+  local job_submit_line="" topology_line="" switch_line="SwitchType=switch/none" release
+  release=$(slurm_release)
+  # switch/none is gone in 24.x: no SwitchType means none there.
+  [ "$release" -ge 2405 ] && switch_line=""
+  if [ "$topo_placement" = 1 ]; then
+    # From 24.05 nodes are chosen in the topology plugin.
+    if [ "$release" -ge 2405 ]; then
+      select_type=select/cons_tres
+      topology_line="TopologyPlugin=topology/topo_aware"
+    else
+      select_type=select/topo_cons_tres
+    fi
+  fi
   if [ "$job_submit" = default ]; then
-    [ "$select_type" = select/topo_cons_tres ] && job_submit_line="JobSubmitPlugins=topo_aware"
+    [ "$topo_placement" = 1 ] && job_submit_line="JobSubmitPlugins=topo_aware"
   elif [ "$job_submit" != none ]; then
     job_submit_line="JobSubmitPlugins=$job_submit"
   fi
   if [ -n "$topology_file" ]; then
     cp "$topology_file" "$dir/etc/topology.conf"
-    topology_line="TopologyPlugin=topology/tree"
+    [ -n "$topology_line" ] || topology_line="TopologyPlugin=topology/tree"
   fi
+  topology_summary=${topology_line#TopologyPlugin=}
   if [ -n "$topo_conf" ]; then
     awk -v dir="$dir" '{ gsub(/@DIR@/, dir); print }' "$topo_conf" >"$dir/etc/topo_aware.conf"
   fi
   # Slurm reads plugstack.conf beside slurm.conf when it exists.
-  [ -n "$spank_so" ] && echo "required $spank_so" >"$dir/etc/plugstack.conf"
+  [ -n "$spank_so" ] && echo "required $spank_so ${spank_args//@DIR@/$dir}" >"$dir/etc/plugstack.conf"
   local node_list
   node_list=$(IFS=,; echo "${names[*]}")
   # awk, not sed: the values hold slashes, commas and newlines.
   awk -v dir="$dir" -v munge="$munge_dir" -v host="$(hostname -s)" -v port="$ctld_port" -v plugins="$plugin_dir" \
       -v debug="$ctld_debug" -v select="$select_type" -v js="$job_submit_line" \
-      -v topo="$topology_line" -v nodes="$node_lines" '
+      -v topo="$topology_line" -v switch="$switch_line" -v nodes="$node_lines" '
     { gsub(/@MUNGE_DIR@/, munge); gsub(/@DIR@/, dir); gsub(/@CONTROL_HOST@/, host); gsub(/@CTLD_PORT@/, port)
       gsub(/@PLUGIN_DIR@/, plugins); gsub(/@CTLD_DEBUG@/, debug); gsub(/@SELECT_TYPE@/, select)
-      sub(/^@JOB_SUBMIT_LINE@$/, js); sub(/^@TOPOLOGY_LINE@$/, topo); sub(/^@NODE_LINES@$/, nodes)
+      sub(/^@JOB_SUBMIT_LINE@$/, js); sub(/^@TOPOLOGY_LINE@$/, topo); sub(/^@SWITCH_LINE@$/, switch); sub(/^@NODE_LINES@$/, nodes)
       print }' "$here/slurm.conf.in" >"$conf"
   awk -v dir="$dir" -v nodes="$node_list" '{ gsub(/@DIR@/, dir); gsub(/@NODE_LIST@/, nodes); print }' \
     "$here/gres.conf.in" >"$dir/etc/gres.conf"
@@ -296,7 +354,7 @@ cmd_start() {
   [ "$(id -u)" = 0 ] || die "must run as root"
   local tool
   for tool in munged munge unmunge slurmctld slurmd sinfo scontrol; do
-    command -v "$tool" >/dev/null || die "$tool is missing (Debian packages: munge slurmctld slurmd slurm-client)"
+    command -v "$tool" >/dev/null || die "$tool is missing (Debian packages: munge slurmctld slurmd slurm-client, or --slurm-prefix)"
   done
   [ -z "$(running_pids)" ] || die "a cluster is already running in $dir; stop it first"
 
@@ -319,7 +377,10 @@ cmd_start() {
   local i
   for i in 0 1 2 3 4 5 6 7; do mknod "$dir/dev/nvidia$i" c 1 3; done
   write_config "${names[@]}"
-  echo "export SLURM_CONF=$conf" >"$dir/env"
+  {
+    echo "export SLURM_CONF=$conf"
+    [ -z "$slurm_prefix" ] || echo "export PATH=$slurm_prefix/bin:$slurm_prefix/sbin:\$PATH"
+  } >"$dir/env"
   export SLURM_CONF=$conf
 
   start_munge
@@ -338,8 +399,8 @@ cmd_start() {
   for i in "${launches[@]}"; do wait "$i"; done
   wait_for "${#names[@]} idle nodes" "$timeout_s" all_idle ${#names[@]}
   trap - EXIT
-  say "${#names[@]} nodes idle with $select_type in $(since "$started") s"
-  echo "export SLURM_CONF=$conf"
+  say "${#names[@]} nodes idle with $select_type${topology_summary:+, $topology_summary} (Slurm $(slurmctld -V | cut -d' ' -f2)) in $(since "$started") s"
+  cat "$dir/env"
 }
 
 # --- stop and status ----------------------------------------------------------
@@ -402,9 +463,10 @@ cmd_status() {
   sinfo || true
 }
 
+use_slurm
 case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; [ $# = 0 ] || die "stop takes no options"; cmd_stop ;;
   status) shift; [ $# = 0 ] || die "status takes no options"; cmd_status ;;
-  *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end proof of topology-aware placement on a real one-machine Slurm
 # cluster (tests/slurm/cluster.sh): 32 nodes gpu[001-032] with 8 fake GPUs,
-# select/topo_cons_tres + job_submit/topo_aware + spank/topo_aware, and the
+# the placement shim (select/topo_cons_tres on Slurm 22.05, topology/topo_aware
+# on 24.05+) + job_submit/topo_aware + spank/topo_aware, and the
 # fabric leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2 with leaf02's
 # uplink degraded (leaf01 = gpu001-008, ..., leaf04 = gpu025-032) in a fresh
 # snapshot database.
@@ -13,8 +14,12 @@
 #   3. backfill: a large topo-aware job gets a start time, small jobs run
 #   4. corrupt database, missing config, bad config line, bad option: the
 #      job still runs (logged fallback) or is refused; slurmctld answers
+#   5. NCCL_IB_HCA per node from each host's hwloc data (hosts of two builds
+#      in one job), and per task its GPU's rail first
 #
 # Usage: tests/slurm/placement.sh --topoctl PATH [--plugin-dir DIR] [--spank SO]
+#                                 [--slurm-prefix DIR]
+#   --slurm-prefix  run the Slurm installed there (scripts/slurm-24.sh's cache)
 # Root only.  Uses $TOPO_SLURM_DIR and $TOPO_SLURM_PORT like cluster.sh.
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 set -euo pipefail
@@ -31,6 +36,7 @@ while [ $# -gt 0 ]; do
     --plugin-dir) plugin_args=(--plugin-dir "$2") ;;
     --topoctl) topoctl=$2 ;;
     --spank) spank=$2 ;;
+    --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -47,6 +53,21 @@ db=$dir/fabric.db
 log=$dir/log/slurmctld.log
 fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"
 started=$(date +%s)
+fixtures=$here/../fixtures
+
+# What differs between the shims: from 24.05 the topology plugin places
+# jobs, Slurm's own choice there is tree's or flat's (not cons_tres's), the
+# short form is written when the job starts, and a Strict=yes request that
+# no idle cluster could meet is refused at submission.
+release=$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')
+if [ "$release" -ge 2405 ]; then
+  own_log="gets Slurm's own placement"
+  own_note="fallback to Slurm's own choice"
+else
+  own_log="gets cons_tres's placement"
+  own_note="fallback to cons_tres"
+fi
+echo "# Slurm $(slurmctld -V | cut -d' ' -f2)"
 
 work=$(mktemp -d)
 finish() {
@@ -137,23 +158,31 @@ crossings() {
 
 running_on() { wait_state "$1" RUNNING 30 && got_nodes "$1" "$2"; }
 running() { wait_state "$1" RUNNING 30; }
+running_on_one_leaf() {
+  wait_state "$1" RUNNING 60 || return 1
+  local leaves
+  leaves=$(scontrol show hostnames "$(job_field "$1" NodeList)" | sed 's/[^0-9]//g' | awk '{ print int(($1 - 1) / 8) }' | sort -u | wc -l)
+  [ "$leaves" = 1 ] || { echo "  job $1 spans $leaves leaves" >&2; return 1; }
+}
 printed_done() { wait_done "$1"; }
-recorded() { # job: topoctl job shows it placed (not a fallback), with the ring the job printed
+recorded() { wait_until 10 recorded_now "$1"; }
+recorded_now() { # job: topoctl job shows it placed (not a fallback), with the ring the job printed
   local json
   json=$("$topoctl" job "$1" --db "$db" --json) || return 1
   grep -q '"fallback": false' <<<"$json" || return 1
   [ "$(tr -d ' \n' <<<"$json" | sed 's/.*"ring_order":\[\([^]]*\)\].*/\1/' | tr -d '"')" = "$(ring_of "$1")" ]
 }
-placed_note() { admin_comment "$1" | grep -q '^topo-aware: placed'; }
-note_has() { admin_comment "$1" | grep -qF -- "$2"; }
+# The short form may follow the start by a second (24.05+: written then).
+placed_note() { wait_until 10 sh -c "scontrol show job -o $1 | grep -q 'AdminComment=topo-aware: placed'"; }
+note_has() { wait_until 10 sh -c "scontrol show job -o $1 | grep -qF -- \"\$0\"" "$2"; }
 waiting_note() { admin_comment "$1" | grep -q '^topo-aware: waiting (Strict=yes): '; }
-fallback_note() { admin_comment "$1" | grep -q 'fallback to cons_tres'; }
+fallback_note() { note_has "$1" "$own_note"; }
 ring_crossings_are() { [ "$(crossings "$1" "$2")" = "$3" ] || { echo "  ring $1 crosses $(crossings "$1" "$2") times" >&2; return 1; }; }
 untouched() { # plain job: no record, no note, no ring
   running "$1" && wait_until 20 grep -qsx RING=none "$dir/out-$1.txt" &&
     ! "$topoctl" job "$1" --db "$db" >/dev/null 2>&1 && ! admin_comment "$1" | grep -q topo-aware
 }
-snapshot_is() { "$topoctl" job "$1" --db "$db" --json | grep -q "\"snapshot\": $2"; }
+snapshot_is() { wait_until 10 sh -c "'$topoctl' job $1 --db '$db' --json | grep -q '\"snapshot\": $2'"; }
 has_start_time() { [ -n "$(squeue --start -h -j "$1" -o %S | grep -v N/A)" ]; }
 pending() { [ "$(job_field "$1" JobState)" = PENDING ]; }
 ping_up() { scontrol ping | grep -q "is UP"; }
@@ -163,8 +192,10 @@ leaf_idle() { [ "$(sinfo -h -N -t idle -n "$1" -o %N | sort -u | wc -l)" = "$2" 
 
 # --- the cluster --------------------------------------------------------------
 printf 'DbPath=@DIR@/fabric.db\nCandidates=8\n' >"$work/topo_aware.conf"
+# The SPANK plugin reads each host's hwloc data from the fixtures' exports
+# (gpu001: 8 GPUs over 4 HCAs; gpu003: 3 GPUs, 3 HCAs; the others have none).
 bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" \
-  --topo-conf "$work/topo_aware.conf" --spank "$spank"
+  --topo-conf "$work/topo_aware.conf" --spank "$spank" --spank-args "hwloc_xml=$fixtures/hwloc/%n.xml"
 "$topoctl" discover --synthetic "$fabric" --db "$db" >/dev/null
 
 echo "# 1. a fragmented cluster ($(($(date +%s) - started)) s)"
@@ -212,8 +243,8 @@ r1=$(submit --network=topo-aware --exclusive -N2 --requeue \
 running "$r1" && wait_until 20 grep -qs RESTART=0 "$dir/out-$r1.txt" || true
 scontrol requeue "$r1"
 check "a requeued job is placed again, with one TOPO_RING_ORDER (replaced, not appended)" \
-  wait_until 60 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
-check "  ... and two records (topoctl job --history)" \
+  wait_until 120 grep -qsx "RESTART=1 COPIES=1" "$dir/out-$r1.txt"
+check "  ... and two records (topoctl job --history)" wait_until 10 \
   sh -c "[ \"\$('$topoctl' job $r1 --db '$db' --history --json | grep -c '\"job_id\"')\" = 2 ]"
 cancel_all
 
@@ -246,7 +277,7 @@ mv -f "$work/bad.db" "$db"
 rm -f "$db-wal" "$db-shm"
 c1=$(topo_job -N2)
 check "corrupt database: the job still runs" running "$c1"
-check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 gets cons_tres's placement: $db"
+check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 $own_log: $db"
 check "  ... and noted on the job" fallback_note "$c1"
 check "  ... slurmctld answers" ping_up
 "$topoctl" discover --synthetic "$fabric" --db "$work/good.db" >/dev/null
@@ -255,15 +286,32 @@ c2=$(topo_job -N2)
 check "the database restored: placed again, no restart" running "$c2"
 check "  ... placed" placed_note "$c2"
 d1=$(topo_job -N10 --network=topo-aware,maxleaves=1)
-check "no placement within maxleaves=1 (Strict=no): the job runs on cons_tres's nodes" running "$d1"
-check "  ... noted as a fallback, with the engine's reason" note_has "$d1" "fallback to cons_tres: job $d1: no placement"
+check "no placement within maxleaves=1 (Strict=no): the job runs on Slurm's own nodes" running "$d1"
+check "  ... noted as a fallback, with the engine's reason" note_has "$d1" "$own_note: job $d1: no placement"
 scancel "$d1"
 printf 'DbPath=%s\nStrict=yes\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
-d2=$(topo_job -N10 --network=topo-aware,maxleaves=1)
-check "Strict=yes: the same job waits" wait_until 15 waiting_note "$d2"
-check "  ... and stays pending" pending "$d2"
-scancel "$d2"
+wait_until 30 ping_up || true
+if [ "$release" -ge 2405 ]; then
+  check "Strict=yes: a job no idle cluster can place as asked is refused at submission" \
+    sh -c "! sbatch --parsable --network=topo-aware,maxleaves=1 -N10 --exclusive --wrap hostname 2>'$work/err'"
+  # Two nodes busy on every leaf: six free on each, so one leaf holds seven
+  # hosts only when the cluster is idle.
+  cancel_all
+  busy=$(submit -w 'gpu[001-002,009-010,017-018,025-026]' -N8 --exclusive --wrap 'sleep 600')
+  wait_state "$busy" RUNNING 30
+  d2=$(topo_job -N7 --network=topo-aware,maxleaves=1)
+  check "Strict=yes: a job the busy cluster cannot place as asked waits" wait_until 15 waiting_note "$d2"
+  check "  ... and stays pending" pending "$d2"
+  scancel "$busy"
+  check "  ... and runs on one leaf once there is room" running_on_one_leaf "$d2"
+  scancel "$d2"
+else
+  d2=$(topo_job -N10 --network=topo-aware,maxleaves=1)
+  check "Strict=yes: the same job waits" wait_until 15 waiting_note "$d2"
+  check "  ... and stays pending" pending "$d2"
+  scancel "$d2"
+fi
 printf 'DbPath=%s\nPartitions=gpu\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
 p1=$(submit -N3 --exclusive --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 600')
@@ -273,16 +321,52 @@ check "  ... and sees its ring" wait_until 20 grep -qs "^RING=gpu" "$dir/out-$p1
 scancel "$p1"
 printf 'DbPath=%s\nStrict=maybe\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
-check "a bad config line: the error names file:line, the old config stays" \
-  in_log "topo_aware.conf:2: .*Strict 'maybe'.*keeping the previous configuration"
-c3=$(topo_job -N2)
-check "  ... jobs are still placed" running "$c3"
-check "  ... placed" placed_note "$c3"
+if [ "$release" -ge 2405 ]; then
+  # A reconfigure restarts slurmctld from 23.11 on: there is no previous
+  # configuration to keep, so jobs get Slurm's own placement until fixed.
+  wait_until 30 ping_up || true
+  check "a bad config line: the error names file:line" in_log "topo_aware.conf:2: .*Strict 'maybe'"
+  c3=$(topo_job -N2)
+  check "  ... jobs still run" running "$c3"
+  check "  ... noted as a fallback" note_has "$c3" "$own_note: topo_aware.conf could not be read"
+else
+  check "a bad config line: the error names file:line, the old config stays" \
+    in_log "topo_aware.conf:2: .*Strict 'maybe'.*keeping the previous configuration"
+  c3=$(topo_job -N2)
+  check "  ... jobs are still placed" running "$c3"
+  check "  ... placed" placed_note "$c3"
+fi
 rm -f "$dir/etc/topo_aware.conf"
 scontrol reconfigure
+wait_until 30 ping_up || true
 check "a missing config: one log line, defaults" in_log "topo_aware.conf: no such file; using the defaults"
 c4=$(topo_job -N2)
 check "  ... the job still runs" running "$c4"
 check "a bad option is refused at submission, naming what is allowed" refused
 check "slurmctld still answers" ping_up
+cancel_all
+
+echo "# 5. NCCL_IB_HCA per node ($(($(date +%s) - started)) s)"
+printf 'DbPath=%s\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+wait_until 30 ping_up || true
+# Only gpu001 and gpu003 offered: hosts of two builds in one job.
+h1=$(submit --network=topo-aware -N2 -x 'gpu[002,004-032]' --ntasks-per-node=4 --gres=gpu:8 --wrap '
+echo "BATCH $SLURMD_NODENAME ${NCCL_IB_HCA:-none}"
+srun bash -c "echo TASK \$SLURMD_NODENAME \$SLURM_LOCALID \${NCCL_IB_HCA:-none}; echo ADDR \$SLURMD_NODENAME \$SLURM_TOPOLOGY_ADDR \$SLURM_TOPOLOGY_ADDR_PATTERN"
+echo DONE')
+wait_until 60 grep -qsx DONE "$dir/out-$h1.txt" || true
+hca_line() { grep -qx "$1" "$dir/out-$h1.txt" || { echo "  no line '$1' in:" >&2; sed 's/^/    /' "$dir/out-$h1.txt" >&2; return 1; }; }
+check "the batch host gets its own HCAs, by rail" hca_line "BATCH gpu001 mlx5_0,mlx5_1,mlx5_2,mlx5_3"
+check "each task on gpu001: its GPU's rail first (task 2 drives GPU 2, on mlx5_1)" hca_line "TASK gpu001 2 mlx5_1,mlx5_0,mlx5_2,mlx5_3"
+check "  ... task 0 on gpu001" hca_line "TASK gpu001 0 mlx5_0,mlx5_1,mlx5_2,mlx5_3"
+check "gpu003, another build, gets its own three" hca_line "TASK gpu003 0 mlx5_0,mlx5_1,mlx5_2"
+check "  ... task 1 there: GPU 1's HCA first" hca_line "TASK gpu003 1 mlx5_1,mlx5_0,mlx5_2"
+if [ "$release" -ge 2405 ]; then
+  # slurmd asks the topology plugin at start-up, and a reconfigure
+  # restarts it: by now the database is there.
+  check "SLURM_TOPOLOGY_ADDR from the fabric: gpu001 under leaf01" \
+    grep -qE "^ADDR gpu001 (pod[0-9]+\.)?leaf01\.gpu001 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
+  check "  ... gpu003 too" grep -qE "^ADDR gpu003 (pod[0-9]+\.)?leaf01\.gpu003 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
+fi
 [ "$failed" = 0 ]

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Proves the Slurm plugins on a real one-machine cluster (tests/slurm/cluster.sh):
-#   1. under plain select/cons_tres, a fixed sequence of plain jobs is placed
-#      and every allocation recorded;
-#   2. under select/topo_cons_tres (+ job_submit/topo_aware), the commands
-#      that load every select plugin still work, topo-aware jobs run, garbage
-#      options are refused at submission with a message that says what is
-#      allowed, GPUs reach CUDA_VISIBLE_DEVICES, and the same plain jobs get
-#      exactly the nodes cons_tres gave them.
+#   1. under Slurm's own placement (select/cons_tres), a fixed sequence of
+#      plain jobs is placed and every allocation recorded;
+#   2. under the placement shim (select/topo_cons_tres on 22.05,
+#      topology/topo_aware on 24.05+) and job_submit/topo_aware, the commands
+#      that load every select and topology plugin still work, topo-aware
+#      jobs run, garbage options are refused at submission with a message
+#      that says what is allowed, GPUs reach CUDA_VISIBLE_DEVICES, and the
+#      same plain jobs get exactly the nodes Slurm's own placement gave them.
 #
-# Usage: tests/slurm/smoke.sh [--plugin-dir DIR] [--update-network PATH]
+# Usage: tests/slurm/smoke.sh [--plugin-dir DIR] [--update-network PATH] [--slurm-prefix DIR]
 #   --plugin-dir      holds the built .so files; without it the plugins must
 #                     be installed in Slurm's PluginDir
 #   --update-network  the built tests/slurm/update_network.c, which reaches
@@ -28,6 +29,8 @@ while [ $# -gt 0 ]; do
                   plugin_args=(--plugin-dir "$2"); shift 2 ;;
     --update-network) [ $# -ge 2 ] || { echo "--update-network needs a value" >&2; exit 2; }
                       update_network=$2; shift 2 ;;
+    --slurm-prefix) [ $# -ge 2 ] || { echo "--slurm-prefix needs a value" >&2; exit 2; }
+                    export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -89,11 +92,16 @@ baseline=$(plain_sequence)
 echo "$baseline" | sed 's/^/  job /'
 bash "$cluster" stop
 
-echo "# select/topo_cons_tres"
+echo "# topo-aware placement (Slurm $(slurmctld -V | cut -d' ' -f2))"
 bash "$cluster" start --select topo "${plugin_args[@]}"
 
-check "slurmctld runs the plugin" \
-  sh -c 'scontrol show config | grep -E "^SelectType +=  *select/topo_cons_tres$" >/dev/null'
+if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2405 ]; then
+  check "slurmctld runs the plugin" \
+    sh -c 'scontrol show config | grep -E "^TopologyPlugin +=  *topology/topo_aware$" >/dev/null'
+else
+  check "slurmctld runs the plugin" \
+    sh -c 'scontrol show config | grep -E "^SelectType +=  *select/topo_cons_tres$" >/dev/null'
+fi
 check "scontrol ping" sh -c 'scontrol ping | grep "is UP" >/dev/null'
 check "sinfo: 32 idle nodes" sh -c '[ "$(sinfo -h -N -t idle -o %N | wc -l)" = 32 ]'
 check "squeue" sh -c "squeue >/dev/null"
@@ -146,6 +154,27 @@ same_nodes() {
   diff <(echo "$baseline") <(echo "$topo") | sed 's/^/  /' >&2
   return 1
 }
-check "plain jobs get cons_tres's nodes ($(wc -l <<<"$topo") jobs)" same_nodes
+check "plain jobs get Slurm's own nodes ($(wc -l <<<"$topo") jobs)" same_nodes
 check "slurmctld still up" sh -c 'scontrol ping | grep "is UP" >/dev/null'
+
+if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2405 ]; then
+  # With a topology.conf, topology/topo_aware gives plain jobs topology/tree's
+  # placement: the same sequence under tree itself and under the plugin.
+  bash "$cluster" stop >/dev/null
+  echo "# with a topology.conf: topology/tree, then topology/topo_aware"
+  bash "$cluster" start --select cons_tres --topology "$here/topology-4x8.conf" "${plugin_args[@]}"
+  tree=$(plain_sequence)
+  tree_switches=$(scontrol show topology 2>/dev/null | awk '{ print $1 }' | sort | paste -sd, -)
+  bash "$cluster" stop >/dev/null
+  bash "$cluster" start --select topo --topology "$here/topology-4x8.conf" "${plugin_args[@]}"
+  ours=$(plain_sequence)
+  same_as_tree() {
+    [ "$tree" = "$ours" ] && return 0
+    diff <(echo "$tree") <(echo "$ours") | sed 's/^/  /' >&2
+    return 1
+  }
+  check "plain jobs get topology/tree's nodes ($(wc -l <<<"$ours") jobs)" same_as_tree
+  check "scontrol show topology shows tree's switches through the plugin" \
+    sh -c "[ -n '$tree_switches' ] && [ \"\$(scontrol show topology | awk '{ print \$1 }' | sort | paste -sd, -)\" = '$tree_switches' ]"
+fi
 [ "$failed" = 0 ]

@@ -5,6 +5,7 @@
  * smoke.sh needs this to reach job_submit/topo_aware's job_modify().
  * Prints "ok" or Slurm's error, and exits 0 only on success.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
   update.network = argv[2];
   int rc = slurm_update_job(&update);
   if (rc != SLURM_SUCCESS) {
-    printf("%s\n", slurm_strerror(slurm_get_errno()));
+    printf("%s\n", slurm_strerror(errno));
     slurm_fini();
     return 1;
   }

@@ -1,0 +1,735 @@
+/*
+ * topology/topo_aware: topology-aware placement for Slurm 24.05 onwards.
+ *
+ * From 24.05 Slurm chooses a job's nodes in the topology plugin: cons_tres
+ * works out what every node could give the job (topology_eval_t's
+ * node_map, avail_res_array and avail_core) and asks
+ * topology_g_eval_nodes() to pick.  That is where this plugin sits.
+ *
+ * Plain jobs get Slurm's own behaviour: topology/tree's when the site has
+ * a topology.conf (`topoctl export` writes one from the fabric: leaves and
+ * the spines above them), topology/default's (flat) otherwise.  That
+ * plugin is loaded through Slurm's plugin context and every call of the
+ * interface is forwarded to it, so its code is Slurm's, not a copy.
+ *
+ * A topo-aware job (--network=topo-aware..., or its partition in
+ * topo_aware.conf's Partitions=): the engine (engine.h) ranks host sets
+ * among the nodes cons_tres offers, with the GPUs cons_tres counted free
+ * for this job on each; each candidate is tried through Slurm's own
+ * evaluation restricted to it, best first; the first that fits wins, and
+ * its ring order goes into the job's environment.  None fits: Slurm's own
+ * choice over every offered node, and one log line saying why.
+ *
+ * eval_nodes has no mode argument: the same call serves run-now (the job
+ * starts), test-only (at submission: could it ever run?) and will-run
+ * (backfill's start-time plans).  Ranking inside the node map cons_tres
+ * offers, with its free-GPU counts, is right in all three: in test-only
+ * the map is the idle cluster, in will-run the planned future.  So:
+ *   - the ring hints (env_sup) are set at every successful evaluation; the
+ *     last one before a job starts is the run-now one, which made its
+ *     allocation (salloc and srun read env_sup when the job starts);
+ *   - the placement record and the AdminComment's short form are written
+ *     when the job really starts, by a writer thread of slurmctld's
+ *     (below), off the scheduler's path; an evaluation writes nothing;
+ *   - Strict=yes means a topo-aware job runs only on a ranked candidate:
+ *     a request no candidate meets on the idle cluster is refused at
+ *     submission (the test-only evaluation fails), one the busy cluster
+ *     cannot meet now waits (run-now fails; its AdminComment says why),
+ *     and backfill plans it on candidates only.
+ *
+ * get_node_addr gives SLURM_TOPOLOGY_ADDR / _PATTERN from the fabric
+ * ("pod1.leaf03.gpu017" / "pod.leaf.node") where slurmd can read the
+ * snapshot database, and the forwarded plugin's address otherwise.
+ *
+ * slurmd, slurmstepd and every client command load topology plugins too:
+ * init() does nothing, Slurm's plugin is loaded on the first call, the
+ * engine opens on the first topo-aware evaluation (only slurmctld
+ * evaluates; it also opens at start-up, in build_config), and the
+ * slurmctld functions the writer needs are looked up at run time, so no
+ * symbol of slurmctld's is needed to load this plugin.
+ */
+#include "slurm_compat.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "src/common/core_array.h"
+#include "src/common/node_conf.h"
+#include "src/common/run_in_daemon.h"
+#include "src/slurmctld/locks.h"
+
+#include "engine.h"
+#include "fabric_address.h"
+#include "network_option.h"
+#include "shim_common.h"
+
+/* Slurm's topology plugin ids are 100-104 (slurm.h); this one is ours. */
+#define TOPOLOGY_PLUGIN_TOPO_AWARE 4208
+
+const char plugin_name[] = "Topology-aware placement from the fabric snapshot";
+const char plugin_type[] = "topology/topo_aware";
+const uint32_t plugin_id = TOPOLOGY_PLUGIN_TOPO_AWARE;
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* --- Slurm's own topology plugin, which plain jobs get ----------------------- */
+
+/* The interface, in src/interfaces/topology.c's order (slurm_topo_ops_t
+ * there is private to the daemon). */
+typedef struct {
+  uint32_t *plugin_id;
+  int (*build_config)(void);
+  int (*eval_nodes)(topology_eval_t *topo_eval);
+  int (*whole_topo)(bitstr_t *node_mask);
+  bitstr_t *(*get_bitmap)(char *name);
+  bool (*node_ranking)(void);
+  int (*get_node_addr)(char *node_name, char **addr, char **pattern);
+  int (*split_hostlist)(topo_hostlist_t *hl, topo_hostlist_t ***sp_hl, int *count,
+                        uint16_t tree_width);
+  int (*topoinfo_free)(void *topoinfo_ptr);
+  int (*get)(topology_data_t type, void *data);
+  int (*topoinfo_pack)(void *topoinfo_ptr, buf_t *buffer, uint16_t protocol_version);
+  int (*topoinfo_print)(void *topoinfo_ptr, char *nodes_list, char **out);
+  int (*topoinfo_unpack)(void **topoinfo_pptr, buf_t *buffer, uint16_t protocol_version);
+  uint32_t (*get_fragmentation)(bitstr_t *node_mask);
+} topo_ops_t;
+
+static const char *topo_symbols[] = {
+  "plugin_id",
+  "topology_p_build_config",
+  "topology_p_eval_nodes",
+  "topology_p_whole_topo",
+  "topology_p_get_bitmap",
+  "topology_p_generate_node_ranking",
+  "topology_p_get_node_addr",
+  "topology_p_split_hostlist",
+  "topology_p_topology_free",
+  "topology_p_get",
+  "topology_p_topology_pack",
+  "topology_p_topology_print",
+  "topology_p_topology_unpack",
+  "topology_p_get_fragmentation",
+};
+_Static_assert(sizeof(topo_symbols) == sizeof(topo_ops_t),
+               "topo_symbols must list every member of topo_ops_t");
+
+static topo_ops_t slurm_ops;
+static plugin_context_t *slurm_context;
+static int slurm_loaded; /* read without the lock once set */
+static pthread_mutex_t slurm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* topology/tree where topology.conf exists beside slurm.conf, else flat. */
+static const char *slurms_own_type(void)
+{
+  struct stat st;
+  char *path = get_extra_conf_path("topology.conf");
+  int has_tree = stat(path, &st) == 0;
+  xfree(path);
+  return has_tree ? "topology/tree" : "topology/default";
+}
+
+static const topo_ops_t *slurms_own(void)
+{
+  if (__atomic_load_n(&slurm_loaded, __ATOMIC_ACQUIRE))
+    return &slurm_ops;
+  slurm_mutex_lock(&slurm_lock);
+  if (!slurm_context) {
+    const char *type = slurms_own_type();
+    slurm_context = plugin_context_create("topo", type, (void **)&slurm_ops, topo_symbols,
+                                          sizeof(topo_symbols));
+    /* Without it no node can be chosen or message routed. */
+    if (!slurm_context)
+      fatal("%s: cannot load %s, which plain jobs get", plugin_type, type);
+    debug("%s: plain jobs get %s", plugin_type, type);
+    __atomic_store_n(&slurm_loaded, 1, __ATOMIC_RELEASE);
+  }
+  slurm_mutex_unlock(&slurm_lock);
+  return &slurm_ops;
+}
+
+/* --- slurmctld's functions, looked up at run time ------------------------------ */
+
+struct ctld_api {
+  void (*lock)(slurmctld_lock_t);
+  void (*unlock)(slurmctld_lock_t);
+  job_record_t *(*find_job)(uint32_t);
+};
+
+/* NULL outside slurmctld (or if it lacks them, which is logged). */
+static const struct ctld_api *ctld(void)
+{
+  static struct ctld_api api;
+  static int state; /* 0 unknown, 1 found, -1 missing */
+  if (state == 0) {
+    /* POSIX's way to take a function from dlsym (dlsym(3)). */
+    *(void **)&api.lock = dlsym(RTLD_DEFAULT, "lock_slurmctld");
+    *(void **)&api.unlock = dlsym(RTLD_DEFAULT, "unlock_slurmctld");
+    *(void **)&api.find_job = dlsym(RTLD_DEFAULT, "find_job_record");
+    state = (api.lock && api.unlock && api.find_job) ? 1 : -1;
+    if (state < 0)
+      error("%s: slurmctld's lock_slurmctld/find_job_record not found; placements are not recorded",
+            plugin_type);
+  }
+  return state > 0 ? &api : NULL;
+}
+
+/* --- placements waiting for their job to start --------------------------------- */
+
+/* The latest evaluation of each topo-aware job, until the job starts (the
+ * writer records it) or is gone. */
+struct pending {
+  uint32_t job_id;
+  struct topo_engine_job job;
+  struct topo_engine_ranking ranking; /* owned; empty for Slurm's own choice */
+  long chosen;                        /* candidate index, -1: Slurm's own choice */
+  bitstr_t *nodes;                    /* what the evaluation chose */
+  char why[400];                      /* for Slurm's own choice */
+  uint16_t restarts;                  /* the job's restart count then */
+  size_t *allocated;                  /* at start: the job's node indices */
+  size_t allocated_count;
+  bool same_nodes;                    /* at start: Slurm allocated `nodes` */
+  struct pending *next;
+};
+
+static struct pending *pending_jobs;
+/* Entries of jobs that started and were requeued before the writer saw
+ * them run: recorded on its next round. */
+static struct pending *ran_jobs;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pending_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t writer_thread;
+static int writer_running, writer_stop;
+
+static void pending_free(struct pending *p)
+{
+  if (!p)
+    return;
+  topo_engine_ranking_free(&p->ranking);
+  FREE_NULL_BITMAP(p->nodes);
+  xfree(p->allocated);
+  xfree(p);
+}
+
+/* The nodes of a bitmap as indices, into the entry. */
+static void set_allocated(struct pending *p, bitstr_t *nodes)
+{
+  p->allocated = xcalloc(bit_set_count(nodes) + 1, sizeof(size_t));
+  p->allocated_count = 0;
+  for (int i = 0; next_node_bitmap(nodes, &i); i++)
+    p->allocated[p->allocated_count++] = (size_t)i;
+}
+
+/* Replaces the job's entry; returns whether its choice changed (a new
+ * ring, or a new reason for Slurm's own), so that repeated evaluations of
+ * the same pending job log once.  An entry the job has run on since (it
+ * was requeued before the writer saw it run) goes to the writer instead. */
+static bool pending_put(struct pending *entry, job_record_t *job_ptr)
+{
+  bool changed = true;
+  slurm_mutex_lock(&pending_lock);
+  for (struct pending **p = &pending_jobs; *p; p = &(*p)->next) {
+    if ((*p)->job_id != entry->job_id)
+      continue;
+    struct pending *old = *p;
+    changed = old->chosen != entry->chosen || !bit_equal(old->nodes, entry->nodes) ||
+              strcmp(old->why, entry->why);
+    entry->next = old->next;
+    *p = entry;
+    if (old->restarts < job_ptr->restart_cnt) {
+      set_allocated(old, old->nodes);
+      old->same_nodes = true;
+      old->next = ran_jobs;
+      ran_jobs = old;
+    } else {
+      pending_free(old);
+    }
+    slurm_mutex_unlock(&pending_lock);
+    return changed;
+  }
+  entry->next = pending_jobs;
+  pending_jobs = entry;
+  slurm_mutex_unlock(&pending_lock);
+  return changed;
+}
+
+/* Writes one record (no lock held: the database may take a while). */
+static void write_record(topo_engine_t *e, struct pending *p)
+{
+  char msg[512], note[300];
+  char *ring = NULL, *hcas = NULL;
+  long chosen = p->same_nodes ? p->chosen : -1;
+  const char *why = p->chosen >= 0 && !p->same_nodes
+                      ? "Slurm allocated other nodes than the evaluation chose"
+                      : p->why;
+  int rc = e ? topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen,
+                                  p->allocated, p->allocated_count, why, &ring, &hcas, msg,
+                                  sizeof(msg))
+             : TOPO_ENGINE_OK; /* no engine: nothing to record into, the note still tells */
+  if (rc != TOPO_ENGINE_OK)
+    error("JobId=%u: %s", p->job_id, msg);
+  free(ring);
+  free(hcas);
+
+  /* The short form, now that it is true. */
+  if (chosen >= 0) {
+    const struct topo_engine_candidate *c = &p->ranking.candidates[chosen];
+    snprintf(note, sizeof(note), "placed, candidate %ld of %zu, estimate/ideal %.2f", chosen + 1,
+             p->ranking.count, c->ideal_s > 0 ? c->estimate_s / c->ideal_s : 1.0);
+  } else {
+    snprintf(note, sizeof(note), "fallback to Slurm's own choice: %.200s", why);
+  }
+  const struct ctld_api *api = ctld();
+  slurmctld_lock_t job_write = { .job = WRITE_LOCK };
+  api->lock(job_write);
+  job_record_t *job_ptr = api->find_job(p->job_id);
+  if (job_ptr)
+    topo_shim_note(job_ptr, note);
+  api->unlock(job_write);
+}
+
+/* Moves the entries of jobs that have started to *started, with their
+ * node indices; drops those of jobs that are gone.  Under the job lock. */
+static void collect_started(const struct ctld_api *api, struct pending **started)
+{
+  slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
+  api->lock(job_read);
+  slurm_mutex_lock(&pending_lock);
+  while (ran_jobs) {
+    struct pending *entry = ran_jobs;
+    ran_jobs = entry->next;
+    entry->next = *started;
+    *started = entry;
+  }
+  struct pending **p = &pending_jobs;
+  while (*p) {
+    struct pending *entry = *p;
+    job_record_t *job_ptr = api->find_job(entry->job_id);
+    bool gone = !job_ptr;
+    bool running = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time && job_ptr->node_bitmap;
+    /* Started and already requeued: pending again, with one restart more. */
+    bool ran = job_ptr && !running && job_ptr->restart_cnt > entry->restarts;
+    if (!gone && !running && !ran) {
+      p = &entry->next;
+      continue;
+    }
+    *p = entry->next;
+    if (gone) {
+      pending_free(entry);
+      continue;
+    }
+    if (running) {
+      set_allocated(entry, job_ptr->node_bitmap);
+      entry->same_nodes = entry->nodes &&
+                          bit_size(entry->nodes) == bit_size(job_ptr->node_bitmap) &&
+                          bit_equal(entry->nodes, job_ptr->node_bitmap);
+    } else {
+      set_allocated(entry, entry->nodes);
+      entry->same_nodes = true;
+    }
+    entry->next = *started;
+    *started = entry;
+  }
+  slurm_mutex_unlock(&pending_lock);
+  api->unlock(job_read);
+}
+
+/* Jobs recorded and not yet seen to end: the writer thread's own list.
+ * 24.x has no select job_fini for a topology plugin, so the writer looks
+ * each round for those that ended and takes their traffic out of the
+ * engine's running set. */
+static uint32_t *recorded_ids;
+static size_t recorded_count, recorded_size;
+
+static void recorded_add(uint32_t job_id)
+{
+  if (recorded_count == recorded_size) {
+    recorded_size = recorded_size ? 2 * recorded_size : 64;
+    xrecalloc(recorded_ids, recorded_size, sizeof(*recorded_ids));
+  }
+  recorded_ids[recorded_count++] = job_id;
+}
+
+static void forget_ended(const struct ctld_api *api)
+{
+  uint32_t *ended = xcalloc(recorded_count + 1, sizeof(*ended));
+  size_t n_ended = 0, kept = 0;
+  slurmctld_lock_t job_read = { .job = READ_LOCK };
+  api->lock(job_read);
+  for (size_t i = 0; i < recorded_count; i++) {
+    job_record_t *job_ptr = api->find_job(recorded_ids[i]);
+    if (job_ptr && IS_JOB_RUNNING(job_ptr))
+      recorded_ids[kept++] = recorded_ids[i];
+    else
+      ended[n_ended++] = recorded_ids[i];
+  }
+  recorded_count = kept;
+  api->unlock(job_read);
+  topo_engine_t *e = n_ended ? topo_shim_engine() : NULL;
+  char msg[512];
+  for (size_t i = 0; e && i < n_ended; i++)
+    (void)topo_engine_job_ended(e, ended[i], msg, sizeof(msg));
+  xfree(ended);
+}
+
+static void *writer_main(void *arg)
+{
+  (void)arg;
+  const struct ctld_api *api = ctld();
+  for (;;) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    slurm_mutex_lock(&pending_lock);
+    if (!writer_stop)
+      pthread_cond_timedwait(&pending_cond, &pending_lock, &until);
+    int stop = writer_stop, any = pending_jobs || ran_jobs;
+    slurm_mutex_unlock(&pending_lock);
+    if (stop)
+      break;
+    if (api && recorded_count)
+      forget_ended(api);
+    if (!any || !api)
+      continue;
+    struct pending *started = NULL;
+    collect_started(api, &started);
+    topo_engine_t *e = started ? topo_shim_engine() : NULL;
+    while (started) {
+      struct pending *p = started;
+      started = p->next;
+      write_record(e, p);
+      if (p->chosen >= 0 && p->same_nodes)
+        recorded_add(p->job_id);
+      pending_free(p);
+    }
+  }
+  return NULL;
+}
+
+/* Started on the first evaluation (only slurmctld evaluates). */
+static void writer_start(void)
+{
+  slurm_mutex_lock(&pending_lock);
+  if (!writer_running && !writer_stop) {
+    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    if (rc == 0)
+      writer_running = 1;
+    else
+      error("%s: cannot start the placement writer: %s", plugin_type, strerror(rc));
+  }
+  slurm_mutex_unlock(&pending_lock);
+}
+
+static void writer_finish(void)
+{
+  slurm_mutex_lock(&pending_lock);
+  writer_stop = 1;
+  pthread_cond_broadcast(&pending_cond);
+  int running = writer_running;
+  slurm_mutex_unlock(&pending_lock);
+  if (running)
+    pthread_join(writer_thread, NULL);
+  slurm_mutex_lock(&pending_lock);
+  for (struct pending **list = &pending_jobs; list; list = list == &pending_jobs ? &ran_jobs : NULL)
+    while (*list) {
+      struct pending *p = *list;
+      *list = p->next;
+      pending_free(p);
+    }
+  writer_running = 0;
+  writer_stop = 0;
+  slurm_mutex_unlock(&pending_lock);
+}
+
+/* --- evaluation ------------------------------------------------------------------ */
+
+/* The candidate's hosts in ring order, comma-separated (xmalloc'd). */
+static char *ring_of(const struct topo_engine_candidate *c)
+{
+  char *ring = NULL;
+  for (size_t h = 0; h < c->count; h++)
+    xstrfmtcat(ring, "%s%s", h ? "," : "", node_record_table_ptr[c->nodes[h]]->name);
+  return ring;
+}
+
+/* Tries the ranked candidates, best first, through Slurm's own evaluation
+ * restricted to each; returns the index of the first that fits, or -1
+ * with node_map and avail_core as they were. */
+static long try_candidates(topology_eval_t *ev, const struct topo_engine_ranking *ranking,
+                           struct topo_shim_timing *spent)
+{
+  bitstr_t *offered = bit_copy(ev->node_map);
+  bitstr_t **cores = copy_core_array(ev->avail_core);
+  uint32_t max_nodes = ev->max_nodes;
+  long chosen = -1;
+  for (size_t c = 0; c < ranking->count && chosen < 0; c++) {
+    const struct topo_engine_candidate *cand = &ranking->candidates[c];
+    bit_clear_all(ev->node_map);
+    for (size_t h = 0; h < cand->count; h++)
+      if (bit_test(offered, (bitoff_t)cand->nodes[h]))
+        bit_set(ev->node_map, (bitoff_t)cand->nodes[h]);
+    uint64_t t0 = topo_shim_now_us();
+    int rc = slurms_own()->eval_nodes(ev);
+    spent->trials++;
+    spent->trial_us += topo_shim_now_us() - t0;
+    if (rc == SLURM_SUCCESS) {
+      chosen = (long)c;
+      break;
+    }
+    /* As Slurm's own retries do (common_topo_choose_nodes): an evaluation
+     * only clears bits of these two, and may lower max_nodes. */
+    bit_copybits(ev->node_map, offered);
+    core_array_or(ev->avail_core, cores);
+    ev->max_nodes = max_nodes;
+  }
+  FREE_NULL_BITMAP(offered);
+  free_core_array(&cores);
+  return chosen;
+}
+
+static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *request,
+                           struct topo_shim_timing *spent)
+{
+  job_record_t *job_ptr = ev->job_ptr;
+  struct pending *entry = xmalloc(sizeof(*entry));
+  char msg[512];
+  int rc;
+  topo_engine_t *e = topo_shim_engine();
+
+  entry->job_id = job_ptr->job_id;
+  entry->restarts = job_ptr->restart_cnt;
+  entry->chosen = -1;
+  entry->job = topo_shim_engine_job(job_ptr, request, ev->min_nodes, ev->max_nodes, ev->req_nodes);
+  writer_start();
+  if (!e) {
+    snprintf(entry->why, sizeof(entry->why), "topo_aware.conf could not be read");
+    goto own_choice;
+  }
+
+  {
+    /* What cons_tres counted free for this job, node by node, in this
+     * mode; -1: not offered. */
+    int *free_gpus = xcalloc(node_record_count + 1, sizeof(int));
+    for (int i = 0; i < node_record_count; i++)
+      free_gpus[i] = -1;
+    for (int i = 0; next_node_bitmap(ev->node_map, &i); i++)
+      free_gpus[i] = ev->avail_res_array && ev->avail_res_array[i]
+                       ? ev->avail_res_array[i]->avail_gpus : 0;
+    topo_shim_engine_nodes(e);
+    uint64_t t0 = topo_shim_now_us();
+    rc = topo_engine_rank(e, &entry->job, free_gpus, node_record_count, &entry->ranking, msg,
+                          sizeof(msg));
+    spent->engine_us += topo_shim_now_us() - t0;
+    xfree(free_gpus);
+  }
+  if (rc != TOPO_ENGINE_OK) {
+    snprintf(entry->why, sizeof(entry->why), "%.390s", msg);
+    /* A busy cluster is no engine failure: the job waits like any other. */
+    if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
+      goto wait;
+    goto own_choice;
+  }
+
+  entry->chosen = try_candidates(ev, &entry->ranking, spent);
+  if (entry->chosen >= 0) {
+    const struct topo_engine_candidate *c = &entry->ranking.candidates[entry->chosen];
+    char *ring = ring_of(c);
+    topo_shim_set_ring(job_ptr, ring, c->count);
+    entry->nodes = bit_copy(ev->node_map);
+    if (pending_put(entry, job_ptr))
+      info("JobId=%u placed on candidate %ld of %zu, ring %s", job_ptr->job_id, entry->chosen + 1,
+           entry->ranking.count, ring);
+    xfree(ring);
+    return SLURM_SUCCESS;
+  }
+  snprintf(entry->why, sizeof(entry->why),
+           "Slurm's evaluation accepted none of the %zu ranked candidates", entry->ranking.count);
+  if (topo_engine_strict(e))
+    goto wait;
+
+own_choice:
+  topo_engine_ranking_free(&entry->ranking);
+  {
+    uint64_t t0 = topo_shim_now_us();
+    rc = slurms_own()->eval_nodes(ev);
+    spent->trials++;
+    spent->trial_us += topo_shim_now_us() - t0;
+  }
+  if (rc != SLURM_SUCCESS) {
+    pending_free(entry);
+    return rc;
+  }
+  /* No ring order for Slurm's own choice: the job is told nothing rather
+   * than an order nobody chose. */
+  topo_shim_set_ring(job_ptr, NULL, 0);
+  entry->nodes = bit_copy(ev->node_map);
+  if (pending_put(entry, job_ptr))
+    info("JobId=%u gets Slurm's own placement: %s", job_ptr->job_id, entry->why);
+  return SLURM_SUCCESS;
+
+wait:
+  /* Slurm sets the pending reason itself after a failed evaluation, so
+   * the why goes into the AdminComment. */
+  {
+    char note[500];
+    snprintf(note, sizeof(note), "waiting (Strict=yes): %.400s", entry->why);
+    topo_shim_note(job_ptr, note);
+    debug("JobId=%u waits (Strict=yes): %s", job_ptr->job_id, entry->why);
+  }
+  pending_free(entry);
+  return SLURM_ERROR;
+}
+
+extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
+{
+  struct topo_shim_timing spent = { 0 };
+  uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
+  int rc;
+  struct topo_network_request request = topo_shim_request(topo_eval->job_ptr, false, true);
+  if (request.topo_aware)
+    rc = eval_topo_aware(topo_eval, &request, &spent);
+  else
+    rc = slurms_own()->eval_nodes(topo_eval);
+  spent.cpu_us = topo_shim_cpu_now_us() - cpu_start;
+  topo_shim_count("eval_nodes", request.topo_aware ? TOPO_PATH_TOPO_AWARE : TOPO_PATH_PLAIN,
+                  topo_shim_now_us() - start, &spent);
+  return rc;
+}
+
+/* --- the rest of the interface --------------------------------------------------- */
+
+extern int init(void)
+{
+  return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+  int rc = SLURM_SUCCESS;
+  writer_finish();
+  if (running_in_slurmctld())
+    topo_shim_log_timing("eval_nodes");
+  topo_shim_engine_close();
+  slurm_mutex_lock(&slurm_lock);
+  if (slurm_context) {
+    __atomic_store_n(&slurm_loaded, 0, __ATOMIC_RELEASE);
+    rc = plugin_context_destroy(slurm_context);
+    slurm_context = NULL;
+  }
+  slurm_mutex_unlock(&slurm_lock);
+  return rc;
+}
+
+/* slurmctld calls this at start-up (and a reconfigure restarts it): the
+ * engine loads its snapshot now, not in the first job's evaluation. */
+extern int topology_p_build_config(void)
+{
+  int rc = slurms_own()->build_config();
+  if (running_in_slurmctld())
+    topo_shim_engine_prepare();
+  return rc;
+}
+
+extern int topology_p_whole_topo(bitstr_t *node_mask)
+{
+  return slurms_own()->whole_topo(node_mask);
+}
+
+extern bitstr_t *topology_p_get_bitmap(char *name)
+{
+  return slurms_own()->get_bitmap(name);
+}
+
+extern bool topology_p_generate_node_ranking(void)
+{
+  return slurms_own()->node_ranking();
+}
+
+/* slurmd asks once at start-up, for SLURM_TOPOLOGY_ADDR of its jobs. */
+extern int topology_p_get_node_addr(char *node_name, char **addr, char **pattern)
+{
+  char msg[512];
+  char *conf = get_extra_conf_path("topo_aware.conf");
+  char *a = NULL, *p = NULL;
+  int rc = topo_fabric_address(conf, node_name, &a, &p, msg, sizeof(msg));
+  xfree(conf);
+  if (rc == 0) {
+    *addr = xstrdup(a);
+    *pattern = xstrdup(p);
+    free(a);
+    free(p);
+    return SLURM_SUCCESS;
+  }
+  debug("%s: %s; %s's address instead", plugin_type, msg, slurms_own_type());
+  return slurms_own()->get_node_addr(node_name, addr, pattern);
+}
+
+extern int topology_p_split_hostlist(topo_hostlist_t *hl, topo_hostlist_t ***sp_hl, int *count,
+                                     uint16_t tree_width)
+{
+  return slurms_own()->split_hostlist(hl, sp_hl, count, tree_width);
+}
+
+extern int topology_p_topology_free(void *topoinfo_ptr)
+{
+  return slurms_own()->topoinfo_free(topoinfo_ptr);
+}
+
+extern int topology_p_get(topology_data_t type, void *data)
+{
+  int rc = slurms_own()->get(type, data);
+  /* Slurm packs the active plugin's id before the data and refuses data
+   * tagged with another: what tree hands out is ours to pass on. */
+  if (rc == SLURM_SUCCESS && type == TOPO_DATA_TOPOLOGY_PTR) {
+    dynamic_plugin_data_t **info = data;
+    if (*info)
+      (*info)->plugin_id = plugin_id;
+  }
+  return rc;
+}
+
+extern int topology_p_topology_pack(void *topoinfo_ptr, buf_t *buffer, uint16_t protocol_version)
+{
+  return slurms_own()->topoinfo_pack(topoinfo_ptr, buffer, protocol_version);
+}
+
+extern int topology_p_topology_print(void *topoinfo_ptr, char *nodes_list, char **out)
+{
+  return slurms_own()->topoinfo_print(topoinfo_ptr, nodes_list, out);
+}
+
+extern int topology_p_topology_unpack(void **topoinfo_pptr, buf_t *buffer,
+                                      uint16_t protocol_version)
+{
+  return slurms_own()->topoinfo_unpack(topoinfo_pptr, buffer, protocol_version);
+}
+
+extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask)
+{
+  return slurms_own()->get_fragmentation(node_mask);
+}
+
+/* Never used: its initialiser makes the compiler check that every entry
+ * point above has exactly the type topo_ops_t gives it, in the order of
+ * topo_symbols. */
+static const topo_ops_t own_entry_points __attribute__((unused)) = {
+  (uint32_t *)&plugin_id,
+  topology_p_build_config,
+  topology_p_eval_nodes,
+  topology_p_whole_topo,
+  topology_p_get_bitmap,
+  topology_p_generate_node_ranking,
+  topology_p_get_node_addr,
+  topology_p_split_hostlist,
+  topology_p_topology_free,
+  topology_p_get,
+  topology_p_topology_pack,
+  topology_p_topology_print,
+  topology_p_topology_unpack,
+  topology_p_get_fragmentation,
+};
