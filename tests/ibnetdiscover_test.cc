@@ -354,17 +354,18 @@ TEST(IbnetdiscoverWriter, WritesIbnetdiscoverLines) {
   b.connect("S-7cfe900300a00001", 33, "spine-a", 2, {LinkWidth::X1, LinkSpeed::HDR});
   b.connect("S-7cfe900300a00001", 34, "spine-a", 3, {LinkWidth::X4, LinkSpeed::HDR}, PortState::Down);
   std::ostringstream out;
+  // LIDs as finish() numbers them: switches first, then HCA ports.
   write_ibnetdiscover(std::move(b).finish(), out);
   const std::string text = out.str();
   for (const char* line : {
            "switchguid=0x7cfe900300a00001(7cfe900300a00001)\n"
-           "Switch\t36 \"S-7cfe900300a00001\"\t\t# \"leaf01\" enhanced port 0 lid 0 lmc 0\n"
-           "[1]\t\"H-0002c90300001001\"[1](2c90300001002)\t\t# \"gpu001 mlx5_0\" lid 0 4xNDR\n"
-           "[33]\t\"spine-a\"[2]\t\t# \"spine a\" lid 0 1xHDR\n\n",
-           "\nSwitch\t2 \"spine-a\"\t\t# \"spine a\" enhanced port 0 lid 0 lmc 0\n[2]\t",
+           "Switch\t36 \"S-7cfe900300a00001\"\t\t# \"leaf01\" enhanced port 0 lid 1 lmc 0\n"
+           "[1]\t\"H-0002c90300001001\"[1](2c90300001002)\t\t# \"gpu001 mlx5_0\" lid 3 4xNDR\n"
+           "[33]\t\"spine-a\"[2]\t\t# \"spine a\" lid 2 1xHDR\n\n",
+           "\nSwitch\t2 \"spine-a\"\t\t# \"spine a\" enhanced port 0 lid 2 lmc 0\n[2]\t",
            "caguid=0x2c90300001001\n"
            "Ca\t1 \"H-0002c90300001001\"\t\t# \"gpu001 mlx5_0\"\n"
-           "[1](2c90300001002)\t\"S-7cfe900300a00001\"[1]\t\t# lid 0 lmc 0 \"leaf01\" lid 0 4xNDR\n",
+           "[1](2c90300001002)\t\"S-7cfe900300a00001\"[1]\t\t# lid 3 lmc 0 \"leaf01\" lid 1 4xNDR\n",
        })
     EXPECT_NE(text.find(line), std::string::npos) << "missing:\n" << line << "\nin:\n" << text;
   // A Down link is not written: discovery cannot cross it either.

@@ -138,6 +138,38 @@ std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
   return out;
 }
 
+template <typename Self>
+void Fabric::assign(Self&& o) {
+  graph_ = std::forward<Self>(o).graph_;
+  by_id_ = std::forward<Self>(o).by_id_;
+  host_by_name_ = std::forward<Self>(o).host_by_name_;
+  hosts_ = std::forward<Self>(o).hosts_;
+  hcas_ = std::forward<Self>(o).hcas_;
+  switches_ = std::forward<Self>(o).switches_;
+  switch_index_ = std::forward<Self>(o).switch_index_;
+  port_begin_ = std::forward<Self>(o).port_begin_;
+  port_cable_ = std::forward<Self>(o).port_cable_;
+  by_lid_ = std::forward<Self>(o).by_lid_;
+  routing_ = std::forward<Self>(o).routing_;
+  summary_ = std::forward<Self>(o).summary_;
+  faults_ = std::forward<Self>(o).faults_;
+  naming_ = std::forward<Self>(o).naming_;
+  source_ = std::forward<Self>(o).source_;
+  cables_.assign(o.cables_.size(), LinkId());
+  for (auto e : boost::make_iterator_range(boost::edges(graph_)))
+    if (graph_[e].kind == LinkKind::Cable && graph_[e].id >= 0) cables_[static_cast<size_t>(graph_[e].id)] = e;
+}
+
+Fabric& Fabric::operator=(const Fabric& other) {
+  if (this != &other) assign(other);
+  return *this;
+}
+
+Fabric& Fabric::operator=(Fabric&& other) noexcept {
+  if (this != &other) assign(std::move(other));
+  return *this;
+}
+
 FabricBuilder::FabricBuilder(HostNaming naming) { fabric_.naming_ = std::move(naming); }
 
 NodeId FabricBuilder::add_node(Node node) {

@@ -143,6 +143,14 @@ struct FabricSummary {
 
 class Fabric {
  public:
+  Fabric() = default;
+  // Copies and moves re-derive cables(): an edge descriptor points into its
+  // own graph's edge list, which Boost copies (it has no move) node by node.
+  Fabric(const Fabric& other) { *this = other; }
+  Fabric(Fabric&& other) noexcept { *this = std::move(other); }
+  Fabric& operator=(const Fabric& other);
+  Fabric& operator=(Fabric&& other) noexcept;
+
   const FabricGraph& graph() const { return graph_; }
   const Node& node(NodeId v) const { return graph_[v]; }
   const Link& link(LinkId e) const { return graph_[e]; }
@@ -195,6 +203,9 @@ class Fabric {
  private:
   friend class FabricBuilder;
   friend void classify(Fabric& fabric);
+
+  template <typename Self>
+  void assign(Self&& other);
 
   FabricGraph graph_;
   std::unordered_map<std::string, NodeId> by_id_;

@@ -99,6 +99,26 @@ LinkRate rate_of(const ibnd_port_t* p, const std::string& source) {
   return {*width, *speed};
 }
 
+bool is_cabled(const ibnd_port_t* port) {
+  return port && port->remoteport && port->remoteport->node &&
+         (port->remoteport->node->type == IB_NODE_SWITCH || port->remoteport->node->type == IB_NODE_CA);
+}
+
+std::vector<int> cabled_ports(const ibnd_node_t* n) {
+  std::vector<int> out;
+  if (n->ports)
+    for (int p = 1; p <= n->numports; ++p)
+      if (is_cabled(n->ports[p])) out.push_back(p);
+  return out;
+}
+
+// An HCA vertex stands for one cabled port (fabric.h): a CA with several
+// cabled ports becomes "H-<guid>:<port>" per port, as the text reader does.
+std::string vertex_id(const ibnd_node_t* n, int port) {
+  if (n->type == IB_NODE_SWITCH || cabled_ports(n).size() <= 1) return node_id(n);
+  return fmt::format("{}:{}", node_id(n), port);
+}
+
 Fabric convert(const ibnd_fabric_t* f, const HostNaming& naming, std::string source) {
   // Nodes in a stable order (by description, then GUID) whatever order the
   // scan met them in, so that two discoveries of one fabric build alike.
@@ -120,10 +140,23 @@ Fabric convert(const ibnd_fabric_t* f, const HostNaming& naming, std::string sou
   FabricBuilder builder(naming);
   for (size_t i : order) {
     const ibnd_node_t* n = nodes[i];
-    if (n->type == IB_NODE_SWITCH)
+    if (n->type == IB_NODE_SWITCH) {
       builder.add_switch(node_id(n), names[i], n->numports, n->guid);
-    else
+      // A switch's LID is its port 0's.
+      uint32_t lid = n->ports && n->ports[0] ? n->ports[0]->base_lid : n->smalid;
+      if (lid) builder.set_lid(node_id(n), lid);
+      continue;
+    }
+    std::vector<int> ports = cabled_ports(n);
+    if (ports.size() <= 1) {
       builder.add_hca(node_id(n), names[i], n->numports, n->guid);
+      if (!ports.empty() && n->ports[ports[0]]->base_lid) builder.set_lid(node_id(n), n->ports[ports[0]]->base_lid);
+      continue;
+    }
+    for (int p : ports) {
+      builder.add_hca(vertex_id(n, p), names[i], n->numports, n->guid);
+      if (n->ports[p]->base_lid) builder.set_lid(vertex_id(n, p), n->ports[p]->base_lid);
+    }
   }
   for (size_t i : order) {
     const ibnd_node_t* n = nodes[i];
@@ -136,7 +169,8 @@ Fabric convert(const ibnd_fabric_t* f, const HostNaming& naming, std::string sou
       // Each cable once, from the end with the smaller (GUID, port).
       if (std::make_pair(peer->node->guid, peer->portnum) < std::make_pair(n->guid, port->portnum)) continue;
       PortState state = std::min(state_of(port), state_of(peer));
-      builder.connect(node_id(n), port->portnum, node_id(peer->node), peer->portnum, rate_of(port, source), state);
+      builder.connect(vertex_id(n, port->portnum), port->portnum, vertex_id(peer->node, peer->portnum),
+                      peer->portnum, rate_of(port, source), state);
     }
   }
   Fabric fabric = std::move(builder).finish();
@@ -215,6 +249,83 @@ Fabric discover_ibnetdisc(const IbnetdiscOptions& options, const HostNaming& nam
                                      options.ca_port ? fmt::format("{}", options.ca_port) : "(first active)"));
   return convert(fabric.get(), naming,
                  options.ca_port ? fmt::format("ibnetdisc:{}/{}", ca, options.ca_port) : "ibnetdisc:" + ca);
+}
+
+namespace {
+
+struct MadPortDeleter {
+  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
+};
+
+FabricHandle discover_handle(const IbnetdiscOptions& options, std::string& ca) {
+  check_simulator();
+  if (umad_init() < 0) throw DiscoveryError("cannot initialise libibumad");
+  auto cas = local_cas();
+  if (cas.empty()) throw DiscoveryError("no InfiniBand HCA on this host (nothing under /sys/class/infiniband_mad)");
+  ca = options.ca.empty() ? cas.front().first : options.ca;
+  ibnd_config_t config{};
+  config.timeout_ms = static_cast<unsigned>(std::max(0, options.timeout_ms));
+  std::vector<char> ca_name(ca.begin(), ca.end());
+  ca_name.push_back('\0');
+  FabricHandle fabric(ibnd_discover_fabric(ca_name.data(), options.ca_port, nullptr, &config));
+  if (!fabric) throw DiscoveryError(fmt::format("libibnetdisc could not discover the fabric through {}", ca));
+  return fabric;
+}
+
+// One switch's table: LinearFDBTop from the SwitchInfo discovery read, then
+// the blocks by directed route.
+std::vector<uint8_t> read_switch_lft(ibmad_port* port, ibnd_node_t* n, int timeout_ms) {
+  unsigned top = mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
+  std::vector<uint8_t> table(top + 1, kNoPort);
+  uint8_t block[IB_SMP_DATA_SIZE];
+  for (unsigned b = 0; b <= top / 64; ++b) {
+    int status = 0;
+    ib_portid_t portid = n->path_portid;
+    if (!smp_query_status_via(block, &portid, IB_ATTR_LINEARFORWTBL, b, static_cast<unsigned>(timeout_ms), &status,
+                              port) ||
+        status != 0)
+      throw DiscoveryError(fmt::format("cannot read LinearForwardingTable block {} of switch {} (\"{}\"), status {}",
+                                       b, node_id(n), description(n), status));
+    for (unsigned i = 0; i < 64 && b * 64 + i <= top; ++i) table[b * 64 + i] = block[i];
+  }
+  table[0] = kNoPort;  // LID 0 is no destination
+  return table;
+}
+
+}  // namespace
+
+Routing read_lfts_live(const IbnetdiscOptions& options, const Fabric& fabric) {
+  std::string ca;
+  FabricHandle handle = discover_handle(options, ca);
+  std::vector<char> ca_name(ca.begin(), ca.end());
+  ca_name.push_back('\0');
+  int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
+  std::unique_ptr<ibmad_port, MadPortDeleter> port(mad_rpc_open_port(ca_name.data(), options.ca_port, classes, 2));
+  if (!port) throw DiscoveryError(fmt::format("cannot open a MAD port on {} port {}", ca, options.ca_port));
+
+  Routing routing;
+  routing.kind = RoutingKind::Static;
+  routing.source = "libibnetdisc:live";
+  routing.lft.assign(fabric.switches().size(), {});
+  std::vector<bool> seen(fabric.switches().size(), false);
+  for (ibnd_node_t* n = handle->switches; n; n = n->type_next) {
+    auto v = fabric.find(node_id(n));
+    if (!v) {
+      for (NodeId s : fabric.switches())
+        if (fabric.node(s).name == description(n)) v = s;
+    }
+    if (!v || fabric.switch_index(*v) < 0)
+      throw DiscoveryError(fmt::format("switch {} (\"{}\") is not in the fabric the tables are read for",
+                                       node_id(n), description(n)));
+    size_t i = static_cast<size_t>(fabric.switch_index(*v));
+    routing.lft[i] = read_switch_lft(port.get(), n, options.timeout_ms);
+    seen[i] = true;
+  }
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i])
+      throw DiscoveryError(fmt::format("switch '{}' of the fabric was not found live",
+                                       fabric.node(fabric.switches()[i]).name));
+  return routing;
 }
 
 Fabric load_ibnetdisc_cache(const std::string& path, const HostNaming& naming) {

@@ -9,6 +9,11 @@
 // lower PortState of its two ends. A link is Active only once a subnet
 // manager has brought it up: on a fabric without one, every link is Init
 // and the classification reports each as inactive. Routers are skipped.
+// LIDs: a switch's is its port 0's, an HCA port's its own base LID (a
+// fabric no subnet manager has configured has none, and FabricBuilder
+// numbers them as for any source without LIDs). A CA with several
+// cabled ports becomes one HCA vertex per port, "H-<guid>:<port>", as the
+// ibnetdiscover reader makes it.
 //
 // Under ibsim (LD_PRELOAD=.../umad2sim/libumad2sim.so) the simulator is found
 // through IBSIM_SOCKNAME (abstract unix socket "<name>:ctl", default "sim"),
@@ -47,5 +52,16 @@ Fabric discover_ibnetdisc(const IbnetdiscOptions& options, const HostNaming& nam
 // Throws ParseError(path, 0, ...) for a file that cannot be opened or is not
 // a libibnetdisc cache.
 Fabric load_ibnetdisc_cache(const std::string& path, const HostNaming& naming = {});
+
+// The switches' linear forwarding tables, read live as rdma-core's
+// dump_fts reads them: the fabric is discovered again through libibnetdisc
+// (for each switch's directed route and SwitchInfo), then every switch is
+// asked by directed route for LinearForwardingTable blocks 0..LinearFDBTop/64
+// (64 LIDs a block). Switches are matched to `fabric`'s by id ("S-<guid>"),
+// else by description; the result is static, its source
+// "libibnetdisc:live", indexed by `fabric`'s switches. A switch of `fabric`
+// that discovery does not find, or one found that `fabric` lacks, throws
+// DiscoveryError naming it, as does a block that cannot be read.
+Routing read_lfts_live(const IbnetdiscOptions& options, const Fabric& fabric);
 
 }  // namespace topo

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -39,6 +40,7 @@ struct NodeRecord {
   uint64_t guid;
   int line;
   Masks defaults;  // for ports the file does not list
+  uint32_t lid = 0;  // a switch's, from "lid <n>" in the header's comment
 };
 
 // One port line: the local end, the far end it names and what it says of the rate.
@@ -50,6 +52,10 @@ struct PortRecord {
   int line;
   std::optional<LinkRate> rate;  // the `<width>x<speed>` word of the comment
   Masks masks;
+  // From the comment: this port's own LID ("lid <n> lmc <m>", CA ports) and
+  // the far end's ("lid <n>" after its description); 0 when not given.
+  uint32_t own_lid = 0;
+  uint32_t peer_lid = 0;
 };
 
 struct LinkDraft {
@@ -307,11 +313,12 @@ class Reader {
       }
     }
     if (desc.empty()) desc = std::string(id);
+    uint32_t lid = tail.empty() ? 0 : header_lid(tail.substr(1), no);
 
     auto t = static_cast<size_t>(type);
     uint64_t guid = next_guid_[t];
     next_guid_[t] += type == NodeType::Switch ? 1 : static_cast<uint64_t>(*ports) + 1;  // ibsim reserves port GUIDs
-    nodes_.push_back({type, id, std::move(desc), *ports, guid, no, defaults_});
+    nodes_.push_back({type, id, std::move(desc), *ports, guid, no, defaults_, lid});
     current_ = static_cast<int>(nodes_.size()) - 1;
   }
 
@@ -352,7 +359,10 @@ class Reader {
     std::string_view tail = cur.rest();
     size_t hash = tail.find('#');
     parse_options(tail.substr(0, hash), rec.masks, no);
-    if (hash != std::string_view::npos) rec.rate = rate_in_comment(tail.substr(hash + 1), no);
+    if (hash != std::string_view::npos) {
+      rec.rate = rate_in_comment(tail.substr(hash + 1), no);
+      port_lids(tail.substr(hash + 1), rec, no);
+    }
     ports_.push_back(rec);
   }
 
@@ -406,6 +416,38 @@ class Reader {
         default:
           fail(no, fmt::format("unknown port option '{}': expected w=, s= or e=", opt));
       }
+    }
+  }
+
+  uint32_t lid_value(std::string_view word, int no) const {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (ec != std::errc() || end != word.data() + word.size() || v > 0xbfff)
+      fail(no, fmt::format("LID '{}' is not a unicast LID (0-49151)", word));
+    return static_cast<uint32_t>(v);
+  }
+
+  // A switch header's "... enhanced port 0 lid <n> lmc <m>".
+  uint32_t header_lid(std::string_view comment, int no) const {
+    CommentWords cw = split_comment(comment);
+    const auto& w = cw.words;
+    for (size_t k = 0; k + 1 < w.size(); ++k)
+      if (w[k] == "lid" && is_number(w[k + 1])) return lid_value(w[k + 1], no);
+    return 0;
+  }
+
+  // A CA port line says "lid <own> lmc <m> \"<peer>\" lid <peer's>", a switch
+  // port line "\"<peer>\" lid <peer's>".
+  void port_lids(std::string_view comment, PortRecord& rec, int no) const {
+    CommentWords cw = split_comment(comment);
+    const auto& w = cw.words;
+    for (size_t k = 0; k + 1 < w.size(); ++k) {
+      if (w[k] != "lid" || !is_number(w[k + 1])) continue;
+      uint32_t lid = lid_value(w[k + 1], no);
+      if (k + 2 < w.size() && w[k + 2] == "lmc")
+        rec.own_lid = lid;
+      else
+        rec.peer_lid = lid;
     }
   }
 
@@ -515,14 +557,58 @@ class Reader {
     return *rate;
   }
 
+  // An HCA vertex stands for one cabled port (fabric.h): a CA with several
+  // cabled ports becomes one vertex per port, "<id>:<port>".
+  void split_multiport_cas() {
+    cabled_.assign(nodes_.size(), {});
+    for (const LinkDraft& d : drafts_) {
+      const PortRecord& a = ports_[static_cast<size_t>(d.first)];
+      cabled_[static_cast<size_t>(a.node)].push_back(a.port);
+      cabled_[static_cast<size_t>(d.remote_node)].push_back(a.remote_port);
+    }
+    for (auto& ports : cabled_) std::sort(ports.begin(), ports.end());
+  }
+
+  bool split(int node) const {
+    return nodes_[static_cast<size_t>(node)].type == NodeType::Ca && cabled_[static_cast<size_t>(node)].size() > 1;
+  }
+
+  std::string vertex_id(int node, int port) const {
+    std::string_view id = nodes_[static_cast<size_t>(node)].id;
+    return split(node) ? fmt::format("{}:{}", id, port) : std::string(id);
+  }
+
+  // A CA port's LID: its own line's "lid <n> lmc <m>", else what the
+  // switch's line says of it.
+  void set_port_lids(FabricBuilder& builder, const LinkDraft& d) const {
+    const PortRecord& a = ports_[static_cast<size_t>(d.first)];
+    const PortRecord* b = d.second >= 0 ? &ports_[static_cast<size_t>(d.second)] : nullptr;
+    auto set = [&](int node, int port, uint32_t own, uint32_t seen_from_peer, int line) {
+      if (nodes_[static_cast<size_t>(node)].type != NodeType::Ca) return;
+      uint32_t lid = own ? own : seen_from_peer;
+      if (own && seen_from_peer && own != seen_from_peer)
+        fail(line, fmt::format("{} has LID {} on its own line but LID {} on its peer's", end_name(node, port), own,
+                               seen_from_peer));
+      if (lid) builder.set_lid(vertex_id(node, port), lid);
+    };
+    set(a.node, a.port, a.own_lid, b ? b->peer_lid : 0, a.line);
+    set(d.remote_node, a.remote_port, b ? b->own_lid : 0, a.peer_lid, b ? b->line : a.line);
+  }
+
   Fabric build(const HostNaming& naming) {
+    split_multiport_cas();
     FabricBuilder builder(naming);
-    for (const NodeRecord& n : nodes_) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const NodeRecord& n = nodes_[i];
       try {
-        if (n.type == NodeType::Switch)
+        if (n.type == NodeType::Switch) {
           builder.add_switch(std::string(n.id), n.desc, n.ports, n.guid);
-        else if (n.type == NodeType::Ca)
+          if (n.lid) builder.set_lid(n.id, n.lid);
+        } else if (n.type == NodeType::Ca && split(static_cast<int>(i))) {
+          for (int port : cabled_[i]) builder.add_hca(vertex_id(static_cast<int>(i), port), n.desc, n.ports, n.guid);
+        } else if (n.type == NodeType::Ca) {
           builder.add_hca(std::string(n.id), n.desc, n.ports, n.guid);
+        }
       } catch (const FabricError& e) {
         fail(n.line, e.what());
       }
@@ -531,14 +617,20 @@ class Reader {
       const PortRecord& a = ports_[static_cast<size_t>(d.first)];
       LinkRate rate = link_rate(d);
       try {
-        builder.connect(nodes_[static_cast<size_t>(a.node)].id, a.port, a.remote_id, a.remote_port, rate);
+        builder.connect(vertex_id(a.node, a.port), a.port, vertex_id(d.remote_node, a.remote_port), a.remote_port,
+                        rate);
       } catch (const FabricError& e) {
         fail(a.line, e.what());
       }
+      set_port_lids(builder, d);
     }
-    Fabric fabric = std::move(builder).finish();
-    fabric.set_source("ibnetdiscover:" + file_);
-    return fabric;
+    try {
+      Fabric fabric = std::move(builder).finish();
+      fabric.set_source("ibnetdiscover:" + file_);
+      return fabric;
+    } catch (const FabricError& e) {
+      fail(0, e.what());
+    }
   }
 
   std::string_view text_;
@@ -546,6 +638,7 @@ class Reader {
   std::vector<NodeRecord> nodes_;
   std::vector<PortRecord> ports_;
   std::vector<LinkDraft> drafts_;
+  std::vector<std::vector<int>> cabled_;  // per node, its cabled ports
   std::unordered_map<std::string_view, LinkRate> rate_words_;
   int current_ = -1;
   Masks defaults_;
@@ -553,6 +646,18 @@ class Reader {
   uint64_t guid_base_[3] = {0x200000, 0x100000, 0};
   uint64_t next_guid_[3] = {0x200000, 0x100000, 0};
 };
+
+// The readers split a CA with several cabled ports into a vertex per port,
+// "<id>:<port>"; written back, they are one CA again.
+std::string_view written_id(const Fabric& fabric, NodeId v) {
+  const Node& n = fabric.node(v);
+  std::string_view id = n.id;
+  size_t colon = id.rfind(':');
+  if (n.kind != NodeKind::Hca || colon == std::string_view::npos || !is_number(id.substr(colon + 1))) return id;
+  int port = 0;
+  std::from_chars(id.data() + colon + 1, id.data() + id.size(), port);
+  return fabric.cable_at(v, port) ? id.substr(0, colon) : id;
+}
 
 void check_writable(const Node& n) {
   auto bad = [](std::string_view s, std::string_view chars) {
@@ -603,21 +708,31 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
     LinkRate rate;
   };
   std::vector<Cabled> cabled;
-  auto write_node = [&](NodeId v) {
-    const Node& n = g[v];
-    cabled.clear();
+  auto collect = [&](NodeId v) {
     for (auto e : boost::make_iterator_range(boost::out_edges(v, g))) {
       const Link& l = g[e];
       if (l.kind != LinkKind::Cable || l.state == PortState::Down) continue;
       NodeId peer = fabric.peer(e, v);
       cabled.push_back({fabric.local_port(e, v), peer, fabric.local_port(e, peer), l.rate});
     }
+  };
+  // Port GUIDs follow ibsim and ConnectX: node GUID + port number; switch ports share the node's.
+  auto port_guid = [](const Node& node, int port) -> std::string {
+    if (node.guid == 0 || node.kind == NodeKind::Switch) return {};
+    return fmt::format("({:x})", node.guid + static_cast<uint64_t>(port));
+  };
+  // `group`: the vertices of one node (one, or a CA's port vertices).
+  auto write_node = [&](std::span<const NodeId> group) {
+    const Node& n = g[group.front()];
+    cabled.clear();
+    for (NodeId v : group) collect(v);
     std::sort(cabled.begin(), cabled.end(), [](const Cabled& a, const Cabled& b) { return a.port < b.port; });
     int ports = n.ports;
     for (const Cabled& c : cabled) ports = std::max(ports, c.port);
     ports = std::max(ports, 1);
 
     bool is_switch = n.kind == NodeKind::Switch;
+    std::string_view id = written_id(fabric, group.front());
     buf += '\n';
     if (n.guid != 0) {
       if (is_switch)
@@ -626,30 +741,37 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
         fmt::format_to(std::back_inserter(buf), "caguid=0x{:x}\n", n.guid);
     }
     if (is_switch)
-      fmt::format_to(std::back_inserter(buf), "Switch\t{} \"{}\"\t\t# \"{}\" enhanced port 0 lid 0 lmc 0\n", ports,
-                     n.id, n.name);
+      fmt::format_to(std::back_inserter(buf), "Switch\t{} \"{}\"\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", ports,
+                     id, n.name, n.lid);
     else
-      fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\"\n", ports, n.id, n.name);
+      fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\"\n", ports, id, n.name);
 
     for (const Cabled& c : cabled) {
       const Node& p = g[c.peer];
-      // Port GUIDs follow ibsim and ConnectX: node GUID + port number; switch ports share the node's.
-      auto port_guid = [](const Node& node, int port) -> std::string {
-        if (node.guid == 0 || node.kind == NodeKind::Switch) return {};
-        return fmt::format("({:x})", node.guid + static_cast<uint64_t>(port));
-      };
+      std::string_view peer_id = written_id(fabric, c.peer);
       std::string rate = c.rate.str();
-      if (is_switch)
-        fmt::format_to(std::back_inserter(buf), "[{}]\t\"{}\"[{}]{}\t\t# \"{}\" lid 0 {}\n", c.port, p.id,
-                       c.peer_port, port_guid(p, c.peer_port), p.name, rate);
-      else
-        fmt::format_to(std::back_inserter(buf), "[{}]{}\t\"{}\"[{}]{}\t\t# lid 0 lmc 0 \"{}\" lid 0 {}\n", c.port,
-                       port_guid(n, c.port), p.id, c.peer_port, port_guid(p, c.peer_port), p.name, rate);
+      if (is_switch) {
+        fmt::format_to(std::back_inserter(buf), "[{}]\t\"{}\"[{}]{}\t\t# \"{}\" lid {} {}\n", c.port, peer_id,
+                       c.peer_port, port_guid(p, c.peer_port), p.name, p.lid, rate);
+      } else {
+        NodeId self = group.front();
+        for (NodeId v : group)
+          if (fabric.cable_at(v, c.port)) self = v;
+        fmt::format_to(std::back_inserter(buf), "[{}]{}\t\"{}\"[{}]{}\t\t# lid {} lmc 0 \"{}\" lid {} {}\n", c.port,
+                       port_guid(n, c.port), peer_id, c.peer_port, port_guid(p, c.peer_port), g[self].lid, p.name,
+                       p.lid, rate);
+      }
     }
     if (buf.size() > (1 << 16) - 1024) flush();
   };
-  for (NodeId v : fabric.switches()) write_node(v);
-  for (NodeId v : fabric.hcas()) write_node(v);
+  for (NodeId v : fabric.switches()) write_node(std::span<const NodeId>(&v, 1));
+  auto hcas = fabric.hcas();
+  for (size_t i = 0; i < hcas.size();) {
+    size_t j = i + 1;
+    while (j < hcas.size() && written_id(fabric, hcas[j]) == written_id(fabric, hcas[i])) ++j;
+    write_node(hcas.subspan(i, j - i));
+    i = j;
+  }
   flush();
 }
 

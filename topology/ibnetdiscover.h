@@ -31,6 +31,16 @@
 //    `switchguid=`/`caguid=` line before a node, else counting up from
 //    0x200000 (switches) and 0x100000 (CAs, which reserve their port GUIDs).
 
+// LIDs: a switch's from its header ("... port 0 lid 3 lmc 0"), a CA port's
+// from its own line ("# lid 4 lmc 0 ...") or else from the switch line that
+// cables it ("\"gpu001 mlx5_0\" lid 4 4xNDR"); both given and different is
+// an error. A file without LIDs (ibsim net files) gets them numbered by
+// FabricBuilder::finish().
+//
+// An HCA vertex stands for one cabled port (fabric.h): a CA with several
+// cabled ports becomes one vertex per port, with id "<id>:<port>" and the
+// port's LID; the writer joins them back into one CA.
+//
 // Node ids are kept as written ("S-7cfe900300a00001", "Switch1"); a node's
 // name is its description from the `# "..."` comment, or its id. An HCA's
 // description gives its host and rail through the HostNaming. Routers
@@ -58,7 +68,7 @@ Fabric read_ibnetdiscover_file(const std::string& path, const HostNaming& naming
 // Writes the fabric in ibnetdiscover's format, which ibsim reads too: a
 // `switchguid=`/`caguid=` line when the node has a GUID (ibsim then gives it
 // that GUID), the header with the node's name as description, and each
-// cabled port with `lid 0 <width>x<speed>`. Hosts are not written: they come
+// cabled port with the LIDs of both ends and `<width>x<speed>`. Hosts are not written: they come
 // back from the HCA descriptions (a host with no HCA, as topology.conf gives,
 // does not come back). Links whose state is Down are left out, as
 // ibnetdiscover leaves them out; the format has no port state, so every

@@ -1,0 +1,426 @@
+// OpenSM's routing, read three ways and emulated, on simulated fabrics.
+//
+// For each fabric (two-level with 2 and 3 spines, three-level clos3 and
+// fat tree, rail-optimized, degraded: written
+// from make_synthetic as an ibsim net file) one ibsim runs; for each engine
+// (ftree, minhop, updn, dfsssp) `opensm -o -R ENGINE -D 0x43
+// --dump_files_dir DIR` configures the subnet once and dumps its tables.
+// A child process (this binary re-executed under libumad2sim) discovers
+// the fabric live through libibnetdisc with its LIDs and reads every
+// switch's table live over directed-route SMPs (read_lfts_live); it writes
+// both out (write_ibnetdiscover, write_opensm_lfts). The test then reads
+// the fabric back, reads OpenSM's dump for it, and checks:
+//   - for every ordered pair of HCA ports, the route through the dump's
+//     tables equals the route through the live tables, hop by hop;
+//   - a sample of pairs equals `ibtracert SRC_LID DST_LID`;
+//   - ftree, minhop and updn emulated on that fabric (its LIDs and GUIDs
+//     the subnet's) equal OpenSM's tables entry for entry, so every
+//     inter-switch cable carries the same destinations; dfsssp is refused
+//     by the emulation (not emulated: routing_engine.h says why).
+// Skips only when ibsim or OpenSM is not installed; every process it starts
+// is stopped and reaped, also on failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "topology/error.h"
+#include "topology/ibnetdisc.h"
+#include "topology/ibnetdiscover.h"
+#include "topology/opensm_lfts.h"
+#include "topology/route.h"
+#include "topology/routing_engine.h"
+#include "topology/synthetic.h"
+
+extern char** environ;
+
+extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
+
+namespace topo {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr const char* kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+// ---------------------------------------------------------------------------
+// The child: discover live with LIDs, read the tables live, write both.
+
+int run_child() {
+  const char* dir = std::getenv("TOPO_ROUTING_OUT");
+  if (!dir) return 3;
+  try {
+    Fabric f = discover_ibnetdisc({});
+    f.set_routing(read_lfts_live({}, f));
+    std::ofstream fabric_out(fs::path(dir) / "live.ibnetdiscover");
+    write_ibnetdiscover(f, fabric_out);
+    std::ofstream lfts_out(fs::path(dir) / "live.lfts");
+    write_opensm_lfts(f, lfts_out);
+  } catch (const std::exception& e) {
+    std::ofstream(fs::path(dir) / "live.error") << e.what();
+    return 2;
+  }
+  return 0;
+}
+
+const bool kChild = [] {
+  if (std::getenv("TOPO_ROUTING_CHILD")) std::exit(run_child());
+  return false;
+}();
+
+// ---------------------------------------------------------------------------
+// Processes (as in ibsim_discovery_test.cc).
+
+std::optional<std::string> find_program(const std::string& name) {
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  path += ":/usr/sbin:/usr/bin:/sbin:/bin";
+  std::istringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    fs::path p = fs::path(dir) / name;
+    if (!dir.empty() && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A child process, stopped and reaped when this goes out of scope.
+class Process {
+ public:
+  // Standard output goes to `log`, standard error to `errors` (default: `log` too).
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
+          const fs::path& log, bool with_stdin, const fs::path& errors = {}) {
+    int in[2] = {-1, -1};
+    if (with_stdin && pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    std::vector<std::string> envs;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      bool overridden = false;
+      for (const std::string& mine : env)
+        overridden |= kv.substr(0, kv.find('=') + 1) == mine.substr(0, mine.find('=') + 1);
+      if (!overridden) envs.push_back(kv);
+    }
+    envs.insert(envs.end(), env.begin(), env.end());
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      if (with_stdin) dup2(in[0], 0);
+      else dup2(open("/dev/null", O_RDONLY), 0);
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(errors.empty() ? fd : open(errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+      if (chdir(cwd.c_str()) != 0) _exit(126);
+      std::vector<char*> args, envp;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+      envp.push_back(nullptr);
+      execve(args[0], args.data(), envp.data());
+      _exit(127);
+    }
+    if (with_stdin) {
+      close(in[0]);
+      stdin_ = in[1];
+    }
+    name_ = argv[0];
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process() { stop(); }
+
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == 0) return true;
+    pid_ = -1;
+    exit_status_ = status;
+    return false;
+  }
+
+  // Console input (ibsim reads commands from its stdin; it spins on EOF, so
+  // the pipe stays open until the process is stopped).
+  void send(const std::string& line) {
+    std::string text = line + "\n";
+    if (stdin_ < 0 || write(stdin_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      throw std::runtime_error("cannot write to " + name_);
+  }
+
+  // Waits for exit; kills it after `timeout`. Returns the wait status, or nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (running()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        stop();
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return exit_status_;
+  }
+
+  void stop() {
+    if (stdin_ >= 0) {
+      close(stdin_);
+      stdin_ = -1;
+    }
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && running(); ++i) std::this_thread::sleep_for(20ms);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  int exit_status_ = 0;
+  std::string name_;
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "topo-ibsim.XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!std::getenv("TOPO_KEEP_TMP")) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The environment that sends libibumad to the simulator on socket `socket`.
+// In a sanitizer build the child must be told that the preload comes first
+// on purpose, and not to check memcpy: libumad2sim 0.10's read() copies past
+// the end of its own buffer.
+std::vector<std::string> with_preload(std::vector<std::string> env, const std::string& socket) {
+  env.push_back(std::string("LD_PRELOAD=") + kUmad2sim);
+  env.push_back("IBSIM_SOCKNAME=" + socket);
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  env.push_back(std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") +
+                "verify_asan_link_order=0:replace_intrin=0");
+  return env;
+}
+
+bool abstract_socket_listening(const std::string& name) {
+  return read_file("/proc/net/unix").find("@" + name + ":ctl") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------
+
+class Simulator {
+ public:
+  explicit Simulator(const Fabric& fabric) : socket_(fmt::format("topor{}x{}", getpid(), ++counter_)) {
+    net_ = dir_.path() / "fabric.net";
+    {
+      std::ofstream out(net_);
+      write_ibnetdiscover(fabric, out);
+    }
+    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net_.string()},
+                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
+    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
+      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("ibsim did not start:\n" + read_file(dir_.path() / "ibsim.log"));
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  // `opensm -o -R engine`: configures the subnet once, dumps the tables, exits.
+  fs::path run_opensm(const std::string& engine) {
+    fs::path dump = dir_.path() / ("dump-" + engine);
+    fs::create_directories(dump);
+    Process sm({*find_program("opensm"), "-o", "-R", engine, "-D", "0x43", "--dump_files_dir", dump.string(), "-f",
+                (dir_.path() / ("opensm-" + engine + ".log")).string()},
+               env({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()}), dir_.path(),
+               dir_.path() / ("opensm-" + engine + ".out"), false);
+    auto status = sm.wait(60s);
+    if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
+      throw std::runtime_error("opensm -R " + engine + " failed:\n" +
+                               read_file(dir_.path() / ("opensm-" + engine + ".out")));
+    if (!fs::exists(dump / "opensm-lfts.dump")) throw std::runtime_error("opensm wrote no opensm-lfts.dump");
+    return dump / "opensm-lfts.dump";
+  }
+
+  // The child's live fabric and tables, in `out`.
+  void read_live(const fs::path& out) {
+    fs::create_directories(out);
+    Process child({fs::read_symlink("/proc/self/exe").string()},
+                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir_.path(), out / "child.log",
+                  false);
+    auto status = child.wait(60s);
+    if (!status || fs::exists(out / "live.error"))
+      throw std::runtime_error("live reading failed: " + read_file(out / "live.error") + read_file(out / "child.log"));
+  }
+
+  std::string tracert(uint32_t from, uint32_t to) {
+    fs::path log = dir_.path() / "ibtracert.out";
+    Process p({*find_program("ibtracert"), std::to_string(from), std::to_string(to)}, env({}), dir_.path(), log, false);
+    p.wait(30s);
+    return read_file(log);
+  }
+
+  const fs::path& dir() const { return dir_.path(); }
+
+ private:
+  std::vector<std::string> env(std::vector<std::string> more) const { return with_preload(std::move(more), socket_); }
+  static inline int counter_ = 0;
+  TempDir dir_;
+  std::string socket_;
+  fs::path net_;
+  std::optional<Process> ibsim_;
+};
+
+// A route as names and ports: "gpu001 mlx5_0:1 leaf01:3 spine01:2 leaf02:1".
+std::string route_text(const Fabric& f, NodeId a, NodeId b) {
+  StaticRoute r = trace_static_route(f, a, b);
+  std::string out = std::string(name(r.status));
+  for (const RouteHop& h : r.hops) out += fmt::format(" {}:{}", f.node(h.from).name, h.out_port);
+  return out;
+}
+
+// ibtracert's hops as the same text: every "[port] -> ..." line gives the
+// port the previous node left by; the node names follow in quotes.
+std::string tracert_text(const std::string& out) {
+  std::vector<std::string> names;
+  std::vector<int> ports;
+  std::istringstream in(out);
+  static const std::regex from_re(R"(^From \S+ .*"(.*)\"\s*$)"), hop_re(R"(^\[(\d+)\] -> .*"(.*)\"\s*$)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, from_re)) names.push_back(m[1]);
+    else if (std::regex_match(line, m, hop_re)) {
+      ports.push_back(std::stoi(m[1]));
+      names.push_back(m[2]);
+    }
+  }
+  std::string text = "ok";
+  for (size_t i = 0; i < ports.size(); ++i) text += fmt::format(" {}:{}", names[i], ports[i]);
+  return text;
+}
+
+// Per directed inter-switch cable: how many CA destinations cross it.
+std::map<std::string, int> cable_loads(const Fabric& f) {
+  std::map<std::string, int> load;
+  for (NodeId sw : f.switches()) {
+    size_t s = static_cast<size_t>(f.switch_index(sw));
+    for (NodeId h : f.hcas()) {
+      uint8_t p = f.routing().out_port(s, f.node(h).lid);
+      auto c = f.cable_at(sw, p);
+      if (p == 0 || p == kNoPort || !c || f.node(f.peer(*c, sw)).kind != NodeKind::Switch) continue;
+      ++load[fmt::format("{}:{}", f.node(sw).name, p)];
+    }
+  }
+  return load;
+}
+
+class OpenSmRouting : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    if (!find_program("ibsim")) GTEST_SKIP() << "ibsim is not installed (Debian package ibsim-utils)";
+    if (!find_program("opensm")) GTEST_SKIP() << "opensm is not installed";
+    ASSERT_TRUE(fs::exists(kUmad2sim)) << kUmad2sim << " is missing (Debian package libumad2sim0)";
+  }
+};
+
+TEST_P(OpenSmRouting, TablesReadLiveAndFromTheDumpGiveOpenSmsPaths) {
+  Fabric written = make_synthetic(GetParam());
+  Simulator sim(written);
+  for (std::string engine : {"ftree", "minhop", "updn", "dfsssp"}) {
+    SCOPED_TRACE(engine);
+    fs::path dump = sim.run_opensm(engine);
+    fs::path live_dir = sim.dir() / ("live-" + engine);
+    sim.read_live(live_dir);
+
+    // The fabric as discovered live, LIDs and GUIDs the subnet's.
+    Fabric f = read_ibnetdiscover_file((live_dir / "live.ibnetdiscover").string());
+    ASSERT_EQ(f.hcas().size(), written.hcas().size());
+    for (NodeId v = 0; v < f.node_count(); ++v)
+      if (f.node(v).kind != NodeKind::Host) ASSERT_NE(f.node(v).lid, 0u) << f.node(v).name;
+    Routing from_dump = read_opensm_lfts_file(dump.string(), f);
+    Routing live = read_opensm_lfts_file((live_dir / "live.lfts").string(), f);
+
+    Fabric by_dump = f, by_live = f;
+    by_dump.set_routing(from_dump);
+    by_live.set_routing(live);
+    size_t pairs = 0;
+    for (NodeId a : f.hcas())
+      for (NodeId b : f.hcas()) {
+        if (a == b) continue;
+        std::string d = route_text(by_dump, a, b), l = route_text(by_live, a, b);
+        ASSERT_EQ(d.rfind("ok", 0), 0u) << f.node(a).name << " -> " << f.node(b).name << ": " << d;
+        ASSERT_EQ(d, l) << f.node(a).name << " -> " << f.node(b).name;
+        ++pairs;
+      }
+    EXPECT_EQ(pairs, f.hcas().size() * (f.hcas().size() - 1));
+
+    // ibtracert on a sample: the first HCA to every fourth other.
+    NodeId src = f.hcas().front();
+    for (size_t i = 1; i < f.hcas().size(); i += 4) {
+      NodeId dst = f.hcas()[i];
+      std::string tr = sim.tracert(f.node(src).lid, f.node(dst).lid);
+      std::string ours = route_text(by_dump, src, dst);
+      // ibtracert starts at the source's own cable: its first hop is the HCA port.
+      EXPECT_EQ(tracert_text(tr), ours) << tr;
+    }
+
+    if (engine == "dfsssp") {
+      EXPECT_THROW(emulate_routing(f, engine), FabricError);
+      continue;
+    }
+    Fabric emulated = f;
+    emulated.set_routing(emulate_routing(f, engine));
+    // Every entry of every switch, CA and switch LIDs alike.
+    for (size_t s = 0; s < f.switches().size(); ++s)
+      for (NodeId v = 0; v < f.node_count(); ++v) {
+        uint32_t lid = f.node(v).lid;
+        if (lid == 0) continue;
+        ASSERT_EQ(emulated.routing().out_port(s, lid), from_dump.out_port(s, lid))
+            << f.node(f.switches()[s]).name << " to " << f.node(v).name << " (LID " << lid << ")";
+      }
+    EXPECT_EQ(cable_loads(emulated), cable_loads(by_dump));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, OpenSmRouting,
+                         ::testing::Values("leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2,rate=4xHDR",
+                                           "leafspine:leaves=6,hosts_per_leaf=6,spines=3,oversub=2,rate=4xHDR",
+                                           "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=2,rate=4xHDR",
+                                           "clos3:pods=3,leaves_per_pod=2,hosts_per_leaf=4,spines_per_pod=2,cores=2,"
+                                           "rate=4xHDR",
+                                           "fattree:k=4,rate=4xHDR", "railopt:hosts=4,rails=2,spines=2,rate=4xHDR",
+                                           "leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2,rate=4xHDR,"
+                                           "degrade=leaf02:5"));
+
+}  // namespace
+}  // namespace topo
