@@ -3,235 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
-#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "comm_model/double_binary_tree.h"
-#include "comm_model/nccl_tuning.h"
+#include "comm_model/evaluate.h"
+#include "comm_model/routes.h"
+#include "comm_model/time.h"
+#include "comm_model/traffic.h"
 #include "topology/error.h"
+#include "topology/route.h"
 
 namespace topo {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A GPU slot's way out of a host: an HCA port and how many of the host's
-// GPUs send through it.
-struct Lane {
-  int port;
-  int gpus;
-  int rail;
-};
-
-// The allocation as the model uses it: hosts by index, and their lanes
-// (one flat array, so that a thousand hosts cost one allocation).
-struct Allocation {
-  std::vector<int> host;
-  std::vector<int> lane_begin{0};
-  std::vector<Lane> lane;
-  int gpus_per_host = 1;
-
-  std::span<const Lane> lanes(int i) const {
-    return {lane.data() + lane_begin[i], static_cast<size_t>(lane_begin[i + 1] - lane_begin[i])};
-  }
-};
-
-// Appends the lanes of host `h` (index number) running `gpus` GPUs.
-void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation& al) {
-  auto ports = index.ports(h);
-  const int H = static_cast<int>(ports.size());
-  const std::vector<Gpu>& known = index.fabric().node(host).gpus;
-  size_t first = al.lane.size();
-  for (int p = 0; p < H; ++p) al.lane.push_back({p, 0, ports[p].rail});
-  for (int g = 0; g < gpus && H > 0; ++g) {
-    int port = static_cast<int>(static_cast<long>(g) * H / gpus);
-    // hwloc's closest HCA wins when the fabric carries it.
-    if (static_cast<size_t>(g) < known.size() && known[g].rail >= 0)
-      for (int p = 0; p < H; ++p)
-        if (ports[p].rail == known[g].rail) {
-          port = p;
-          break;
-        }
-    ++al.lane[first + port].gpus;
-  }
-  // Ports no GPU uses carry nothing.
-  al.lane.erase(std::remove_if(al.lane.begin() + static_cast<long>(first), al.lane.end(),
-                               [](const Lane& l) { return l.gpus == 0; }),
-                al.lane.end());
-  al.host.push_back(h);
-  al.lane_begin.push_back(static_cast<int>(al.lane.size()));
-}
-
-// Bytes between two hosts, split over the sender's lanes by their GPUs, each
-// landing on the receiver's lane of the same rail (or the k-th lane when
-// rails do not match up).
-void add_host_flow(LinkLoad& load, const Allocation& al, int from, int to, double bytes) {
-  std::span<const Lane> src = al.lanes(from), dst = al.lanes(to);
-  for (size_t k = 0; k < src.size(); ++k) {
-    const Lane* match = nullptr;
-    if (src[k].rail >= 0)
-      for (const Lane& d : dst)
-        if (d.rail == src[k].rail) match = &d;
-    if (!match) match = &dst[k % dst.size()];
-    load.add(from, src[k].port, to, match->port, bytes * src[k].gpus / al.gpus_per_host);
-  }
-}
-
-// The allocation of `hosts` running `gpus` GPUs each. Throws for a node
-// that is not a host, a host listed twice, or one that cannot reach the
-// others.
-Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int gpus) {
-  const Fabric& fabric = index.fabric();
-  Allocation al;
-  al.gpus_per_host = gpus;
-  al.host.reserve(hosts.size());
-  al.lane_begin.reserve(hosts.size() + 1);
-  std::vector<bool> seen(fabric.hosts().size(), false);
-  for (NodeId h : hosts) {
-    int i = index.host_index(h);
-    if (i < 0)
-      throw std::invalid_argument(
-          fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
-    if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
-    seen[i] = true;
-    add_lanes(index, h, i, gpus, al);
-    if (hosts.size() > 1 && al.lanes(static_cast<int>(al.host.size()) - 1).empty())
-      throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
-                                    fabric.node(h).name));
-  }
-  return al;
-}
-
-// Bytes one edge of a ring (or chain, for Broadcast) carries: the whole
-// collective's traffic between two neighbours.
-double ring_edge_bytes(Collective coll, int ranks, double bytes) {
-  switch (coll) {
-    case Collective::AllReduce: return 2.0 * (ranks - 1) / ranks * bytes;
-    case Collective::Broadcast: return bytes;
-    default: return 1.0 * (ranks - 1) / ranks * bytes;
-  }
-}
-
-// A routed traffic pattern: the tightest cable on the real fabric and on the
-// ideal one, per `unit` bytes routed, and the longest path.
-struct Pattern {
-  LinkLoad::Peak actual, ideal;
-  int switches = 0;
-  double flow_bytes = 1;  // bytes one flow put on the fabric when routed
-};
-
-Pattern measure(const LinkLoad& load, const LinkCapacity& capacity, const LinkCapacity& ideal_capacity,
-                double flow_bytes) {
-  Pattern p;
-  p.actual = load.peak(capacity);
-  p.ideal = load.peak(ideal_capacity, /*ports_only=*/true);
-  p.switches = load.max_switches();
-  p.flow_bytes = flow_bytes;
-  return p;
-}
-
-// AllToAll as point-to-point: every rank sends `per_rank` bytes to every
-// other rank. Summed in closed form per leaf pair, so a thousand hosts cost
-// leaves^2, not hosts^2.
-LinkLoad alltoall_load(const PathIndex& index, const Allocation& al, double per_rank, bool pxn) {
-  LinkLoad load(index, al.host);
-  const int N = static_cast<int>(al.host.size());
-  const int G = al.gpus_per_host;
-  const double remote_ranks = static_cast<double>(N - 1) * G;
-  std::vector<int> compact(index.leaves().size(), -1);
-  std::vector<int> used;
-  auto slot = [&](int leaf) {
-    if (compact[leaf] < 0) {
-      compact[leaf] = static_cast<int>(used.size());
-      used.push_back(leaf);
-    }
-    return compact[leaf];
-  };
-  for (int i = 0; i < N; ++i)
-    for (const Lane& l : al.lanes(i)) slot(index.ports(al.host[i])[l.port].leaf);
-  const size_t U = used.size();
-  std::vector<double> between(U * U, 0.0);
-
-  if (!pxn) {
-    std::vector<double> gpus_on(U, 0.0);
-    for (int i = 0; i < N; ++i)
-      for (const Lane& l : al.lanes(i)) {
-        double bytes = l.gpus * per_rank * remote_ranks;
-        load.add_port(i, l.port, bytes, bytes);
-        gpus_on[compact[index.ports(al.host[i])[l.port].leaf]] += l.gpus;
-      }
-    for (size_t x = 0; x < U; ++x)
-      for (size_t y = 0; y < U; ++y) between[x * U + y] = per_rank * gpus_on[x] * gpus_on[y];
-    // A host's GPUs do not send to each other over the fabric.
-    for (int i = 0; i < N; ++i)
-      for (const Lane& a : al.lanes(i))
-        for (const Lane& b : al.lanes(i)) {
-          int x = compact[index.ports(al.host[i])[a.port].leaf], y = compact[index.ports(al.host[i])[b.port].leaf];
-          between[x * U + y] -= per_rank * a.gpus * b.gpus;
-        }
-  } else {
-    // Rail r of every host sends all its host's data for the rail-r GPUs of
-    // the other hosts; the rail set is the same on every host (checked by
-    // the caller), so rail-r lanes meet only rail-r lanes.
-    std::map<int, double> gpus_on_rail;  // rail -> GPUs of the allocation behind it
-    for (int i = 0; i < N; ++i)
-      for (const Lane& l : al.lanes(i)) gpus_on_rail[l.rail] += l.gpus;
-    std::map<int, std::vector<double>> senders, receivers;  // rail -> per used leaf
-    for (int i = 0; i < N; ++i)
-      for (const Lane& l : al.lanes(i)) {
-        int x = compact[index.ports(al.host[i])[l.port].leaf];
-        double up = G * per_rank * (gpus_on_rail[l.rail] - l.gpus);
-        double down = l.gpus * per_rank * remote_ranks;
-        load.add_port(i, l.port, up, down);
-        auto& s = senders.try_emplace(l.rail, U, 0.0).first->second;
-        auto& r = receivers.try_emplace(l.rail, U, 0.0).first->second;
-        s[x] += 1;
-        r[x] += l.gpus;
-      }
-    for (const auto& [rail, s] : senders) {
-      const std::vector<double>& r = receivers[rail];
-      for (size_t x = 0; x < U; ++x)
-        if (s[x] > 0)
-          for (size_t y = 0; y < U; ++y) between[x * U + y] += G * per_rank * s[x] * r[y];
-    }
-  }
-  for (size_t x = 0; x < U; ++x)
-    for (size_t y = 0; y < U; ++y) {
-      double bytes = between[x * U + y];
-      // Subtracting a host's own pairs can leave rounding dust behind.
-      if (x != y && bytes > 1e-9 * per_rank) load.add_between_leaves(used[x], used[y], bytes);
-    }
-  return load;
-}
-
-// PXN needs every host to reach the same rails.
-bool pxn_applies(const Allocation& al) {
-  if (al.gpus_per_host < 2 || al.host.size() < 2) return false;
-  auto rails = [](std::span<const Lane> lanes) {
-    std::vector<int> r;
-    for (const Lane& l : lanes) r.push_back(l.rail);
-    std::sort(r.begin(), r.end());
-    return r;
-  };
-  std::vector<int> first = rails(al.lanes(0));
-  if (first.size() < 2 || first.front() < 0 || std::adjacent_find(first.begin(), first.end()) != first.end())
-    return false;
-  for (size_t i = 1; i < al.host.size(); ++i)
-    if (rails(al.lanes(static_cast<int>(i))) != first) return false;
-  return true;
-}
-
-struct Candidate {
-  Algorithm algorithm;
-  Protocol protocol;
-  bool pxn = false;
-  double net_s = 0, nvl_s = 0, bw_s = 0, latency_s = 0;
-  const Pattern* pattern = nullptr;
-  double total() const { return bw_s + latency_s; }
-};
 
 void check_options(const Request& r, const ModelOptions& o) {
   if (!std::isfinite(r.bytes) || r.bytes < 0)
@@ -253,6 +41,167 @@ void check_options(const Request& r, const ModelOptions& o) {
     throw std::invalid_argument("latencies must not be negative");
 }
 
+// The algorithms and protocols in play, in the order ties are broken.
+std::vector<Algorithm> algorithms_for(Collective coll, const ModelOptions& o) {
+  if (o.algorithm) return {*o.algorithm};
+  std::vector<Algorithm> out;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Direct})
+    if (supports(coll, a)) out.push_back(a);
+  return out;
+}
+std::vector<Protocol> protocols_for(const ModelOptions& o) {
+  if (o.protocol) return {*o.protocol};
+  if (!o.nccl_tuning) return {Protocol::Simple};
+  return {Protocol::Simple, Protocol::LL128, Protocol::LL};
+}
+
+// A routed traffic pattern, its flows and its pace alone and among neighbours.
+struct Routed {
+  CableLoad load;
+  std::vector<std::pair<int, double>> flows;
+  Share alone, shared;
+  Pace alone_pace, shared_pace;
+};
+
+struct Patterns {
+  std::vector<Routed> routed;
+  int ring = -1, tree = -1, plain = -1, pxn = -1;  // positions in routed
+  int tree_depth = 0;
+};
+
+Patterns route_patterns(const PathIndex& index, const Allocation& al, const Request& r,
+                        std::span<const Algorithm> algorithms, const ModelOptions& o) {
+  Patterns ps;
+  auto in_play = [&](Algorithm a) { return std::find(algorithms.begin(), algorithms.end(), a) != algorithms.end(); };
+  auto add = [&](const Traffic& t) {
+    ps.routed.push_back({route(index, al, t), {}, {}, {}, {}, {}});
+    return static_cast<int>(ps.routed.size()) - 1;
+  };
+  if (al.size() < 2) return ps;
+  if (in_play(Algorithm::Ring) || in_play(Algorithm::Hierarchical))
+    // Broadcast pipelines down a chain: the ring without its closing edge.
+    ps.ring = add(ring_traffic(index, al, 1.0, r.collective == Collective::Broadcast));
+  if (in_play(Algorithm::Tree)) {
+    DoubleBinaryTree t = double_binary_tree(al.size());
+    ps.tree = add(tree_traffic(index, al, t, 1.0));
+    ps.tree_depth = t.depth();
+  }
+  if (r.collective == Collective::AllToAll) {
+    double per_rank = r.bytes / (al.size() * al.gpus_per_host);
+    bool pxn = pxn_applies(al);
+    if (o.pxn != Pxn::On || !pxn) ps.plain = add(alltoall_traffic(index, al, per_rank, false));
+    if (o.pxn != Pxn::Off && pxn) ps.pxn = add(alltoall_traffic(index, al, per_rank, true));
+  }
+  return ps;
+}
+
+// Seconds per unit of a pattern whose flows run at `gbps` each.
+double seconds_at(double flow_bytes, double gbps) { return gbps <= 0 ? kInf : flow_bytes * 8 / (gbps * 1e9); }
+
+// Shares the fabric for every pattern: alone, among neighbours, and on the
+// ideal fabric (the hosts' own cables at line rate).
+void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, const CableRoom& ideal_room,
+                   std::span<const Sharer> neighbours) {
+  std::vector<Sharer> sharers(1 + neighbours.size());
+  std::copy(neighbours.begin(), neighbours.end(), sharers.begin() + 1);
+  const Fabric& f = index.fabric();
+  for (Routed& p : ps.routed) {
+    p.flows = flows_of(p.load.bytes, p.load.flow_bytes);
+    std::vector<std::pair<int, double>> own;
+    for (const auto& fl : p.flows)
+      if (auto ref = index.locate(f.cables()[fl.first / 2]); ref && ref->host >= 0) own.push_back(fl);
+    Sharer ideal{own};
+    double ideal_gbps = share_max_min({&ideal, 1}, ideal_room)[0].flow_gbps;
+    sharers[0] = Sharer{p.flows};
+    p.alone = share_max_min({sharers.data(), 1}, room)[0];
+    p.shared = neighbours.empty() ? p.alone : share_max_min(sharers, room)[0];
+    p.alone_pace = {seconds_at(p.load.flow_bytes, p.alone.flow_gbps), seconds_at(p.load.flow_bytes, ideal_gbps),
+                    p.load.max_switches};
+    p.shared_pace = p.alone_pace;
+    p.shared_pace.seconds = seconds_at(p.load.flow_bytes, p.shared.flow_gbps);
+  }
+}
+
+struct Choice {
+  std::optional<Candidate> best, best_alone;
+  double ideal = kInf;
+};
+
+// Every algorithm, protocol and PXN variant in play, costed alone, among
+// neighbours and on the ideal fabric.
+Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Patterns& ps) {
+  Choice ch;
+  for (Algorithm a : algorithms_for(r.collective, o))
+    for (Protocol p : protocols_for(o)) {
+      if (a == Algorithm::Direct && p == Protocol::LL128) continue;
+      std::vector<std::pair<int, bool>> variants;  // pattern, pxn
+      switch (a) {
+        case Algorithm::Ring:
+        case Algorithm::Hierarchical: variants = {{ps.ring, false}}; break;
+        case Algorithm::Tree: variants = {{ps.tree, false}}; break;
+        case Algorithm::Direct:
+          if (ps.plain >= 0 || sh.hosts < 2) variants.push_back({ps.plain, false});
+          if (ps.pxn >= 0) variants.push_back({ps.pxn, true});
+          break;
+      }
+      for (auto [pattern, pxn] : variants) {
+        const Routed* routed = pattern >= 0 ? &ps.routed[pattern] : nullptr;
+        Candidate c{a, p, pxn, pattern};
+        Candidate ideal = c, alone = c;
+        cost(r, o, sh, routed ? &routed->alone_pace : nullptr, /*ideal=*/true, ideal);
+        cost(r, o, sh, routed ? &routed->alone_pace : nullptr, /*ideal=*/false, alone);
+        cost(r, o, sh, routed ? &routed->shared_pace : nullptr, /*ideal=*/false, c);
+        ch.ideal = std::min(ch.ideal, ideal.total());
+        if (!ch.best || c.total() < ch.best->total()) ch.best = c;
+        if (!ch.best_alone || alone.total() < ch.best_alone->total()) ch.best_alone = alone;
+      }
+    }
+  return ch;
+}
+
+// The cable that set the chosen candidate's pace, or NVLink.
+Bottleneck bottleneck_of(const PathIndex& index, const Candidate& c, const Routed* p,
+                         std::span<const Sharer> neighbours, const ModelOptions& o) {
+  Bottleneck b;
+  if (p && c.net_s > 0 && c.net_s >= c.nvl_s && p->shared.limit >= 0) {
+    const Fabric& f = index.fabric();
+    const int d = p->shared.limit;
+    b.where = Bottleneck::Where::Cable;
+    b.directed_cable = d;
+    b.cable = f.cables()[d / 2];
+    b.from = d % 2 == 0 ? f.link(*b.cable).end_a : f.link(*b.cable).end_b;
+    b.name = index.describe(*b.cable, b.from);
+    for (const auto& [cable, flows] : p->flows)
+      if (cable == d) b.flows = flows;
+    for (const Sharer& s : neighbours)
+      for (const auto& [cable, flows] : s.flows)
+        if (cable == d) b.neighbour_flows += flows;
+    b.share_gbps = p->shared.flow_gbps;
+    b.gbps = b.share_gbps * b.flows;
+  } else if (c.nvl_s > 0) {
+    b.where = Bottleneck::Where::NvLink;
+    b.name = "NVLink";
+    b.flows = 1;
+    b.gbps = b.share_gbps = o.nvlink_gbps;
+  }
+  return b;
+}
+
+// Neighbours with a flow on a cable the pattern loads.
+int neighbours_met(const Routed& p, std::span<const Sharer> neighbours) {
+  int met = 0;
+  for (const Sharer& s : neighbours) {
+    auto a = p.flows.begin();
+    auto b = s.flows.begin();
+    while (a != p.flows.end() && b != s.flows.end() && a->first != b->first) {
+      if (a->first < b->first) ++a;
+      else ++b;
+    }
+    met += a != p.flows.end() && b != s.flows.end();
+  }
+  return met;
+}
+
 }  // namespace
 
 std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names) {
@@ -268,211 +217,75 @@ std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string
   return out;
 }
 
-Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
-                  const BackgroundLoad& background, const ModelOptions& options) {
+namespace detail {
+
+Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                    const BackgroundLoad& background, std::span<const Sharer> neighbours,
+                    const ModelOptions& options) {
   check_options(request, options);
-  const Collective coll = request.collective;
-  const int N = static_cast<int>(hosts.size());
-  const int G = request.gpus_per_host;
-  const int n = N * G;
-  const double S = request.bytes;
-
-  const Allocation al = allocate(index, hosts, G);
-
-  Estimate out;
-  out.collective = coll;
-  out.hosts = N;
-  out.gpus_per_host = G;
-  out.ranks = n;
-  out.bytes = S;
-  out.algorithm = options.algorithm.value_or(coll == Collective::AllToAll ? Algorithm::Direct : Algorithm::Ring);
+  const Allocation al = allocate(index, hosts, request.gpus_per_host);
+  const Shape shape{al.size(), request.gpus_per_host, 0};
+  Evaluation ev;
+  Estimate& out = ev.estimate;
+  out.routing = routing_name(index.fabric().routing());
+  out.collective = request.collective;
+  out.hosts = shape.hosts;
+  out.gpus_per_host = shape.gpus_per_host;
+  out.ranks = shape.hosts * shape.gpus_per_host;
+  out.bytes = request.bytes;
+  out.algorithm = options.algorithm.value_or(request.collective == Collective::AllToAll ? Algorithm::Direct
+                                                                                         : Algorithm::Ring);
   out.protocol = options.protocol.value_or(Protocol::Simple);
-  if (n < 2 || S == 0) return out;
+  if (out.ranks < 2 || request.bytes == 0) return ev;
 
-  // Candidates, in the order ties are broken.
-  std::vector<Algorithm> algorithms;
-  if (options.algorithm) algorithms = {*options.algorithm};
-  else
-    for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Direct})
-      if (supports(coll, a)) algorithms.push_back(a);
-  std::vector<Protocol> protocols;
-  if (options.protocol) protocols = {*options.protocol};
-  else if (!options.nccl_tuning) protocols = {Protocol::Simple};
-  else protocols = {Protocol::Simple, Protocol::LL128, Protocol::LL};
+  auto algorithms = algorithms_for(request.collective, options);
+  Patterns ps = route_patterns(index, al, request, algorithms, options);
+  pace_patterns(index, ps, CableRoom(index.fabric(), background, options.network_efficiency),
+                CableRoom(index.fabric(), BackgroundLoad(), options.network_efficiency), neighbours);
+  Choice ch = choose(request, options, Shape{shape.hosts, shape.gpus_per_host, ps.tree_depth}, ps);
 
-  // Routed patterns, built only for the algorithms in play.
-  std::optional<LinkCapacity> capacity, ideal_capacity;
-  std::optional<Pattern> ring, tree, a2a_plain, a2a_pxn;
-  int tree_depth = 0;
-  if (N > 1) {
-    capacity.emplace(index, al.host, background, options.network_efficiency);
-    ideal_capacity.emplace(index, al.host, BackgroundLoad(), options.network_efficiency);
-    bool wants_ring = std::any_of(algorithms.begin(), algorithms.end(),
-                                  [](Algorithm a) { return a == Algorithm::Ring || a == Algorithm::Hierarchical; });
-    if (wants_ring) {
-      LinkLoad load(index, al.host);
-      // Broadcast pipelines down a chain: the ring without its closing edge.
-      int edges = coll == Collective::Broadcast ? N - 1 : N;
-      for (int i = 0; i < edges; ++i) add_host_flow(load, al, i, (i + 1) % N, 1.0);
-      ring = measure(load, *capacity, *ideal_capacity, 1.0);
-    }
-    if (std::find(algorithms.begin(), algorithms.end(), Algorithm::Tree) != algorithms.end()) {
-      LinkLoad load(index, al.host);
-      DoubleBinaryTree t = double_binary_tree(N);
-      for (const BinaryTree* half : {&t.first, &t.second})
-        for (int r = 0; r < N; ++r)
-          if (int p = half->parent[r]; p >= 0) {
-            add_host_flow(load, al, r, p, 1.0);  // reduce, up the tree
-            add_host_flow(load, al, p, r, 1.0);  // broadcast, down it
-          }
-      tree = measure(load, *capacity, *ideal_capacity, 1.0);
-      tree_depth = t.depth();
-    }
-    if (coll == Collective::AllToAll) {
-      double per_rank = S / n;
-      double pair = per_rank * G * G;
-      if (options.pxn != Pxn::On || !pxn_applies(al))
-        a2a_plain = measure(alltoall_load(index, al, per_rank, false), *capacity, *ideal_capacity, pair);
-      if (options.pxn != Pxn::Off && pxn_applies(al))
-        a2a_pxn = measure(alltoall_load(index, al, per_rank, true), *capacity, *ideal_capacity, pair);
-    }
-  }
-
-  const double nvl_Bps = options.nvlink_gbps * 1e9 / 8;
-  const double bus_bytes = bus_factor(coll, n) * S;
-  const bool AR = coll == Collective::AllReduce;
-
-  // Latency of one step between hosts whose longest path passes `switches` switches.
-  auto net_step = [&](Algorithm a, Protocol p, int switches) {
-    double hop = options.switch_latency_us * switches;
-    return (options.nccl_tuning ? nccl::hw_latency_us(nccl::Hw::Net, a, p) : options.alpha_us) + hop;
-  };
-  auto nvl_step = [&](Algorithm a, Protocol p) {
-    return options.nccl_tuning ? nccl::hw_latency_us(nccl::Hw::NvLink, a, p) : options.nvlink_alpha_us;
-  };
-  auto base = [&](Algorithm a, Protocol p) { return options.nccl_tuning ? nccl::base_latency_us(a, p) : 0.0; };
-
-  // Time of one candidate on the real fabric (ideal=false) or the ideal one.
-  auto cost = [&](Algorithm a, Protocol p, const Pattern* pat, bool pxn, bool ideal, Candidate& c) {
-    auto net_seconds = [&](double per_unit_bytes) {
-      if (!pat || N < 2) return 0.0;
-      return per_unit_bytes * (ideal ? pat->ideal.seconds : pat->actual.seconds);
-    };
-    const int switches = !pat || N < 2 ? 0 : ideal ? 1 : pat->switches;
-    double net = 0, nvl_bytes = 0, lat_us = base(a, p);
-    bool sequential = false;
-    switch (a) {
-      case Algorithm::Ring: {
-        double edge = ring_edge_bytes(coll, n, S);
-        net = net_seconds(edge);
-        if (G > 1) nvl_bytes = edge * (N > 1 ? (G - 1.0) / G : 1.0);
-        int total = AR ? 2 * (n - 1) : n - 1;
-        int inter = N > 1 ? (AR ? 2 * (N - 1) : N - 1) : 0;
-        double intra_step = nvl_step(a, p);
-        if (N > 1 && options.nccl_tuning) intra_step = std::max(intra_step, nccl::net_overhead_us(p));
-        lat_us += inter * net_step(a, p, switches) + (total - inter) * intra_step;
-        break;
-      }
-      case Algorithm::Hierarchical: {
-        double share = (G - 1.0) / G * S;  // what one GPU moves over NVLink per phase
-        double edge = AR ? 2.0 * (N - 1) / N * S : coll == Collective::Broadcast ? S : (N - 1.0) / N * S;
-        net = net_seconds(edge);
-        nvl_bytes = AR ? 2 * share : share;
-        sequential = true;
-        int inter = N > 1 ? (AR ? 2 * (N - 1) : N - 1) : 0;
-        int intra = AR ? 2 * (G - 1) : G - 1;
-        lat_us += inter * net_step(a, p, switches) + intra * nvl_step(a, p);
-        break;
-      }
-      case Algorithm::Tree: {
-        net = net_seconds(S / 2);
-        if (G > 1) nvl_bytes = 2 * S * (G - 1.0) / G;
-        lat_us += 2 * ((G - 1) * nvl_step(a, p) + tree_depth * net_step(a, p, switches));
-        break;
-      }
-      case Algorithm::Direct: {
-        net = net_seconds(1.0);
-        double per_rank = S / n;
-        if (G > 1) nvl_bytes = per_rank * (G - 1) + (pxn ? per_rank * (n - G) * (G - 1.0) / G : 0.0);
-        lat_us += (N - 1) * net_step(a, p, switches) + (G - 1) * nvl_step(a, p);
-        break;
-      }
-    }
-    double nvl = nvl_bytes / nvl_Bps;
-    double factor = options.nccl_tuning ? nccl::bandwidth_factor(coll, a, p, N, G) : 1.0;
-    double bw = (sequential ? net + nvl : std::max(net, nvl)) / factor;
-    if (options.nccl_tuning && p == Protocol::LL) bw = std::max(bw, bus_bytes / (nccl::ll_max_busbw_gbytes(N) * 1e9));
-    c.net_s = net;
-    c.nvl_s = nvl;
-    c.bw_s = bw;
-    c.latency_s = lat_us * 1e-6;
-  };
-
-  std::optional<Candidate> best;
-  double ideal = kInf;
-  for (Algorithm a : algorithms)
-    for (Protocol p : protocols) {
-      if (a == Algorithm::Direct && p == Protocol::LL128) continue;
-      std::vector<std::pair<const Pattern*, bool>> variants;
-      switch (a) {
-        case Algorithm::Ring:
-        case Algorithm::Hierarchical: variants = {{ring ? &*ring : nullptr, false}}; break;
-        case Algorithm::Tree: variants = {{tree ? &*tree : nullptr, false}}; break;
-        case Algorithm::Direct:
-          if (a2a_plain || N < 2) variants.push_back({a2a_plain ? &*a2a_plain : nullptr, false});
-          if (a2a_pxn) variants.push_back({&*a2a_pxn, true});
-          break;
-      }
-      for (auto [pat, pxn] : variants) {
-        Candidate c{a, p, pxn};
-        c.pattern = pat;
-        Candidate i = c;
-        cost(a, p, pat, pxn, /*ideal=*/true, i);
-        cost(a, p, pat, pxn, /*ideal=*/false, c);
-        ideal = std::min(ideal, i.total());
-        if (!best || c.total() < best->total()) best = c;
-      }
-    }
-
-  const Candidate& c = *best;
+  const Candidate& c = *ch.best;
+  const Routed* routed = c.pattern >= 0 ? &ps.routed[c.pattern] : nullptr;
   out.algorithm = c.algorithm;
   out.protocol = c.protocol;
   out.pxn = c.pxn;
   out.time_s = c.total();
   out.latency_s = c.latency_s;
-  out.ideal_time_s = std::min(ideal, out.time_s);
+  out.alone_time_s = ch.best_alone->total();
+  out.ideal_time_s = std::min(ch.ideal, out.time_s);
   if (std::isfinite(out.time_s) && out.time_s > 0) {
-    out.algbw_gbps = S * 8 / out.time_s / 1e9;
-    out.busbw_gbps = out.algbw_gbps * bus_factor(coll, n);
+    out.algbw_gbps = request.bytes * 8 / out.time_s / 1e9;
+    out.busbw_gbps = out.algbw_gbps * bus_factor(request.collective, out.ranks);
   }
-  Bottleneck& b = out.bottleneck;
-  if (c.pattern && c.net_s > 0 && c.net_s >= c.nvl_s && c.pattern->actual.found) {
-    const LinkLoad::Peak& peak = c.pattern->actual;
-    b.where = Bottleneck::Where::Cable;
-    b.cable = peak.cable;
-    b.from = peak.from;
-    b.name = index.describe(peak.cable, peak.from);
-    b.flows = peak.bytes / c.pattern->flow_bytes;
-    b.gbps = peak.gbps;
-    b.share_gbps = b.flows > 0 ? b.gbps / b.flows : b.gbps;
-  } else if (c.nvl_s > 0) {
-    b.where = Bottleneck::Where::NvLink;
-    b.name = "NVLink";
-    b.flows = 1;
-    b.gbps = b.share_gbps = options.nvlink_gbps;
+  out.bottleneck = bottleneck_of(index, c, routed, neighbours, options);
+  if (routed) out.neighbours = neighbours_met(*routed, neighbours);
+
+  const Candidate& a = *ch.best_alone;
+  if (a.pattern >= 0) {
+    ev.flows = ps.routed[a.pattern].flows;
+    ev.alone_flow_gbps = ps.routed[a.pattern].alone.flow_gbps;
+    ev.alone_net_s = a.net_s;
   }
-  return out;
+  return ev;
+}
+
+}  // namespace detail
+
+Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                  const BackgroundLoad& background, const ModelOptions& options) {
+  return detail::evaluate(index, hosts, request, background, {}, options).estimate;
 }
 
 LinkLoad ring_load(const PathIndex& index, std::span<const NodeId> hosts, const Request& request) {
   check_options(request, ModelOptions{});
   const Allocation al = allocate(index, hosts, request.gpus_per_host);
   LinkLoad load(index, al.host);
-  const int N = static_cast<int>(hosts.size());
+  const int N = al.size();
   if (N < 2) return load;
   const double edge = ring_edge_bytes(request.collective, N * request.gpus_per_host, request.bytes);
-  const int edges = request.collective == Collective::Broadcast ? N - 1 : N;
-  for (int i = 0; i < edges; ++i) add_host_flow(load, al, i, (i + 1) % N, edge);
+  // LinkLoad spreads adaptively, whatever the fabric's routing.
+  Traffic t = ring_traffic(index, al, edge, request.collective == Collective::Broadcast);
+  for (const Traffic::Crossing& c : t.crossings) load.add(c.from, c.from_port, c.host, c.port, c.bytes);
   return load;
 }
 

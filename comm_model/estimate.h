@@ -9,12 +9,17 @@
 //   g*H/G of the host's H ports. A flow between hosts splits over the ports
 //   by the GPUs behind them and lands on the receiver's port of the same
 //   rail, as NCCL's rail-matched rings do.
-// - Bandwidth: every flow is routed on the real fabric (paths.h), spread
-//   over equal paths; flows of the collective that share a cable split it;
-//   the cable that takes longest to carry its bytes, at its line rate times
-//   the network efficiency less other jobs' load, sets the pace. Inside a
-//   host, NVLink runs in parallel with the network (or before and after it,
-//   for Hierarchical) at `nvlink_gbps` per GPU.
+// - Bandwidth: every flow is routed as the fabric routes (routes.h): on its
+//   one path through the forwarding tables under static routing, spread
+//   over equal paths under adaptive routing. Flows that share a cable split
+//   it per flow, max-min fair, with other jobs' flows too (neighbours.h);
+//   the cable that leaves the collective's flows the least, at its line
+//   rate times the network efficiency less background load, sets the pace.
+//   Inside a host, NVLink runs in parallel with the network (or before and
+//   after it, for Hierarchical) at `nvlink_gbps` per GPU.
+// - The pipeline, a file per stage: traffic.h (who sends how much to whom)
+//   -> routes.h (the directed cables each flow takes) -> sharing.h (the rate
+//   each flow gets) -> time.h (bandwidth, latency, the bottleneck).
 // - Latency: steps times a per-step latency, from NCCL's tuning tables, plus
 //   one switch latency per switch on the longest path a step takes.
 // - Algorithms: Ring (2(n-1) steps for AllReduce), Tree (NCCL's double binary

@@ -55,6 +55,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
     }
 
   // Hosts and their ports.
+  cables_.assign(fabric.cables().size(), CableRef{});
   host_index_.assign(nodes, -1);
   ports_.resize(fabric.hosts().size());
   for (size_t h = 0; h < fabric.hosts().size(); ++h) {
@@ -73,7 +74,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
         CableRef ref;
         ref.host = static_cast<int>(h);
         ref.port = static_cast<int>(ports_[h].size());
-        cables_[e.get_property()] = ref;
+        cables_[g[e].id] = ref;
         ports_[h].push_back(p);
       }
   }
@@ -115,7 +116,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   for (size_t t = 0; t < trunks_.size(); ++t)
     for (size_t m = 0; m < trunks_[t].cables.size(); ++m) {
       LinkId e = trunks_[t].cables[m];
-      CableRef& ref = cables_[e.get_property()];
+      CableRef& ref = cables_[g[e].id];
       bool from_a = g[e].end_a == trunks_[t].from;
       (from_a ? ref.trunk_ab : ref.trunk_ba) = static_cast<int>(t);
       (from_a ? ref.member_ab : ref.member_ba) = static_cast<int>(m);
@@ -193,9 +194,11 @@ int PathIndex::host_index(NodeId host) const {
 std::span<const PathIndex::Port> PathIndex::ports(int host_index) const { return ports_.at(host_index); }
 
 std::optional<PathIndex::CableRef> PathIndex::locate(LinkId cable) const {
-  auto it = cables_.find(cable.get_property());
-  if (it == cables_.end()) return std::nullopt;
-  return it->second;
+  int id = fabric_->link(cable).id;
+  if (id < 0 || static_cast<size_t>(id) >= cables_.size()) return std::nullopt;
+  const CableRef& ref = cables_[id];
+  if (ref.host < 0 && ref.trunk_ab < 0 && ref.trunk_ba < 0) return std::nullopt;
+  return ref;
 }
 
 void PathIndex::spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes) const {

@@ -24,7 +24,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "topology/fabric.h"
@@ -153,7 +152,7 @@ class PathIndex {
   int ranks_ = 0;                          // highest rank + 1
   // Switches k hops straight above each leaf: ancestors_[leaf * ranks_ + k].
   std::vector<std::vector<int>> ancestors_;
-  std::unordered_map<const void*, CableRef> cables_;
+  std::vector<CableRef> cables_;           // by Link::id
 };
 
 }  // namespace topo

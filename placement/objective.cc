@@ -22,6 +22,29 @@ double excess(const Estimate& e) {
   return std::clamp(e.time_s / e.ideal_time_s - 1.0, 0.0, 9.9);
 }
 
+// The running jobs' load on the cables this job's flows can cross: its
+// leaves' uplinks and the cables above the spines. The estimate walks every
+// entry it is given, and a busy fabric has thousands.
+BackgroundLoad near(const SwitchTree& tree, const FreeMap& free, const std::map<int, int>& per_leaf) {
+  BackgroundLoad out;
+  if (free.load.empty()) return out;
+  const Fabric& f = tree.fabric();
+  std::set<NodeId> leaves;
+  for (auto [leaf, n] : per_leaf)
+    if (leaf >= 0) leaves.insert(tree.leaves()[leaf].node);
+  for (const auto& [cable, entry] : free.load.entries()) {
+    const Link& l = f.link(cable);
+    NodeId a = l.end_a, b = l.end_b;
+    bool mine = leaves.contains(a) || leaves.contains(b);
+    bool above = f.node(a).kind == NodeKind::Switch && f.node(b).kind == NodeKind::Switch &&
+                 f.node(a).level != Level::Leaf && f.node(b).level != Level::Leaf;
+    if (!mine && !above) continue;
+    if (entry.from_a_gbps > 0) out.add(f, cable, a, entry.from_a_gbps);
+    if (entry.from_b_gbps > 0) out.add(f, cable, b, entry.from_b_gbps);
+  }
+  return out;
+}
+
 // Under static routing: the most flows on one cable the ring's seams use,
 // beyond one, as a tie-break inside tier 4 (at most 0.5 of its unit).
 double seam_term(double seam_flows) { return seam_flows > 1 ? 0.05 * std::min(seam_flows - 1, 10.0) : 0; }
@@ -77,8 +100,9 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
   if (with_estimate && !collectives.empty() && ring.size() > 1) {
     double total_excess = 0;
     s.estimate_s = s.ideal_s = 0;
+    const BackgroundLoad background = near(tree, free, per_leaf);
     for (const Request& r : collectives) {
-      Estimate e = estimate(tree.paths(), ring, r, free.load);
+      Estimate e = estimate(tree.paths(), ring, r, background);
       s.estimate_s += e.time_s;
       s.ideal_s += e.ideal_time_s;
       total_excess += excess(e);

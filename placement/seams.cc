@@ -1,6 +1,7 @@
 #include "placement/seams.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "placement/ring_order.h"
@@ -125,10 +126,18 @@ class Seams {
     route((j + segs_.size() - 1) % segs_.size());
     route(j);
   }
+  // Candidates come back often: each pair is routed once.
   void route(size_t i) {
     edges_[i].clear();
     if (!closed_ && i + 1 == segs_.size()) return;
-    switch_cables(fabric_, segs_[i].exit, segs_[(i + 1) % segs_.size()].entry, edges_[i]);
+    std::pair<NodeId, NodeId> pair{segs_[i].exit, segs_[(i + 1) % segs_.size()].entry};
+    auto it = routes_.find(pair);
+    if (it == routes_.end()) {
+      std::vector<int> cables;
+      switch_cables(fabric_, pair.first, pair.second, cables);
+      it = routes_.emplace(pair, std::move(cables)).first;
+    }
+    edges_[i] = it->second;
   }
 
   const Fabric& fabric_;
@@ -136,6 +145,7 @@ class Seams {
   std::vector<Segment> segs_;
   bool closed_;
   std::vector<std::vector<int>> edges_;
+  std::map<std::pair<NodeId, NodeId>, std::vector<int>> routes_;
 };
 
 std::vector<Segment> segments(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -202,7 +212,11 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
   SeamCost best_cost;
   for (std::vector<Segment>* order : {&forward, &backward}) {
     Seams seams(tree.fabric(), free, *order, closed);
-    for (int pass = 0; pass < 2; ++pass) seams.improve();
+    for (int pass = 0; pass < 2; ++pass) {
+      SeamCost before = seams.cost();
+      seams.improve();
+      if (!(seams.cost() < before)) break;
+    }
     SeamCost c = seams.cost();
     if (best.empty() || c < best_cost) {
       best = seams.ring();

@@ -6,6 +6,12 @@
 #  2. The real one-machine Slurm cluster: one slice of a job trace replayed
 #     for each host naming and each policy (tree = cons_tres + topology/tree,
 #     topo-aware = select/topo_cons_tres), on a 32-host 2:1 leaf/spine.
+#  3. --routing-goal: only the routing goal (static forwarding tables): ITP
+#     traces 01-05, GPUs x8, load 0.9, on a 512-host 2:1 leaf/spine
+#     (leaves=32,hosts_per_leaf=16,spines=8, contiguous names), policies
+#     tree and topo-aware, every job an AllReduce job, routed static:ftree,
+#     static:minhop and adaptive; and the default profile mix under
+#     adaptive routing. Writes sim-goal-itp<NN>-<routing>.json and goal-report/.
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
@@ -18,6 +24,7 @@
 #          [--time-scale X] [--load X] [--max-duration S]
 #          [--namings contiguous,interleaved] [--policies tree,topo-aware]
 #          [--score-only] [--no-cluster] [--no-simulation]
+#          [--routing-goal [--goal-traces 01,02,03,04,05]]
 #
 # Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
 # ITP cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
@@ -37,7 +44,7 @@ trace=$root/../shared/traces/itp/cluster03.csv
 first=0 jobs=80 scale=2000 load=10 max_duration=60
 namings=interleaved,contiguous
 policies=tree,topo-aware
-score_only=0 cluster=1 simulation=1
+score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
 itp4=$root/../shared/traces/itp/cluster04.csv
 
@@ -49,6 +56,7 @@ while [ $# -gt 0 ]; do
     --score-only) score_only=1; shift; continue ;;
     --no-cluster) cluster=0; shift; continue ;;
     --no-simulation) simulation=0; shift; continue ;;
+    --routing-goal) routing_goal=1; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
   case $1 in
@@ -64,6 +72,7 @@ while [ $# -gt 0 ]; do
     --max-duration) max_duration=$2 ;;
     --namings) namings=$2 ;;
     --policies) policies=$2 ;;
+    --goal-traces) goal_traces=$2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2
@@ -105,6 +114,33 @@ simulate() { # name title topoctl-simulate-args...
 
 started=$(date +%s)
 scores=()
+if [ "$routing_goal" = 1 ]; then
+  goal_fabric=leafspine:leaves=32,hosts_per_leaf=16,spines=8,oversub=2,naming=contiguous
+  goals=()
+  IFS=, read -r -a goal_list <<<"$goal_traces"
+  for t in "${goal_list[@]}"; do
+    csv=$root/../shared/traces/itp/cluster$t.csv
+    [ -r "$csv" ] || die "no trace $csv"
+    for routing in static:ftree static:minhop adaptive mix; do
+      name=goal-itp$t-${routing/:/-}
+      say "routing goal: ITP cluster$t, $routing ($(($(date +%s) - started)) s so far)"
+      if [ "$routing" = mix ]; then
+        args=(--routing adaptive)  # the default --mix
+      else
+        args=(--routing "$routing" --profile allreduce)
+      fi
+      if [ "$score_only" = 0 ]; then
+        simulate "$name" "routing goal: ITP cluster$t (GPUs x8, load 0.9), 512 hosts 2:1, contiguous names, $routing" \
+          --trace "$csv" --scale-gpus 8 --load 0.9 --synthetic "$goal_fabric" --policies tree,topo-aware "${args[@]}" ||
+          die "topoctl simulate failed"
+      fi
+      goals+=("$results/sim-$name.json")
+    done
+  done
+  report "$results/goal-report" "${goals[@]}" || die "topoctl report failed"
+  say "routing goal: report in $results/goal-report ($(($(date +%s) - started)) s)"
+  exit 0
+fi
 if [ "$simulation" = 1 ]; then
   for naming in contiguous interleaved; do
     say "simulation: generated trace, $naming names ($(($(date +%s) - started)) s so far)"

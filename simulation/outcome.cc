@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "comm_model/estimate.h"
+#include "comm_model/neighbours.h"
+#include "placement/traffic.h"
 #include "placement/ring_order.h"
 #include "simulation/percentile.h"
 #include "topology/error.h"
@@ -15,38 +18,29 @@
 namespace topo {
 namespace {
 
-// A multi-host job while the outcome is worked out: what it puts on each
-// trunk, and its AllReduce time over the ideal as its neighbours change.
+// A multi-host job while the outcome is worked out: its collectives, the
+// directed cables they load, and its slowdown as its neighbours change.
 struct Running {
   const ScheduledJob* job = nullptr;
-  size_t outcome = 0;              // index into PolicyOutcome::jobs
-  Request request;
-  struct Use {
-    int trunk;
-    double bytes;  // one AllReduce's bytes on the trunk
-    double gbps;   // what the job asks of the trunk, on average
-  };
-  std::vector<Use> trunks;
-  double ideal_s = 0;
+  size_t outcome = 0;                // index into PolicyOutcome::jobs
+  std::vector<Request> requests;     // its profile's collectives
+  std::vector<NeighbourJob> as_neighbour;  // the same, as others see it (duty split evenly)
+  std::vector<int> cables;           // directed cables its flows cross, sorted
+  double ideal_s = 0;                // summed over its collectives
   double alone_slowdown = 1;
-  double peak_s = 0;               // its slowest cable's drain time, alone
-  double slowdown = 1;             // now
-  double weighted = 0;             // slowdown x seconds, so far
-  double since = 0;                // when `slowdown` took effect
+  std::vector<int> sharing;          // the neighbours it was last judged with
+  double slowdown = 1;               // now
+  double weighted = 0;               // slowdown x seconds, so far
+  double since = 0;                  // when `slowdown` took effect
 };
 
-ModelOptions ring_only() {
+// The judge runs NCCL's ring (Simple protocol) for every collective a ring
+// carries, as the placement's seams assume; AllToAll as NCCL does.
+ModelOptions judged(const Request& r) {
   ModelOptions o;
-  o.algorithm = Algorithm::Ring;
+  if (r.collective != Collective::AllToAll) o.algorithm = Algorithm::Ring;
   o.protocol = Protocol::Simple;
   return o;
-}
-
-std::vector<int> host_indices(const PathIndex& paths, std::span<const NodeId> hosts) {
-  std::vector<int> out;
-  out.reserve(hosts.size());
-  for (NodeId h : hosts) out.push_back(paths.host_index(h));
-  return out;
 }
 
 // The structure of one allocation: leaves, pods and ring edges.
@@ -78,11 +72,10 @@ JobOutcome shape_of(const SwitchTree& tree, const ScheduledJob& job) {
 PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options) {
   const Fabric& fabric = tree.fabric();
   const PathIndex& paths = tree.paths();
-  const ModelOptions model = ring_only();
-  const double efficiency = model.network_efficiency;
 
   PolicyOutcome out;
   out.policy = schedule.policy;
+  out.routing = routing_name(fabric.routing());
   out.rejected = schedule.rejected;
   out.scheduler = schedule.scheduler;
   out.jobs.reserve(schedule.jobs.size());
@@ -93,31 +86,41 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       if (h >= fabric.node_count() || fabric.node(h).kind != NodeKind::Host)
         throw FabricError(fmt::format("job {}: node {} is not a host of the fabric", job.id, h));
     JobOutcome o = shape_of(tree, job);
-    if (job.ring.size() > 1) {
+    o.profile = job.ring.size() > 1 ? job.profile : Profile::None;
+    std::vector<Request> requests = profile_requests(o.profile, options.message_bytes, 1);
+    if (job.ring.size() > 1 && !requests.empty()) {
       Running r;
       r.job = &job;
       r.outcome = out.jobs.size();
       int per_host = job.host_gpus.empty() ? 1 : *std::min_element(job.host_gpus.begin(), job.host_gpus.end());
-      r.request = Request{Collective::AllReduce, options.message_bytes, Dtype::Fp32, std::max(per_host, 1)};
-      Estimate alone = estimate(paths, job.ring, r.request, {}, model);
-      r.ideal_s = alone.ideal_time_s;
-      o.allreduce_alone_slowdown = alone.time_s / alone.ideal_time_s;
+      r.requests = profile_requests(o.profile, options.message_bytes, std::max(per_host, 1));
+      double alone_s = 0;
+      Neighbours self(paths);
+      for (const Request& q : r.requests) {
+        Estimate alone = estimate(paths, job.ring, q, {}, judged(q));
+        r.ideal_s += alone.ideal_time_s;
+        alone_s += alone.time_s;
+        NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size())};
+        self.add(n, judged(q));
+        r.as_neighbour.push_back(std::move(n));
+      }
+      for (const Neighbours::Job& j : self.jobs())
+        for (auto [cable, flows] : j.flows) r.cables.push_back(cable);
+      std::sort(r.cables.begin(), r.cables.end());
+      r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
+      o.allreduce_alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;
       r.slowdown = r.alone_slowdown = o.allreduce_alone_slowdown;
 
-      LinkLoad load = ring_load(paths, job.ring, r.request);
-      r.peak_s = load.peak(LinkCapacity(paths, host_indices(paths, job.ring), {}, efficiency)).seconds;
-      std::span<const double> bytes = load.trunk_bytes();
       std::set<NodeId> above_leaves;
-      for (size_t t = 0; t < bytes.size(); ++t) {
-        if (bytes[t] <= 0) continue;
-        r.trunks.push_back({static_cast<int>(t), bytes[t], bytes[t] * 8 / 1e9 / r.ideal_s * options.comm_duty});
-        for (NodeId sw : {paths.trunks()[t].from, paths.trunks()[t].to})
-          if (fabric.node(sw).level != Level::Leaf) above_leaves.insert(sw);
+      for (int c : r.cables) {
+        const Link& l = fabric.link(fabric.cables()[c / 2]);
+        for (NodeId sw : {static_cast<NodeId>(l.end_a), static_cast<NodeId>(l.end_b)})
+          if (fabric.node(sw).kind == NodeKind::Switch && fabric.node(sw).level != Level::Leaf)
+            above_leaves.insert(sw);
       }
       o.spines = static_cast<int>(above_leaves.size());
 
-      Request a2a = r.request;
-      a2a.collective = Collective::AllToAll;
+      Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, std::max(per_host, 1)};
       Estimate all = estimate(paths, job.ring, a2a);
       o.alltoall_slowdown = all.time_s / all.ideal_time_s;
       running.push_back(std::move(r));
@@ -126,8 +129,8 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
   }
 
   // Replay the starts and ends in time order (ends first at equal times),
-  // keeping every trunk's total demand and users; a job's slowdown changes
-  // only when a job sharing one of its trunks starts or ends.
+  // keeping every directed cable's users; a job is judged again only when a
+  // job sharing one of its cables starts or ends.
   struct Event {
     double at;
     bool start;
@@ -143,42 +146,33 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     return a.at != b.at ? a.at < b.at : a.start < b.start;
   });
 
-  const size_t trunks = paths.trunks().size();
-  std::vector<double> total(trunks, 0.0);
-  std::vector<std::vector<int>> users(trunks);
-  std::vector<int> stamp(running.size(), -1);  // last batch a job was re-judged in
+  std::vector<std::vector<int>> users(2 * fabric.cables().size());
+  std::vector<int> stamp(running.size(), -1);  // last batch a job was judged in
 
-  auto rejudge = [&](Running& r, double now) {
+  // A neighbour is every running job with a flow on one of its cables:
+  // per-flow max-min among them (their own neighbours beyond are left out).
+  auto rejudge = [&](int self, double now) {
+    Running& r = running[self];
     r.weighted += r.slowdown * (now - r.since);
     r.since = now;
-    // Others take what they ask of a trunk, but never more than their fair
-    // share: congestion control leaves this job at least 1/n of it.
-    std::vector<std::pair<int, double>> taken;
-    double slowest_s = 0;
-    for (const Running::Use& u : r.trunks) {
-      const auto& trunk = paths.trunks()[u.trunk];
-      double others = total[u.trunk] - u.gbps;
-      int sharing = static_cast<int>(users[u.trunk].size());
-      if (sharing < 2 || others <= 1e-12) continue;
-      double line = trunk.slowest_gbps * static_cast<double>(trunk.cables.size()) * efficiency;
-      double gbps = std::min(others, line * (sharing - 1) / sharing);
-      taken.emplace_back(u.trunk, gbps);
-      slowest_s = std::max(slowest_s, u.bytes * 8 / 1e9 / (line - gbps));
-    }
-    // Only when a shared trunk becomes the job's slowest cable does the
-    // estimate change; the model is asked only then.
-    if (slowest_s <= r.peak_s * (1 + 1e-9)) {
+    std::vector<int> sharing;
+    for (int c : r.cables)
+      for (int j : users[c])
+        if (j != self) sharing.push_back(j);
+    std::sort(sharing.begin(), sharing.end());
+    sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
+    if (sharing == r.sharing) return;
+    r.sharing = sharing;
+    if (sharing.empty()) {
       r.slowdown = r.alone_slowdown;
       return;
     }
-    BackgroundLoad background;
-    for (auto [t, gbps] : taken) {
-      const auto& trunk = paths.trunks()[t];
-      for (LinkId cable : trunk.cables)
-        background.add(fabric, cable, trunk.from, gbps / static_cast<double>(trunk.cables.size()));
-    }
-    Estimate e = estimate(paths, r.job->ring, r.request, background, model);
-    r.slowdown = e.time_s / r.ideal_s;
+    Neighbours others(paths);
+    for (int j : sharing)
+      for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request));
+    double time_s = 0;
+    for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q)).time_s;
+    r.slowdown = time_s / r.ideal_s;
   };
 
   for (size_t first = 0, batch = 0; first < events.size(); ++batch) {
@@ -191,37 +185,38 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       if (!events[e].start) {
         r.weighted += r.slowdown * (now - r.since);
         r.since = now;
+      } else {
+        r.since = now;
+        r.slowdown = r.alone_slowdown;
+        r.sharing.clear();
       }
-      for (const Running::Use& u : r.trunks) {
-        if (events[e].start) {
-          total[u.trunk] += u.gbps;
-          users[u.trunk].push_back(events[e].job);
-        } else {
-          total[u.trunk] -= u.gbps;
-          std::erase(users[u.trunk], events[e].job);
-        }
-        touched.push_back(u.trunk);
+      for (int c : r.cables) {
+        if (events[e].start) users[c].push_back(events[e].job);
+        else std::erase(users[c], events[e].job);
+        touched.push_back(c);
       }
-      if (events[e].start) r.since = now;
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (int t : touched)
-      for (int j : users[t])
+    for (int c : touched)
+      for (int j : users[c])
         if (stamp[j] != static_cast<int>(batch)) {
           stamp[j] = static_cast<int>(batch);
-          rejudge(running[j], now);
+          rejudge(j, now);
         }
     first = last;
   }
 
   // Summary.
-  std::vector<double> allreduce, alltoall;
+  std::vector<double> allreduce, alltoall, all;
+  std::map<std::string, std::vector<double>> by_profile;
   for (const Running& r : running) {
     JobOutcome& o = out.jobs[r.outcome];
     double ran = r.job->end_s - r.job->start_s;
     o.allreduce_slowdown = ran > 0 ? r.weighted / ran : o.allreduce_alone_slowdown;
-    allreduce.push_back(o.allreduce_slowdown);
+    if (o.profile == Profile::AllReduce) allreduce.push_back(o.allreduce_slowdown);
+    all.push_back(o.allreduce_slowdown);
+    by_profile[std::string(name(o.profile))].push_back(o.allreduce_slowdown);
     alltoall.push_back(o.alltoall_slowdown);
   }
   out.multi_host_jobs = static_cast<int>(running.size());
@@ -231,6 +226,9 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
   out.mean_allreduce_slowdown = mean(allreduce);
   out.p95_allreduce_slowdown = nearest_rank(allreduce, 0.95, 1.0);
   out.mean_alltoall_slowdown = mean(alltoall);
+  out.mean_slowdown = mean(all);
+  for (auto& [profile, v] : by_profile)
+    out.profiles[profile] = {static_cast<int>(v.size()), mean(v), nearest_rank(v, 0.95, 1.0)};
 
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0, gpu_seconds = 0, waits = 0,
          leaves = 0;

@@ -15,34 +15,49 @@ namespace topo {
 
 struct JobOutcome {
   std::string id;
+  Profile profile = Profile::AllReduce;  // how it communicates; None for single-host jobs
   int gpus = 0;
   int hosts = 0;
   double wait_s = 0;
   int leaves = 0;            // distinct home leaves of its hosts
   int pods = 0;
-  int spines = 0;            // spine and core switches its ring traffic crosses
+  int spines = 0;            // spine and core switches its traffic crosses
   int spine_ring_edges = 0;  // ring edges between hosts of different leaves
   int pod_ring_edges = 0;    // ... of different pods (they also cross the core)
-  // AllReduce (ring, in the job's ring order) time over the ideal (the same
-  // hosts alone on a non-blocking fabric), averaged over the job's run time
-  // weighted by time, with the other jobs' traffic on shared cables as it
-  // was while they ran beside it. 1 for single-host jobs.
+  // Its profile's collectives (placement/traffic.h profile_requests: ring
+  // AllReduce for an allreduce job, AllGather + ReduceScatter for fsdp, ...)
+  // in the job's ring order, routed as the fabric routes: their time over
+  // the ideal (the same hosts alone on a non-blocking fabric), averaged
+  // over the job's run weighted by time, with the traffic of the jobs
+  // running beside it at each moment as their neighbours
+  // (comm_model/neighbours.h: per-flow max-min). 1 for single-host jobs.
+  // The key keeps its old name: for allreduce jobs it is exactly that.
   double allreduce_slowdown = 1;
   double allreduce_alone_slowdown = 1;  // the same, with no other job running
-  double alltoall_slowdown = 1;         // AllToAll alone on the fabric, over its ideal
+  double alltoall_slowdown = 1;         // AllToAll alone on the fabric, over its ideal, whatever the profile
+};
+
+// A profile's jobs in one outcome.
+struct ProfileSummary {
+  int jobs = 0;
+  double mean_slowdown = 1;
+  double p95_slowdown = 1;
 };
 
 struct PolicyOutcome {
   std::string policy;
+  std::string routing;               // routing_name() of the fabric judged on
   std::vector<JobOutcome> jobs;      // in the schedule's order
   std::vector<std::string> rejected;
   std::map<std::string, double> scheduler;
 
   // Summary, over all jobs unless said otherwise.
   int multi_host_jobs = 0;
-  double mean_allreduce_slowdown = 1;  // multi-host jobs
-  double p95_allreduce_slowdown = 1;   // multi-host jobs
-  double mean_alltoall_slowdown = 1;   // multi-host jobs
+  double mean_allreduce_slowdown = 1;  // multi-host allreduce-profile jobs
+  double p95_allreduce_slowdown = 1;   // multi-host allreduce-profile jobs
+  double mean_alltoall_slowdown = 1;   // multi-host jobs, AllToAll alone
+  double mean_slowdown = 1;            // multi-host jobs, each by its own profile
+  std::map<std::string, ProfileSummary> profiles;  // by profile name, multi-host jobs
   long spine_ring_edges = 0;           // summed over jobs
   long pod_ring_edges = 0;
   double mean_leaves = 0;              // multi-host jobs
@@ -52,11 +67,8 @@ struct PolicyOutcome {
 };
 
 struct OutcomeOptions {
-  double message_bytes = 1024.0 * 1024 * 1024;  // AllReduce / AllToAll size judged
-  // Share of its run time a job spends in collectives: its traffic on a
-  // shared cable is its bytes over its ideal time times this.
-  double comm_duty = 0.5;
-  int fabric_gpus = 0;                           // for utilization
+  double message_bytes = kMessageBytes;  // each collective's size, as placement asks it
+  int fabric_gpus = 0;                   // for utilization
 };
 
 // Throws FabricError for a job on a host the tree's fabric does not have.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "placement/baseline.h"
+#include "placement/traffic.h"
 #include "simulation/percentile.h"
 
 namespace topo {
@@ -22,11 +23,11 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
   if (name == "linear" || name == "tree") {
     auto table = std::make_shared<const SlurmSwitchTable>(slurm_switch_table(fabric));
     if (name == "linear")
-      return {"linear", [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(*table, t, f, r); }};
-    return {"tree", [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_tree(*table, t, f, r); }};
+      return {"linear", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(*table, t, f, r); }};
+    return {"tree", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_tree(*table, t, f, r); }};
   }
   if (name == "topo-aware")
-    return {"topo-aware", [](const SwitchTree& t, const FreeMap& f, Request r) { return place(t, f, r); }};
+    return {"topo-aware", true, [](const SwitchTree& t, const FreeMap& f, Request r) { return place(t, f, r); }};
   throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree or topo-aware", name));
 }
 
@@ -68,6 +69,7 @@ class Cluster {
   }
 
   const FreeMap& free() const { return free_; }
+  FreeMap& mutable_free() { return free_; }
   int usable_hosts() const { return usable_; }
 
   // Hosts with at least `gpus` free.
@@ -130,7 +132,15 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   std::vector<double> call_us;
   int failures = 0;
 
+  TrafficMap traffic(tree.fabric());
+  std::vector<JobTraffic> job_traffic_of;  // by schedule index
+  bool traffic_written = true;
+
   auto try_start = [&](const Job& job, double now) {
+    if (policy.reads_traffic && !traffic_written) {
+      traffic.write(tree.fabric(), cluster.mutable_free());
+      traffic_written = true;
+    }
     auto t0 = std::chrono::steady_clock::now();
     Placement p = policy.place(tree, cluster.free(), job.request);
     call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
@@ -145,9 +155,18 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
     s.end_s = now + job.trace->duration_s;
     s.ring = std::move(p.hosts);
     s.host_gpus = std::move(p.gpus);
+    s.profile = job.request.profile;
+    s.duty = options.comm_duty;
     for (size_t i = 0; i < s.ring.size(); ++i) {
       cluster.take(s.ring[i], s.host_gpus[i]);
       s.gpus += s.host_gpus[i];
+    }
+    job_traffic_of.emplace_back();
+    if (policy.reads_traffic && s.ring.size() > 1) {
+      RunningJob rj{s.ring, s.profile, *std::min_element(s.host_gpus.begin(), s.host_gpus.end()), s.duty};
+      job_traffic_of.back() = topo::job_traffic(tree, rj, options.message_bytes);
+      traffic.add(job_traffic_of.back());
+      traffic_written = false;
     }
     running.insert({s.end_s, schedule.jobs.size()});
     schedule.jobs.push_back(std::move(s));
@@ -192,11 +211,17 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
     while (!running.empty() && running.begin()->end <= now) {
       const ScheduledJob& done = schedule.jobs[running.begin()->schedule_index];
       for (size_t i = 0; i < done.ring.size(); ++i) cluster.give(done.ring[i], done.host_gpus[i]);
+      if (const JobTraffic& t = job_traffic_of[running.begin()->schedule_index]; !t.gbps.empty() || !t.flows.empty()) {
+        traffic.remove(t);
+        traffic_written = false;
+      }
       running.erase(running.begin());
     }
     while (next < n && trace.jobs[next].submit_s <= now) {
       const TraceJob& tj = trace.jobs[next++];
-      PlacementRequest r = job_request(tj.gpus, options.gpus_per_host, options.profile);
+      Profile profile = options.mix.shares.empty() ? options.profile : draw_profile(options.mix, tj.id);
+      PlacementRequest r = job_request(tj.gpus, options.gpus_per_host, profile);
+      r.message_bytes = options.message_bytes;
       if (r.hosts > cluster.usable_hosts())
         schedule.rejected.push_back(tj.id);
       else

@@ -14,6 +14,8 @@
 //   enough hosts free up (counting hosts with enough free GPUs as running
 //   jobs end); later jobs start only if they fit now and either end before
 //   that time or leave the reserved hosts alone (counted, as EASY does).
+// - The running jobs' traffic (placement/traffic.h), kept as jobs start and
+//   end, is written into the FreeMap before a policy that reads it is asked.
 // - Counting is checked before a policy is asked, so a policy only runs
 //   when the job fits by count; a policy that still finds no room (hard
 //   limits) leaves the job queued.
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "placement/search.h"
+#include "simulation/mix.h"
 #include "simulation/schedule.h"
 #include "simulation/trace.h"
 
@@ -33,6 +36,9 @@ namespace topo {
 // Where a job goes, given what is free: one of placement/'s searches.
 struct PlacementPolicy {
   std::string name;
+  // Whether it reads the running jobs' traffic (FreeMap::load and
+  // cable_flows): Slurm's policies do not, so the replay skips filling it.
+  bool reads_traffic = false;
   std::function<Placement(const SwitchTree&, const FreeMap&, const PlacementRequest&)> place;
 };
 
@@ -48,7 +54,13 @@ PlacementRequest job_request(int gpus, int gpus_per_host, Profile profile = Prof
 
 struct ReplayOptions {
   int gpus_per_host = 8;
-  Profile profile = Profile::AllReduce;  // what topo-aware optimizes for
+  // How each multi-host job communicates: drawn per job from the mix; the
+  // placement is asked with that profile, and the schedule keeps it for
+  // the judge. An empty mix gives every job `profile`.
+  Mix mix;
+  Profile profile = Profile::AllReduce;
+  double comm_duty = 0.5;                // every job's share of its run in collectives
+  double message_bytes = kMessageBytes;  // what its collectives move
   size_t backfill_depth = 100;           // queued jobs looked at per pass, as Slurm's bf_max_job_test
   // Called now and then with the share of jobs submitted so far; from the
   // replaying thread.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "placement/request.h"
 #include "topology/fabric.h"
 
 namespace topo {
@@ -18,6 +19,8 @@ struct ScheduledJob {
   double end_s = 0;
   std::vector<NodeId> ring;     // its hosts, in the ring order the job used
   std::vector<int> host_gpus;   // GPUs used on each host, same order
+  Profile profile = Profile::AllReduce;  // how it communicates (simulation/mix.h)
+  double duty = 0.5;            // share of its run spent in collectives
 };
 
 struct Schedule {

@@ -68,6 +68,35 @@ TEST(CommModelCli, NamedHostsAndUnknownOnes) {
   EXPECT_NE(bad.err.find("nosuch1, nosuch2"), std::string::npos) << bad.err;
 }
 
+// Other jobs on the same hosts' cables: the estimate slows down, says how
+// much of it comes from them, and a bad line is named by file and line.
+TEST(CommModelCli, ConcurrentJobsShareTheCables) {
+  std::string file = ::testing::TempDir() + "/concurrent.txt";
+  std::ofstream(file) << "# running jobs\n"
+                         "gpu[002-003]  allreduce duty=1\n"
+                         "\n"
+                         "gpu004,gpu001 duty=0.5   # half of its time in collectives\n";
+  std::string common = "estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json --hosts gpu001,gpu002,gpu003 " +
+                       kTwoToOne;
+  Ran alone = topoctl(common), busy = topoctl(common + " --concurrent " + file);
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  ASSERT_EQ(busy.code, 0) << busy.err;
+  auto a = nlohmann::json::parse(alone.out), b = nlohmann::json::parse(busy.out);
+  EXPECT_EQ(b.at("routing"), "adaptive");
+  EXPECT_GT(b.at("allreduce_s").get<double>(), a.at("allreduce_s").get<double>() * 1.5);
+  EXPECT_DOUBLE_EQ(b.at("neighbours").at("alone_allreduce_s").get<double>(), a.at("allreduce_s").get<double>());
+  EXPECT_EQ(b.at("neighbours").at("jobs").get<int>(), 2);
+  EXPECT_GT(b.at("bottleneck").at("neighbour_flows").get<double>(), 0);
+
+  std::ofstream(file) << "gpu001,gpu002\ngpu003 duty=2\n";
+  Ran bad = topoctl(common + " --concurrent " + file);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("concurrent.txt:2: duty"), std::string::npos) << bad.err;
+  Ran routing = topoctl(common + " --routing static");
+  EXPECT_EQ(routing.code, 2);
+  EXPECT_NE(routing.err.find("no forwarding tables"), std::string::npos) << routing.err;
+}
+
 TEST(CommModelCli, HelpAndBadValues) {
   Ran help = topoctl("estimate --help");
   EXPECT_EQ(help.code, 0);

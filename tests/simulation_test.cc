@@ -6,8 +6,10 @@
 
 #include "comm_model/estimate.h"
 #include "placement/ring_order.h"
+#include "simulation/mix.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
+#include "tests/dmodk_routing.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -60,12 +62,13 @@ TEST(SimulationJudge, AJobAloneIsJudgedAsTheModelEstimatesIt) {
   ModelOptions ring;
   ring.algorithm = Algorithm::Ring;
   ring.protocol = Protocol::Simple;
-  Estimate e = estimate(tree.paths(), s.jobs[0].ring, {Collective::AllReduce, 1024.0 * 1024 * 1024, Dtype::Fp32, 8},
-                        {}, ring);
+  Estimate e = estimate(tree.paths(), s.jobs[0].ring, {Collective::AllReduce, kMessageBytes, Dtype::Bf16, 8}, {}, ring);
   EXPECT_DOUBLE_EQ(o.jobs[0].allreduce_alone_slowdown, e.time_s / e.ideal_time_s);
   EXPECT_DOUBLE_EQ(o.jobs[0].allreduce_slowdown, o.jobs[0].allreduce_alone_slowdown);
-  // Eight flows each way over a leaf's four uplinks: twice the ideal.
-  EXPECT_NEAR(o.jobs[0].allreduce_slowdown, 2, 0.05);
+  // Eight flows each way over a leaf's four uplinks: twice the ideal's
+  // bandwidth time; at 256 MiB the latency (not doubled) keeps it below 2.
+  EXPECT_GT(o.jobs[0].allreduce_slowdown, 1.85);
+  EXPECT_LT(o.jobs[0].allreduce_slowdown, 2.0);
   EXPECT_EQ(o.jobs[0].spine_ring_edges, 16);
   EXPECT_EQ(o.jobs[0].leaves, 2);
   EXPECT_EQ(o.jobs[0].spines, 2);
@@ -85,7 +88,8 @@ TEST(SimulationJudge, NeighboursOnTheSameUplinksSlowAJobOnlyWhileTheyRun) {
   EXPECT_NEAR(a.allreduce_alone_slowdown, 1, 0.01);
   // Together, each asks half of every uplink (duty 0.5) and gets the other
   // half: twice the ideal while b runs, for half of a's run.
-  EXPECT_NEAR(b.allreduce_slowdown, 2, 0.05);
+  EXPECT_GT(b.allreduce_slowdown, 1.8);  // the latency is not doubled
+  EXPECT_LT(b.allreduce_slowdown, 2.0);
   double shared = b.allreduce_slowdown;  // symmetric jobs: a's slowdown while b runs
   EXPECT_NEAR(a.allreduce_slowdown, (a.allreduce_alone_slowdown + shared) / 2, 1e-9);
   // c never meets them.
@@ -107,6 +111,82 @@ TEST(SimulationJudge, SummaryCountsWaitsMakespanAndUtilization) {
   EXPECT_DOUBLE_EQ(o.mean_wait_s, 5);
   EXPECT_DOUBLE_EQ(o.makespan_s, 220);
   EXPECT_DOUBLE_EQ(o.gpu_utilization, (4 * 100.0 + 8 * 200.0) / (32 * 8 * 220.0));
+}
+
+TEST(SimulationJudge, EveryJobIsJudgedByItsOwnProfile) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  Schedule s;
+  s.jobs.push_back(job(f, "fsdp", alternating(f, tree, 0, 1, 4, 0), 0, 100));
+  s.jobs.back().profile = Profile::Fsdp;
+  s.jobs.push_back(job(f, "pipe", alternating(f, tree, 2, 3, 4, 0), 0, 100));
+  s.jobs.back().profile = Profile::Pipeline;
+  PolicyOutcome o = judge(tree, s, options_for(f));
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.protocol = Protocol::Simple;
+  double time = 0, ideal = 0;
+  for (Collective c : {Collective::AllGather, Collective::ReduceScatter}) {
+    Estimate e = estimate(tree.paths(), s.jobs[0].ring, {c, kMessageBytes, Dtype::Bf16, 8}, {}, ring);
+    time += e.time_s;
+    ideal += e.ideal_time_s;
+  }
+  EXPECT_EQ(o.jobs[0].profile, Profile::Fsdp);
+  EXPECT_DOUBLE_EQ(o.jobs[0].allreduce_alone_slowdown, time / ideal);
+  EXPECT_EQ(o.jobs[1].profile, Profile::Pipeline);
+  ASSERT_EQ(o.profiles.size(), 2u);
+  EXPECT_EQ(o.profiles.at("fsdp").jobs, 1);
+  EXPECT_EQ(o.profiles.at("pipeline").jobs, 1);
+  EXPECT_DOUBLE_EQ(o.mean_allreduce_slowdown, 1);  // no allreduce job
+  EXPECT_NEAR(o.mean_slowdown, (o.jobs[0].allreduce_slowdown + o.jobs[1].allreduce_slowdown) / 2, 1e-12);
+}
+
+TEST(SimulationJudge, StaticRoutingSlowsJobsWhoseSeamsShareACable) {
+  // One uplink per spine; D-mod-k sends a destination through the spine its
+  // index under its leaf picks.
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2");
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  auto ring = [&](int leaf_a, std::vector<int> a, int leaf_b, std::vector<int> b) {
+    std::vector<std::string> out;
+    for (int i : a) out.push_back(f.node(tree.leaves()[leaf_a].hosts[i]).name);
+    for (int i : b) out.push_back(f.node(tree.leaves()[leaf_b].hosts[i]).name);
+    return out;
+  };
+  Schedule clash, apart;
+  // Both jobs' seams enter at index 0 and 4: the same spine, both ways.
+  clash.jobs.push_back(job(f, "a", ring(0, {0, 1, 2, 3}, 1, {0, 1, 2, 3}), 0, 100));
+  clash.jobs.push_back(job(f, "b", ring(0, {4, 5, 6, 7}, 1, {4, 5, 6, 7}), 0, 100));
+  // The second job's seams enter at index 5: another spine.
+  apart.jobs.push_back(clash.jobs[0]);
+  apart.jobs.push_back(job(f, "b", ring(0, {5, 6, 7, 4}, 1, {5, 6, 7, 4}), 0, 100));
+  PolicyOutcome c = judge(tree, clash, options_for(f)), d = judge(tree, apart, options_for(f));
+  EXPECT_EQ(c.routing, "static:ftree");
+  EXPECT_GT(c.jobs[1].allreduce_slowdown, 1.2);
+  EXPECT_NEAR(d.jobs[1].allreduce_slowdown, d.jobs[1].allreduce_alone_slowdown, 1e-6);
+  EXPECT_NEAR(d.jobs[0].allreduce_slowdown, d.jobs[0].allreduce_alone_slowdown, 1e-6);
+}
+
+TEST(SimulationMix, ParsesDrawsAndNamesBadItems) {
+  Mix m = parse_mix(kDefaultMix);
+  ASSERT_EQ(m.shares.size(), 4u);
+  EXPECT_EQ(mix_text(m), "allreduce=0.50,fsdp=0.20,alltoall=0.20,pipeline=0.10");
+  std::map<Profile, int> drawn;
+  for (int i = 0; i < 10000; ++i) ++drawn[draw_profile(m, std::to_string(i))];
+  EXPECT_NEAR(drawn[Profile::AllReduce] / 10000.0, 0.5, 0.03);
+  EXPECT_NEAR(drawn[Profile::Pipeline] / 10000.0, 0.1, 0.02);
+  EXPECT_EQ(draw_profile(m, "job42"), draw_profile(m, "job42"));
+  EXPECT_EQ(parse_mix("allreduce=2,alltoall=2").shares[1].second, 0.5);
+  EXPECT_EQ(draw_profile(parse_mix("fsdp=1"), "x"), Profile::Fsdp);
+  for (const char* bad : {"allreduce", "allreduce=x", "bogus=1", "allreduce=-1", "allreduce=0", "none=1",
+                          "allreduce=1,allreduce=1"}) {
+    try {
+      parse_mix(bad);
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("--mix"), std::string::npos) << e.what();
+    }
+  }
 }
 
 Trace trace_of(std::vector<TraceJob> jobs) {

@@ -8,6 +8,8 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/sizing.h"
+#include "tests/static_tables.h"
+#include "topology/route.h"
 #include "topology/synthetic.h"
 
 namespace {
@@ -24,6 +26,21 @@ const Fabric& fabric() {
 
 const PathIndex& index() {
   static const PathIndex i(fabric());
+  return i;
+}
+
+// The same fabric routed by static destination-mod-k tables.
+const Fabric& pinned_fabric() {
+  static const Fabric f = [] {
+    Fabric g = make_synthetic(kSpec);
+    g.set_routing(testing::dmodk_tables(g));
+    return g;
+  }();
+  return f;
+}
+
+const PathIndex& pinned_index() {
+  static const PathIndex i(pinned_fabric());
   return i;
 }
 
@@ -122,5 +139,43 @@ void BM_AllToAll1024Scattered(benchmark::State& state) {
   report(state, e);
 }
 BENCHMARK(BM_AllToAll1024Scattered)->Unit(benchmark::kMicrosecond);
+
+// Static routing: one flow's path walked through the tables, from an HCA
+// to another pod's HCA (5 switches).
+void BM_StaticPathLookup(benchmark::State& state) {
+  const Fabric& f = pinned_fabric();
+  std::vector<NodeId> hcas;
+  for (NodeId h : scattered()) hcas.push_back(f.hcas_of(h).front());
+  std::vector<int> path;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(trace_static_cables(f, hcas[i % 1024], hcas[(i + 1) % 1024], path));
+    ++i;
+  }
+  state.counters["cables"] = static_cast<double>(path.size());
+}
+BENCHMARK(BM_StaticPathLookup)->Unit(benchmark::kNanosecond);
+
+void BM_RingAllReduce1024PackedStatic(benchmark::State& state) {
+  std::vector<NodeId> hosts = first_hosts(pinned_index(), 1024);
+  ModelOptions o;
+  o.algorithm = Algorithm::Ring;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(pinned_index(), hosts, allreduce(8), {}, o));
+  report(state, e);
+}
+BENCHMARK(BM_RingAllReduce1024PackedStatic)->Unit(benchmark::kMicrosecond);
+
+void BM_RingAllReduce1024ScatteredStatic(benchmark::State& state) {
+  std::vector<NodeId> all(pinned_fabric().hosts().begin(), pinned_fabric().hosts().end());
+  std::shuffle(all.begin(), all.end(), std::mt19937(42));
+  all.resize(1024);
+  ModelOptions o;
+  o.algorithm = Algorithm::Ring;
+  Estimate e;
+  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(pinned_index(), all, allreduce(8), {}, o));
+  report(state, e);
+}
+BENCHMARK(BM_RingAllReduce1024ScatteredStatic)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -14,8 +14,14 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "comm_model/estimate.h"
+#include "comm_model/neighbours.h"
 #include "comm_model/sizing.h"
+#include "topology/hostlist.h"
+#include "topology/routing_engine.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -81,6 +87,75 @@ std::string bytes_text(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
+// --concurrent FILE: one running job a line, "HOSTS [COLLECTIVE] [key=value ...]":
+// HOSTS in ring order as a hostlist ("gpu[001-004]") or comma-separated;
+// keys collective=, duty=, gpus-per-host=, size= (bytes); the rest as the
+// estimated job's. '#' starts a comment.
+std::vector<topo::NeighbourJob> read_concurrent(const std::string& path, const topo::Fabric& fabric,
+                                                const topo::Request& like) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("--concurrent {}: cannot be read", path));
+  std::vector<topo::NeighbourJob> jobs;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    auto fail = [&](const std::string& field, const std::string& why) {
+      return std::invalid_argument(fmt::format("{}:{}: {}: {}", path, number, field, why));
+    };
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string hosts;
+    if (!(words >> hosts)) continue;
+    topo::NeighbourJob job;
+    job.request = like;
+    try {
+      job.ring = topo::find_hosts(fabric, topo::expand_hostlist(hosts));
+    } catch (const std::exception& e) {
+      throw fail("hosts", e.what());
+    }
+    for (std::string word; words >> word;) {
+      auto eq = word.find('=');
+      std::string key = eq == std::string::npos ? "collective" : word.substr(0, eq);
+      std::string value = eq == std::string::npos ? word : word.substr(eq + 1);
+      try {
+        if (key == "collective") {
+          auto c = topo::parse_collective(value);
+          if (!c) throw std::invalid_argument("unknown (allreduce, allgather, reducescatter, broadcast, alltoall)");
+          job.request.collective = *c;
+        } else if (key == "duty") {
+          job.duty = std::stod(value);
+          if (!(job.duty > 0 && job.duty <= 1)) throw std::invalid_argument("must be in (0, 1]");
+        } else if (key == "gpus-per-host") {
+          job.request.gpus_per_host = std::stoi(value);
+        } else if (key == "size") {
+          job.request.bytes = std::stod(value);
+        } else {
+          throw std::invalid_argument("unknown field (collective, duty, gpus-per-host, size)");
+        }
+      } catch (const std::exception& e) {
+        throw fail(key, fmt::format("'{}': {}", value, e.what()));
+      }
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+// --routing: adaptive, static (the snapshot's own tables) or static:ENGINE.
+void apply_routing(topo::Fabric& fabric, const std::string& text) {
+  auto spec = topo::parse_routing_spec(text);
+  if (!spec)
+    throw std::invalid_argument(
+        fmt::format("--routing {}: use adaptive, static, static:ftree, static:minhop, static:updn or static:dfsssp", text));
+  if (spec->kind == topo::RoutingKind::Adaptive) {
+    fabric.set_routing(topo::Routing{});
+  } else if (!spec->engine.empty()) {
+    fabric.set_routing(topo::emulate_routing(fabric, spec->engine));
+  } else if (!fabric.routing().is_static()) {
+    throw std::invalid_argument(
+        "--routing static: this fabric carries no forwarding tables; name an engine to emulate (static:ftree)");
+  }
+}
+
 }  // namespace
 
 Run add_estimate(CLI::App& app) {
@@ -96,6 +171,7 @@ Run add_estimate(CLI::App& app) {
     int leaves = 0;
     uint32_t job = 0;
     std::string algorithm, protocol;
+    std::string concurrent, routing;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
@@ -131,6 +207,12 @@ Run add_estimate(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--algorithm", opts->algorithm, "ring, tree or hierarchical (default: the fastest)");
   cmd->add_option("--protocol", opts->protocol, "ll, ll128 or simple (default: the fastest)");
+  cmd->add_option("--concurrent", opts->concurrent,
+                  "other jobs running at the same time, one a line: HOSTS (ring order, hostlist or comma-separated) "
+                  "[COLLECTIVE] [duty=D] [gpus-per-host=G] [size=BYTES]; their flows share the cables per flow");
+  cmd->add_option("--routing", opts->routing,
+                  "how the fabric routes: adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, "
+                  "updn, dfsssp emulated); default: the snapshot's own");
   add_input_options(*cmd, opts->input);
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
 
@@ -193,8 +275,10 @@ Run add_estimate(CLI::App& app) {
     std::vector<std::string> names;
     std::string how;
     double hca_gbps = 0;
+    size_t neighbours_count = 0;
     if (allocation) {
       loaded.emplace(load(opts->input));
+      if (!opts->routing.empty()) apply_routing(loaded->fabric, opts->routing);
       topo::PathIndex index(loaded->fabric);
       std::vector<topo::NodeId> chosen;
       int count = opts->gpus / per_host;
@@ -214,11 +298,18 @@ Run add_estimate(CLI::App& app) {
       request.bytes = need.gradient_bytes;
       request.dtype = step.dtype;
       request.gpus_per_host = per_host;
-      est = topo::estimate(index, chosen, request, topo::BackgroundLoad(), model);
+      topo::Neighbours neighbours(index);
+      if (!opts->concurrent.empty())
+        for (const topo::NeighbourJob& job : read_concurrent(opts->concurrent, loaded->fabric, request))
+          neighbours.add(job, model);
+      neighbours_count = neighbours.size();
+      est = opts->concurrent.empty() ? topo::estimate(index, chosen, request, topo::BackgroundLoad(), model)
+                                     : topo::estimate(index, chosen, request, neighbours, model);
       hca_gbps = topo::least_host_hca_gbps(index, chosen);
 
       out["allocation"] = {{"hosts", names}, {"how", how}, {"source", loaded->fabric.source()}};
       if (loaded->snapshot) out["allocation"]["snapshot"] = *loaded->snapshot;
+      out["routing"] = est->routing;
       out["allreduce_s"] = number_or_null(est->time_s);
       out["ideal_allreduce_s"] = number_or_null(est->ideal_time_s);
       out["bus_gbps"] = est->busbw_gbps;
@@ -232,9 +323,15 @@ Run add_estimate(CLI::App& app) {
       if (b.where != topo::Bottleneck::Where::None)
         out["bottleneck"] = {{"where", b.where == topo::Bottleneck::Where::Cable ? "cable" : "nvlink"},
                              {"link", b.name},
+                             {"directed_cable", b.directed_cable},
                              {"flows", b.flows},
+                             {"neighbour_flows", b.neighbour_flows},
                              {"gbps", b.gbps},
                              {"share_gbps", b.share_gbps}};
+      if (!opts->concurrent.empty())
+        out["neighbours"] = {{"jobs", neighbours.size()},
+                             {"sharing_cables", est->neighbours},
+                             {"alone_allreduce_s", number_or_null(est->alone_time_s)}};
       if (est->hosts > 1 && need.required_gbps_per_gpu > hca_gbps)
         warnings.push_back(fmt::format(
             "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
@@ -272,13 +369,20 @@ Run add_estimate(CLI::App& app) {
                                                           names.back());
       fmt::print("allocation: {} ({}), {}\n", how, list, loaded->fabric.source());
       fmt::print("  hosts x GPUs            {} x {}\n", est->hosts, est->gpus_per_host);
+      fmt::print("  routing                 {}\n", est->routing);
       fmt::print("  algorithm               {} / {}\n", topo::name(est->algorithm), topo::name(est->protocol));
       fmt::print("  allreduce_s             {}\n", seconds_text(est->time_s));
       fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est->ideal_time_s));
       fmt::print("  bus bandwidth           {:.1f} Gb/s ({:.1f} GB/s)\n", est->busbw_gbps, est->busbw_gbps / 8);
       fmt::print("  HCA line rate per host  {:.0f} Gb/s\n", hca_gbps);
       const topo::Bottleneck& b = est->bottleneck;
-      if (b.where == topo::Bottleneck::Where::Cable)
+      if (!opts->concurrent.empty())
+        fmt::print("  alone                   {} ({} of {} running jobs share a cable with it)\n",
+                   seconds_text(est->alone_time_s), est->neighbours, neighbours_count);
+      if (b.where == topo::Bottleneck::Where::Cable && b.neighbour_flows > 0)
+        fmt::print("  bottleneck              {}: {:.2f} flows ({:.2f} more of other jobs), {:.1f} Gb/s each\n", b.name,
+                   b.flows, b.neighbour_flows, b.share_gbps);
+      else if (b.where == topo::Bottleneck::Where::Cable)
         fmt::print("  bottleneck              {}: {:.2f} flows share {:.0f} Gb/s, {:.1f} Gb/s each\n", b.name, b.flows,
                    b.gbps, b.share_gbps);
       else if (b.where == topo::Bottleneck::Where::NvLink)

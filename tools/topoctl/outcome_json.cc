@@ -76,6 +76,7 @@ class Fields {
 
 json job_json(const topo::JobOutcome& o) {
   return {{"id", o.id},
+          {"profile", topo::name(o.profile)},
           {"gpus", o.gpus},
           {"hosts", o.hosts},
           {"wait_s", o.wait_s},
@@ -104,6 +105,14 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
   o.allreduce_slowdown = f.slowdown("allreduce_slowdown");
   o.allreduce_alone_slowdown = f.slowdown("allreduce_alone_slowdown");
   o.alltoall_slowdown = f.slowdown("alltoall_slowdown");
+  // Older results carry no profile: every job was judged by its AllReduce.
+  if (f.find("profile")) {
+    auto p = topo::parse_profile(f.text("profile"));
+    if (!p) f.fail(f.name("profile"), "expected allreduce, fsdp, alltoall, pipeline, mixed or none");
+    o.profile = *p;
+  } else if (o.hosts <= 1) {
+    o.profile = topo::Profile::None;
+  }
   return o;
 }
 
@@ -111,10 +120,20 @@ topo::PolicyOutcome outcome_from(const json& j, const std::string& file, const s
   Fields f(j, file, where);
   topo::PolicyOutcome o;
   o.policy = f.text("policy");
+  o.routing = f.find("routing") ? f.text("routing") : "adaptive";
   o.multi_host_jobs = static_cast<int>(f.whole("multi_host_jobs"));
   o.mean_allreduce_slowdown = f.slowdown("mean_allreduce_slowdown");
   o.p95_allreduce_slowdown = f.slowdown("p95_allreduce_slowdown");
   o.mean_alltoall_slowdown = f.slowdown("mean_alltoall_slowdown");
+  o.mean_slowdown = f.find("mean_slowdown") ? f.slowdown("mean_slowdown") : o.mean_allreduce_slowdown;
+  if (const json* profiles = f.find("profiles")) {
+    if (!profiles->is_object()) f.fail(f.name("profiles"), "expected an object of summaries by profile");
+    for (auto it = profiles->begin(); it != profiles->end(); ++it) {
+      Fields p(it.value(), file, f.name("profiles." + it.key()));
+      o.profiles[it.key()] = {static_cast<int>(p.whole("jobs")), p.slowdown("mean_slowdown"),
+                              p.slowdown("p95_slowdown")};
+    }
+  }
   o.spine_ring_edges = f.whole("spine_ring_edges");
   o.pod_ring_edges = f.whole("pod_ring_edges");
   o.mean_leaves = f.number("mean_leaves");
@@ -154,8 +173,15 @@ json to_json(const topo::PolicyOutcome& o) {
   for (const topo::JobOutcome& job : o.jobs) jobs.push_back(job_json(job));
   json scheduler = json::object();
   for (const auto& [key, value] : o.scheduler) scheduler[key] = std::isfinite(value) ? json(value) : json(nullptr);
+  json profiles = json::object();
+  for (const auto& [name, p] : o.profiles)
+    profiles[name] = {{"jobs", p.jobs}, {"mean_slowdown", slowdown(p.mean_slowdown)},
+                      {"p95_slowdown", slowdown(p.p95_slowdown)}};
   return {{"policy", o.policy},
+          {"routing", o.routing},
           {"multi_host_jobs", o.multi_host_jobs},
+          {"mean_slowdown", slowdown(o.mean_slowdown)},
+          {"profiles", std::move(profiles)},
           {"mean_allreduce_slowdown", slowdown(o.mean_allreduce_slowdown)},
           {"p95_allreduce_slowdown", slowdown(o.p95_allreduce_slowdown)},
           {"mean_alltoall_slowdown", slowdown(o.mean_alltoall_slowdown)},

@@ -8,7 +8,8 @@
 // mean_allreduce_slowdown, p95_allreduce_slowdown, mean_alltoall_slowdown,
 // spine_ring_edges, pod_ring_edges, mean_leaves, makespan_s,
 // gpu_utilization, mean_wait_s, rejected [ids], scheduler {name: number}
-// and jobs [{id, gpus, hosts, wait_s, leaves, pods, spines,
+// (and routing, mean_slowdown, profiles {name: {jobs, mean_slowdown,
+// p95_slowdown}}) and jobs [{id, profile, gpus, hosts, wait_s, leaves, pods, spines,
 // spine_ring_edges, pod_ring_edges, allreduce_slowdown,
 // allreduce_alone_slowdown, alltoall_slowdown}].
 // A slowdown is +infinity when a cable the job needs is full; JSON has no

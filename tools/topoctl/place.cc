@@ -10,12 +10,18 @@
 #include "placement/busy_file.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
+#include "placement/running_file.h"
 #include "placement/search.h"
+#include "placement/traffic.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
 #include "topology/hostlist.h"
 
 namespace topoctl {
+
+// simulate.cc: the routing asked for, applied to the fabric.
+void route_as(topo::Fabric& fabric, const std::string& spec);
+
 namespace {
 
 using nlohmann::json;
@@ -30,6 +36,7 @@ json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo:
   return {{"feasible", p.feasible},
           {"policy", policy},
           {"profile", topo::name(r.profile)},
+          {"routing", topo::routing_name(f.routing())},
           {"hosts", hosts},
           {"gpus", gpus},
           {"leaves", leaves},
@@ -40,6 +47,7 @@ json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo:
           {"estimate_s", s.estimate_s},
           {"ideal_s", s.ideal_s},
           {"slowdown", s.slowdown},
+          {"seam_flows", s.seam_flows},
           {"score", s.total},
           {"reasons", p.reasons}};
 }
@@ -71,7 +79,8 @@ Run add_place(CLI::App& app) {
     int gpus_per_host = 8;
     int min_per_host = 1;
     std::string profile = "allreduce";
-    std::string busy;
+    std::string busy, running;
+    std::string routing;
     bool exact = false;
     int max_leaves = 0;
     bool one_pod = false;
@@ -88,8 +97,16 @@ Run add_place(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--min-per-host", opts->min_per_host, "for a GPU count that is no multiple: at least this many per host")
       ->capture_default_str();
-  cmd->add_option("--profile", opts->profile, "allreduce | alltoall | mixed | none")->capture_default_str();
+  cmd->add_option("--profile", opts->profile, "allreduce | fsdp | alltoall | pipeline | mixed | none")
+      ->capture_default_str();
   cmd->add_option("--busy", opts->busy, "busy hosts, one a line: 'host [GPUs in use]'")->check(CLI::ExistingFile);
+  cmd->add_option("--running", opts->running,
+                  "running jobs, one a line: 'hosts-in-ring-order [profile] [duty=SHARE]'; their hosts are busy and "
+                  "their traffic is kept clear of")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--routing", opts->routing,
+                  "route as: adaptive | static (the snapshot's tables) | static:ftree | static:minhop | static:updn "
+                  "(default: how the snapshot routes)");
   cmd->add_flag("--exact", opts->exact, "exhaustive search (small fabrics): the optimum of the objective");
   cmd->add_option("--max-leaves", opts->max_leaves, "at most this many leaves");
   cmd->add_flag("--one-pod", opts->one_pod, "all hosts in one pod");
@@ -101,11 +118,15 @@ Run add_place(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
   return [opts] {
     auto profile = topo::parse_profile(opts->profile);
-    if (!profile) throw std::invalid_argument("--profile " + opts->profile + ": expected allreduce, alltoall, mixed or none");
+    if (!profile)
+      throw std::invalid_argument("--profile " + opts->profile +
+                                  ": expected allreduce, fsdp, alltoall, pipeline, mixed or none");
     LoadedFabric loaded = load(opts->input);
+    if (!opts->routing.empty()) route_as(loaded.fabric, opts->routing);
     const topo::Fabric& f = loaded.fabric;
     topo::FreeMap free = topo::FreeMap::all_free(f, opts->gpus_per_host);
     if (!opts->busy.empty()) topo::read_busy_file(opts->busy, f, free);
+    if (!opts->running.empty()) topo::read_running_file(opts->running, f, opts->gpus_per_host, free);
     topo::PlacementRequest r;
     if (opts->gpus % opts->gpus_per_host == 0) {
       r.hosts = opts->gpus / opts->gpus_per_host;
@@ -118,6 +139,7 @@ Run add_place(CLI::App& app) {
     if (opts->max_leaves > 0) r.max_leaves = opts->max_leaves;
     r.one_pod = opts->one_pod;
     topo::SwitchTree tree(f);
+    if (!free.running.empty()) topo::fill_traffic(tree, free);
     topo::Placement p = opts->policy == "tree"     ? topo::place_tree(tree, free, r)
                         : opts->policy == "linear" ? topo::place_linear(tree, free, r)
                         : opts->exact              ? topo::place_exact(tree, free, r)

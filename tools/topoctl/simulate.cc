@@ -21,31 +21,66 @@
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/outcome_json.h"
 #include "topology/error.h"
+#include "topology/routing_engine.h"
 
 namespace topoctl {
+
+// The routing asked for, applied to the fabric: "adaptive" drops any
+// tables, "static" needs the snapshot's own, "static:ENGINE" keeps them when
+// they are that engine's and emulates them otherwise.
+void route_as(topo::Fabric& fabric, const std::string& spec) {
+  auto wanted = topo::parse_routing_spec(spec);
+  if (!wanted)
+    throw std::invalid_argument(fmt::format(
+        "--routing {}: expected adaptive, static, static:ftree, static:minhop or static:updn", spec));
+  if (wanted->kind == topo::RoutingKind::Adaptive) {
+    fabric.set_routing(topo::Routing{});
+  } else if (wanted->engine.empty()) {
+    if (!fabric.routing().is_static())
+      throw std::invalid_argument(
+          "--routing static: the fabric carries no forwarding tables; ask for static:ENGINE to emulate them");
+  } else if (topo::routing_name(fabric.routing()) != spec) {
+    fabric.set_routing(topo::emulate_routing(fabric, wanted->engine));
+  }
+}
+
 namespace {
 
 using nlohmann::json;
 
 struct JudgeOptions {
   int gpus_per_host = 8;
-  double message_mib = 1024;
+  double message_mib = topo::kMessageBytes / (1024 * 1024);
   double comm_duty = 0.5;
+  std::string routing = "adaptive";
+  std::string mix{topo::kDefaultMix};
+  uint64_t mix_seed = 1;
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
   cmd.add_option("--gpus-per-host", o.gpus_per_host, "GPUs on every host")->check(CLI::Range(1, 64));
-  cmd.add_option("--message-mib", o.message_mib, "AllReduce / AllToAll size a job is judged at, in MiB")
+  cmd.add_option("--message-mib", o.message_mib,
+                 "size of every collective a job is placed and judged at, in MiB (one size for both)")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd.add_option("--comm-duty", o.comm_duty,
                  "share of its run time a job spends in collectives: its load on shared cables")
-      ->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  cmd.add_option("--routing", o.routing,
+                 "how the fabric routes, for placing and judging: adaptive, static (the snapshot's tables), "
+                 "static:ftree, static:minhop, static:updn")
+      ->capture_default_str();
+  cmd.add_option("--mix", o.mix,
+                 "how multi-host jobs communicate, drawn per job: PROFILE=WEIGHT,... over allreduce (data "
+                 "parallel), fsdp, alltoall (MoE), pipeline, mixed; see simulation/mix.h for the default's sources")
+      ->capture_default_str();
+  cmd.add_option("--mix-seed", o.mix_seed, "seed of the per-job profile draw")->capture_default_str();
 }
 
 topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric) {
   topo::OutcomeOptions out;
   out.message_bytes = o.message_mib * 1024 * 1024;
-  out.comm_duty = o.comm_duty;
   out.fabric_gpus = static_cast<int>(fabric.hosts().size()) * o.gpus_per_host;
   return out;
 }
@@ -77,7 +112,8 @@ topo::TraceShape parse_shape(const std::string& spec) {
 }
 
 void print_summary(const topo::Comparison& c) {
-  fmt::print("{}\nfabric {}   trace {}\n\n", c.title, c.fabric, c.trace);
+  fmt::print("{}\nfabric {}   trace {}   routing {}\n\n", c.title, c.fabric, c.trace,
+             c.policies.empty() ? "-" : c.policies.front().routing);
   fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10}\n", "policy", "jobs",
              "multi", "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait");
   for (const topo::PolicyOutcome& p : c.policies)
@@ -85,8 +121,15 @@ void print_summary(const topo::Comparison& c) {
                p.policy, p.jobs.size(), p.multi_host_jobs, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
                p.mean_alltoall_slowdown, p.mean_leaves, p.spine_ring_edges, p.gpu_utilization * 100, p.makespan_s,
                p.mean_wait_s);
-  fmt::print("\nAR/A2A: AllReduce/AllToAll time over the ideal, multi-host jobs; spine edges: ring edges "
-             "between leaves, summed\n");
+  fmt::print("\nper profile (each job judged by its own collectives, with its neighbours' traffic):\n");
+  fmt::print("{:<11} {:<10} {:>7} {:>9} {:>9}\n", "policy", "profile", "jobs", "mean", "p95");
+  for (const topo::PolicyOutcome& p : c.policies) {
+    fmt::print("{:<11} {:<10} {:>7} {:>9.3f} {:>9}\n", p.policy, "all", p.multi_host_jobs, p.mean_slowdown, "");
+    for (const auto& [name, s] : p.profiles)
+      fmt::print("{:<11} {:<10} {:>7} {:>9.3f} {:>9.3f}\n", p.policy, name, s.jobs, s.mean_slowdown, s.p95_slowdown);
+  }
+  fmt::print("\nAR: allreduce jobs' AllReduce time over the ideal; A2A: every multi-host job's AllToAll alone "
+             "over the ideal; spine edges: ring edges between leaves, summed\n");
 }
 
 // --json prints summaries; --output keeps every job for `topoctl report`.
@@ -178,7 +221,7 @@ Run add_simulate(CLI::App& app) {
     std::string policies = "linear,tree,topo-aware";
     double gpu_factor = 1, load = 0;
     size_t max_jobs = 0, backfill_depth = 100;
-    std::string profile = "allreduce";
+    std::string profile;
     std::string title, output;
     unsigned threads = 0;
     bool json = false;
@@ -206,21 +249,25 @@ Run add_simulate(CLI::App& app) {
   cmd->add_option("--jobs", opts->max_jobs, "replay only the first N jobs (step 1)");
   cmd->add_option("--backfill-depth", opts->backfill_depth, "queued jobs looked at per scheduling pass")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--profile", opts->profile, "what topo-aware optimizes multi-host jobs for: allreduce, alltoall, "
-                                              "mixed, none")
-      ->capture_default_str();
+  cmd->add_option("--profile", opts->profile,
+                  "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
+                  "alltoall, pipeline, mixed, none");
   cmd->add_option("--threads", opts->threads, "policies replayed at once (default: one per core)");
   cmd->add_option("--title", opts->title, "the run's title in the results and the report");
   cmd->add_option("--output", opts->output, "write the results with every job (for topoctl report) to FILE");
   cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
   return [opts]() {
     LoadedFabric loaded = load(opts->input);
+    route_as(loaded.fabric, opts->judge.routing);
     const topo::Fabric& fabric = loaded.fabric;
+    const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
     const int G = opts->judge.gpus_per_host;
     const int fabric_gpus = static_cast<int>(fabric.hosts().size()) * G;
-    auto profile = topo::parse_profile(opts->profile);
-    if (!profile) throw std::invalid_argument(fmt::format("--profile {}: expected allreduce, alltoall, mixed or none",
-                                                          opts->profile));
+    const bool profile_given = !opts->profile.empty();
+    auto profile = profile_given ? topo::parse_profile(opts->profile) : std::optional<topo::Profile>(topo::Profile::AllReduce);
+    if (!profile)
+      throw std::invalid_argument(
+          fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", opts->profile));
     std::vector<topo::PlacementPolicy> policies;
     for (const std::string& name : split_policies(opts->policies)) policies.push_back(topo::policy_named(name, fabric));
 
@@ -239,6 +286,9 @@ Run add_simulate(CLI::App& app) {
     topo::ReplayOptions replay_options;
     replay_options.gpus_per_host = G;
     replay_options.profile = *profile;
+    if (!profile_given) replay_options.mix = mix;
+    replay_options.comm_duty = opts->judge.comm_duty;
+    replay_options.message_bytes = opts->judge.message_mib * 1024 * 1024;
     replay_options.backfill_depth = opts->backfill_depth;
     const topo::OutcomeOptions judging = outcome_options(opts->judge, fabric);
 
@@ -281,7 +331,8 @@ Run add_simulate(CLI::App& app) {
     topo::Comparison c;
     c.fabric = opts->input.synthetic.empty() ? fmt::format("{} snapshot {}", opts->input.db_path, opts->input.snapshot)
                                              : opts->input.synthetic;
-    c.trace = trace.source + scaling;
+    c.trace = trace.source + scaling +
+              (profile_given ? fmt::format(", every job {}", topo::name(*profile)) : ", mix " + topo::mix_text(mix));
     c.title = opts->title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G)
                                   : opts->title;
     c.policies = std::move(outcomes);
@@ -311,6 +362,8 @@ Run add_score(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
   return [opts]() {
     LoadedFabric loaded = load(opts->input);
+    route_as(loaded.fabric, opts->judge.routing);
+    const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
     topo::SwitchTree tree(loaded.fabric);
     topo::Comparison c;
     c.fabric = opts->input.synthetic.empty() ? opts->input.db_path : opts->input.synthetic;
@@ -318,6 +371,12 @@ Run add_score(CLI::App& app) {
     for (const std::string& path : opts->schedules) {
       std::string trace;
       topo::Schedule s = read_schedule(path, loaded.fabric, trace);
+      // A real cluster's schedule says where jobs ran, not how they
+      // communicate: they get the profile the simulator would draw.
+      for (topo::ScheduledJob& job : s.jobs) {
+        job.profile = topo::draw_profile(mix, job.id);
+        job.duty = opts->judge.comm_duty;
+      }
       if (c.trace.empty()) c.trace = trace;
       c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric)));
     }

@@ -1,0 +1,152 @@
+#include "comm_model/routes.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+#include "topology/route.h"
+
+namespace topo {
+namespace {
+
+// Bytes per directed cable, summed in a dense array that stays with the
+// thread; only the cables touched are read back and cleared.
+class Accumulator {
+ public:
+  explicit Accumulator(size_t cables) : acc_(arena()) {
+    if (acc_.bytes.size() < 2 * cables) acc_.bytes.resize(2 * cables, 0.0);
+  }
+  // A route that threw leaves the arena as it found it.
+  ~Accumulator() {
+    for (int d : acc_.touched) acc_.bytes[d] = 0;
+    acc_.touched.clear();
+  }
+  Accumulator(const Accumulator&) = delete;
+  Accumulator& operator=(const Accumulator&) = delete;
+  void add(int directed, double bytes) {
+    double& b = acc_.bytes[directed];
+    if (b == 0) acc_.touched.push_back(directed);
+    b += bytes;
+  }
+  std::vector<std::pair<int, double>> take() {
+    std::sort(acc_.touched.begin(), acc_.touched.end());
+    std::vector<std::pair<int, double>> out;
+    out.reserve(acc_.touched.size());
+    for (int d : acc_.touched) {
+      if (acc_.bytes[d] > 0) out.emplace_back(d, acc_.bytes[d]);
+      acc_.bytes[d] = 0;
+    }
+    acc_.touched.clear();
+    return out;
+  }
+
+ private:
+  struct Arena {
+    std::vector<double> bytes;
+    std::vector<int> touched;
+  };
+  static Arena& arena() {
+    thread_local Arena a;
+    return a;
+  }
+  Arena& acc_;
+};
+
+void add_ports(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
+  const Fabric& f = index.fabric();
+  for (int i = 0; i < al.size(); ++i) {
+    auto ports = index.ports(al.host[i]);
+    for (size_t p = 0; p < ports.size(); ++p) {
+      const Link& l = f.link(ports[p].cable);
+      if (double up = t.up[t.offset[i] + p]; up > 0) acc.add(directed_cable(l, ports[p].hca), up);
+      if (double down = t.down[t.offset[i] + p]; down > 0)
+        acc.add(directed_cable(l, f.peer(ports[p].cable, ports[p].hca)), down);
+    }
+  }
+}
+
+[[noreturn]] void unreachable(const PathIndex& index, const Allocation& al, const Traffic::Crossing& c,
+                              std::string_view why) {
+  const Fabric& f = index.fabric();
+  NodeId to = f.hosts()[al.host[c.host]];
+  int to_leaf = index.ports(al.host[c.host])[c.port].leaf;
+  throw FabricError(fmt::format("no path from leaf {} to {} (leaf {}): {}", f.node(index.leaves()[c.leaf]).name,
+                                f.node(to).name, f.node(index.leaves()[to_leaf]).name, why));
+}
+
+// Adaptive: crossings summed per leaf pair, spread over the trunks once per
+// source leaf, each trunk's bytes shared evenly by its cables.
+int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
+  std::vector<std::pair<int, std::pair<int, double>>> pairs;  // leaf -> (leaf, bytes)
+  int switches = 0;
+  for (const Traffic::Crossing& c : t.crossings) {
+    int to = index.ports(al.host[c.host])[c.port].leaf;
+    auto s = index.switches_between(c.leaf, to);
+    if (!s) unreachable(index, al, c, "no up/down path");
+    switches = std::max(switches, *s);
+    if (c.leaf != to) pairs.push_back({c.leaf, {to, c.bytes}});
+  }
+  if (pairs.empty()) return switches;
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<double> trunk_bytes(index.trunks().size(), 0.0);
+  std::vector<std::pair<int, double>> flows;
+  PathIndex::Scratch scratch;
+  for (size_t i = 0; i < pairs.size();) {
+    flows.clear();
+    size_t j = i;
+    for (; j < pairs.size() && pairs[j].first == pairs[i].first; ++j) {
+      if (!flows.empty() && flows.back().first == pairs[j].second.first) flows.back().second += pairs[j].second.second;
+      else flows.push_back(pairs[j].second);
+    }
+    index.spread_from(pairs[i].first, flows, trunk_bytes, scratch);
+    i = j;
+  }
+  const Fabric& f = index.fabric();
+  for (size_t k = 0; k < trunk_bytes.size(); ++k) {
+    if (trunk_bytes[k] <= 0) continue;
+    const PathIndex::Trunk& trunk = index.trunks()[k];
+    double each = trunk_bytes[k] / static_cast<double>(trunk.cables.size());
+    for (LinkId e : trunk.cables) acc.add(directed_cable(f.link(e), trunk.from), each);
+  }
+  return switches;
+}
+
+// Static: every crossing walks the tables from its leaf to the receiving
+// HCA; the last cable, into the HCA, is the receiver's own and counted
+// with the ports.
+int walk_tables(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
+  const Fabric& f = index.fabric();
+  std::vector<int> path;
+  int switches = 0;
+  for (const Traffic::Crossing& c : t.crossings) {
+    NodeId to = index.ports(al.host[c.host])[c.port].hca;
+    RouteStatus s = trace_static_cables(f, index.leaves()[c.leaf], to, path);
+    if (s != RouteStatus::Ok) unreachable(index, al, c, name(s));
+    if (path.empty()) unreachable(index, al, c, "the leaf's table sends it nowhere");
+    switches = std::max(switches, static_cast<int>(path.size()));
+    for (size_t k = 0; k + 1 < path.size(); ++k) acc.add(path[k], c.bytes);
+  }
+  return switches;
+}
+
+}  // namespace
+
+double CableLoad::on(int directed) const {
+  auto it = std::lower_bound(bytes.begin(), bytes.end(), std::make_pair(directed, 0.0),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+  return it != bytes.end() && it->first == directed ? it->second : 0.0;
+}
+
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic) {
+  Accumulator acc(index.fabric().cables().size());
+  CableLoad load;
+  load.flow_bytes = traffic.flow_bytes;
+  add_ports(index, al, traffic, acc);
+  load.max_switches = index.fabric().routing().is_static() ? walk_tables(index, al, traffic, acc)
+                                                             : spread(index, al, traffic, acc);
+  load.bytes = acc.take();
+  return load;
+}
+
+}  // namespace topo

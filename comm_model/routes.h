@@ -1,0 +1,38 @@
+// The second stage of an estimate: the directed cables each flow of a
+// traffic pattern (traffic.h) takes, as the fabric routes.
+//
+// - Adaptive (Fabric::routing() is adaptive): every flow spreads evenly
+//   over all shortest up/down paths (paths.h), so a leaf's four uplinks each
+//   take a quarter of it.
+// - Static: a flow from a port follows its one path through the switches'
+//   forwarding tables towards the receiving HCA port's base LID (NCCL uses
+//   the base LID for every queue pair, so extra QPs add no path diversity).
+//   The path from a leaf on depends only on the leaf and the receiver, so a
+//   pattern walks each (leaf, receiving port) once.
+//
+// Cables are named by their directed dense id (topology/route.h
+// directed_cable): per-direction tables are indexed by it.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "comm_model/traffic.h"
+
+namespace topo {
+
+struct CableLoad {
+  std::vector<std::pair<int, double>> bytes;  // (directed cable, bytes), ordered by cable
+  int max_switches = 0;  // the most switches any flow passes; 0 before any crossing
+  double flow_bytes = 1;  // bytes of one flow (Traffic::flow_bytes): bytes / flow_bytes = flows
+
+  double on(int directed) const;  // 0 for a cable no flow takes
+};
+
+// The cables `traffic` of allocation `al` loads. Throws FabricError when a
+// receiving port cannot be reached: no up/down path (adaptive), or a hole,
+// a dead port or a loop in the tables (static), naming the switch and the
+// receiving host.
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic);
+
+}  // namespace topo

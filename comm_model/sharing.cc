@@ -1,0 +1,138 @@
+#include "comm_model/sharing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "topology/route.h"
+
+namespace topo {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Every (cable, sharer, flows) triple, grouped by cable.
+struct Entry {
+  int cable;
+  int sharer;
+  double flows;
+};
+
+std::vector<Entry> entries_by_cable(std::span<const Sharer> sharers) {
+  std::vector<Entry> all;
+  for (size_t s = 0; s < sharers.size(); ++s)
+    for (const auto& [cable, flows] : sharers[s].flows)
+      if (flows > 0) all.push_back({cable, static_cast<int>(s), flows});
+  std::stable_sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.cable < b.cable; });
+  return all;
+}
+
+struct Cable {
+  size_t begin, end;  // its entries
+  double room;        // left for the jobs still rising
+  double rising = 0;  // their flows on it
+};
+
+}  // namespace
+
+CableRoom::CableRoom(const Fabric& fabric, const BackgroundLoad& background, double efficiency)
+    : fabric_(&fabric), efficiency_(efficiency) {
+  for (const auto& [e, entry] : background.entries()) {
+    const Link& l = fabric.link(e);
+    if (l.id < 0) continue;
+    background_.emplace_back(directed_cable(l, l.end_a), entry.from_a_gbps);
+    background_.emplace_back(directed_cable(l, l.end_b), entry.from_b_gbps);
+  }
+  std::sort(background_.begin(), background_.end());
+}
+
+double CableRoom::gbps(int directed) const {
+  double rate = fabric_->link(fabric_->cables()[directed / 2]).gbps() * efficiency_;
+  auto it = std::lower_bound(background_.begin(), background_.end(), std::make_pair(directed, -kInf));
+  if (it != background_.end() && it->first == directed) rate -= it->second;
+  return std::max(0.0, rate);
+}
+
+std::vector<std::pair<int, double>> flows_of(std::span<const std::pair<int, double>> bytes, double flow_bytes) {
+  std::vector<std::pair<int, double>> out(bytes.begin(), bytes.end());
+  for (auto& [cable, b] : out) b /= flow_bytes;
+  return out;
+}
+
+namespace {
+
+// One job alone: its flows stop at the cable with the least room per flow
+// (ties to the one it has most flows on, then the lowest id).
+Share alone(const Sharer& s, const CableRoom& room) {
+  Share out{s.demand_gbps, -1};
+  double most = 0;
+  for (const auto& [cable, flows] : s.flows) {
+    if (flows <= 0) continue;
+    double level = room.gbps(cable) / flows;
+    double tol = std::isfinite(out.flow_gbps) ? out.flow_gbps * 1e-12 : 0.0;
+    if (level < out.flow_gbps - tol || (level <= out.flow_gbps + tol && out.limit >= 0 && flows > most + 1e-12)) {
+      out = {std::min(level, out.flow_gbps), cable};
+      most = flows;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room) {
+  if (sharers.size() == 1) return {alone(sharers[0], room)};
+  const std::vector<Entry> all = entries_by_cable(sharers);
+  std::vector<Cable> cables;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    Cable c{i, 0, room.gbps(all[i].cable)};
+    for (; j < all.size() && all[j].cable == all[i].cable; ++j) c.rising += all[j].flows;
+    c.end = j;
+    cables.push_back(c);
+    i = j;
+  }
+  std::vector<Share> out(sharers.size());
+  std::vector<bool> rising(sharers.size(), true);
+  size_t left = sharers.size();
+  auto stop = [&](int s, double rate, int limit) {
+    rising[s] = false;
+    --left;
+    out[s] = {rate, limit};
+    for (auto& [cable, flows] : sharers[s].flows) {
+      auto it = std::lower_bound(cables.begin(), cables.end(), cable,
+                                 [&](const Cable& c, int d) { return all[c.begin].cable < d; });
+      if (it == cables.end() || all[it->begin].cable != cable || flows <= 0) continue;
+      it->room -= rate * flows;
+      it->rising -= flows;
+    }
+  };
+  while (left > 0) {
+    // The next rate where a cable fills or a demand is met.
+    double level = kInf;
+    for (size_t s = 0; s < sharers.size(); ++s)
+      if (rising[s]) level = std::min(level, sharers[s].demand_gbps);
+    for (const Cable& c : cables)
+      if (c.rising > 1e-12) level = std::min(level, std::max(0.0, c.room) / c.rising);
+    const double tol = std::isfinite(level) ? level * 1e-12 : 0.0;
+    // Each job stopped at this level by a full cable names the one it has most flows on.
+    std::vector<std::pair<double, int>> why(sharers.size(), {-1.0, -1});
+    for (const Cable& c : cables) {
+      if (c.rising <= 1e-12 || std::max(0.0, c.room) / c.rising > level + tol) continue;
+      for (size_t k = c.begin; k < c.end; ++k)
+        if (rising[all[k].sharer] && all[k].flows > why[all[k].sharer].first + 1e-12)
+          why[all[k].sharer] = {all[k].flows, all[k].cable};
+    }
+    size_t before = left;
+    for (size_t s = 0; s < sharers.size(); ++s) {
+      if (!rising[s]) continue;
+      if (why[s].second >= 0) stop(static_cast<int>(s), level, why[s].second);
+      else if (sharers[s].demand_gbps <= level + tol) stop(static_cast<int>(s), sharers[s].demand_gbps, -1);
+    }
+    if (left == before) break;  // nothing bounds the rest: no flows, no demand
+  }
+  for (size_t s = 0; s < sharers.size(); ++s)
+    if (rising[s]) out[s] = {kInf, -1};
+  return out;
+}
+
+}  // namespace topo

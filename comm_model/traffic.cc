@@ -1,0 +1,138 @@
+#include "comm_model/traffic.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+
+namespace topo {
+namespace {
+
+// Appends the lanes of host index `h` running `gpus` GPUs.
+void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation& al) {
+  auto ports = index.ports(h);
+  const int H = static_cast<int>(ports.size());
+  const std::vector<Gpu>& known = index.fabric().node(host).gpus;
+  size_t first = al.lane.size();
+  for (int p = 0; p < H; ++p) al.lane.push_back({p, 0, ports[p].rail});
+  for (int g = 0; g < gpus && H > 0; ++g) {
+    int port = static_cast<int>(static_cast<long>(g) * H / gpus);
+    // hwloc's closest HCA wins when the fabric carries it.
+    if (static_cast<size_t>(g) < known.size() && known[g].rail >= 0)
+      for (int p = 0; p < H; ++p)
+        if (ports[p].rail == known[g].rail) {
+          port = p;
+          break;
+        }
+    ++al.lane[first + port].gpus;
+  }
+  // Ports no GPU uses carry nothing.
+  al.lane.erase(std::remove_if(al.lane.begin() + static_cast<long>(first), al.lane.end(),
+                               [](const Lane& l) { return l.gpus == 0; }),
+                al.lane.end());
+  al.host.push_back(h);
+  al.lane_begin.push_back(static_cast<int>(al.lane.size()));
+}
+
+Traffic empty_traffic(const PathIndex& index, const Allocation& al) {
+  Traffic t;
+  t.offset.assign(al.host.size() + 1, 0);
+  for (size_t i = 0; i < al.host.size(); ++i)
+    t.offset[i + 1] = t.offset[i] + static_cast<int>(index.ports(al.host[i]).size());
+  t.up.assign(t.offset.back(), 0.0);
+  t.down.assign(t.offset.back(), 0.0);
+  return t;
+}
+
+int leaf_of(const PathIndex& index, const Allocation& al, int i, int port) {
+  return index.ports(al.host[i])[port].leaf;
+}
+
+// Bytes from position `from` to position `to`, lane by lane.
+void add_host_flow(const PathIndex& index, const Allocation& al, int from, int to, double bytes, Traffic& t) {
+  std::span<const Lane> src = al.lanes(from), dst = al.lanes(to);
+  for (size_t k = 0; k < src.size(); ++k) {
+    const Lane* match = nullptr;
+    if (src[k].rail >= 0)
+      for (const Lane& d : dst)
+        if (d.rail == src[k].rail) match = &d;
+    if (!match) match = &dst[k % dst.size()];
+    double b = bytes * src[k].gpus / al.gpus_per_host;
+    if (b <= 0) continue;
+    t.up[t.offset[from] + src[k].port] += b;
+    t.down[t.offset[to] + match->port] += b;
+    t.crossings.push_back({leaf_of(index, al, from, src[k].port), to, match->port, b, from, src[k].port});
+  }
+}
+
+}  // namespace
+
+Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int gpus) {
+  const Fabric& fabric = index.fabric();
+  Allocation al;
+  al.gpus_per_host = gpus;
+  al.host.reserve(hosts.size());
+  al.lane_begin.reserve(hosts.size() + 1);
+  std::vector<bool> seen(fabric.hosts().size(), false);
+  for (NodeId h : hosts) {
+    int i = index.host_index(h);
+    if (i < 0)
+      throw std::invalid_argument(
+          fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
+    if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
+    seen[i] = true;
+    add_lanes(index, h, i, gpus, al);
+    if (hosts.size() > 1 && al.lanes(al.size() - 1).empty())
+      throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
+                                    fabric.node(h).name));
+  }
+  return al;
+}
+
+double ring_edge_bytes(Collective c, int ranks, double bytes) {
+  switch (c) {
+    case Collective::AllReduce: return 2.0 * (ranks - 1) / ranks * bytes;
+    case Collective::Broadcast: return bytes;
+    default: return 1.0 * (ranks - 1) / ranks * bytes;
+  }
+}
+
+Traffic ring_traffic(const PathIndex& index, const Allocation& al, double bytes, bool chain) {
+  Traffic t = empty_traffic(index, al);
+  const int N = al.size();
+  if (N < 2) return t;
+  for (int i = 0; i < (chain ? N - 1 : N); ++i) add_host_flow(index, al, i, (i + 1) % N, bytes, t);
+  return t;
+}
+
+Traffic tree_traffic(const PathIndex& index, const Allocation& al, const DoubleBinaryTree& tree, double bytes) {
+  Traffic t = empty_traffic(index, al);
+  for (const BinaryTree* half : {&tree.first, &tree.second})
+    for (int r = 0; r < al.size(); ++r)
+      if (int p = half->parent[r]; p >= 0) {
+        add_host_flow(index, al, r, p, bytes, t);  // reduce, up the tree
+        add_host_flow(index, al, p, r, bytes, t);  // broadcast, down it
+      }
+  return t;
+}
+
+bool pxn_applies(const Allocation& al) {
+  if (al.gpus_per_host < 2 || al.host.size() < 2) return false;
+  auto rails = [](std::span<const Lane> lanes) {
+    std::vector<int> r;
+    for (const Lane& l : lanes) r.push_back(l.rail);
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  std::vector<int> first = rails(al.lanes(0));
+  if (first.size() < 2 || first.front() < 0 || std::adjacent_find(first.begin(), first.end()) != first.end())
+    return false;
+  for (int i = 1; i < al.size(); ++i)
+    if (rails(al.lanes(i)) != first) return false;
+  return true;
+}
+
+}  // namespace topo
