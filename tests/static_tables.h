@@ -6,6 +6,8 @@
 #pragma once
 
 #include <deque>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "topology/fabric.h"
@@ -13,6 +15,8 @@
 
 namespace topo::testing {
 
+// Throws std::out_of_range when a switch port above 254 would be needed:
+// an LFT entry is 8 bits wide.
 inline Routing dmodk_tables(const Fabric& f) {
   const auto& g = f.graph();
   uint32_t top = 0;
@@ -24,6 +28,10 @@ inline Routing dmodk_tables(const Fabric& f) {
   r.source = "tests";
   r.lft.assign(f.switches().size(), std::vector<uint8_t>(top + 1, kNoPort));
   for (NodeId s : f.switches()) r.lft[f.switch_index(s)][f.node(s).lid] = 0;
+  auto port = [](int p) {
+    if (p > 254) throw std::out_of_range("dmodk_tables: port " + std::to_string(p) + " does not fit an LFT entry");
+    return static_cast<uint8_t>(p);
+  };
   auto active = [&](LinkId e) { return f.link(e).kind == LinkKind::Cable && f.link(e).gbps() > 0; };
   for (NodeId leaf : f.switches()) {
     if (f.hosts_under(leaf).empty()) continue;
@@ -58,9 +66,9 @@ inline Routing dmodk_tables(const Fabric& f) {
       NodeId hca = f.peer(e, leaf);
       if (!active(e) || f.node(hca).kind != NodeKind::Hca || f.node(hca).lid == 0) continue;
       const uint32_t lid = f.node(hca).lid;
-      r.lft[f.switch_index(leaf)][lid] = static_cast<uint8_t>(f.local_port(e, leaf));
+      r.lft[f.switch_index(leaf)][lid] = port(f.local_port(e, leaf));
       for (size_t s = 0; s < closer.size(); ++s)
-        if (!closer[s].empty()) r.lft[s][lid] = static_cast<uint8_t>(closer[s][k % closer[s].size()]);
+        if (!closer[s].empty()) r.lft[s][lid] = port(closer[s][k % closer[s].size()]);
       ++k;
     }
   }

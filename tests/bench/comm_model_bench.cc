@@ -29,7 +29,10 @@ const PathIndex& index() {
   return i;
 }
 
-// The same fabric routed by static destination-mod-k tables.
+// The same fabric routed by static destination-mod-k tables. Its spines and
+// cores have more than 254 ports, which 8-bit forwarding tables cannot
+// name: the static benchmarks report that as an error until the benchmark
+// fabric is one a subnet manager could route.
 const Fabric& pinned_fabric() {
   static const Fabric f = [] {
     Fabric g = make_synthetic(kSpec);
@@ -143,6 +146,12 @@ BENCHMARK(BM_AllToAll1024Scattered)->Unit(benchmark::kMicrosecond);
 // Static routing: one flow's path walked through the tables, from an HCA
 // to another pod's HCA (5 switches).
 void BM_StaticPathLookup(benchmark::State& state) {
+  try {
+    pinned_fabric();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
   const Fabric& f = pinned_fabric();
   std::vector<NodeId> hcas;
   for (NodeId h : scattered()) hcas.push_back(f.hcas_of(h).front());
@@ -157,6 +166,12 @@ void BM_StaticPathLookup(benchmark::State& state) {
 BENCHMARK(BM_StaticPathLookup)->Unit(benchmark::kNanosecond);
 
 void BM_RingAllReduce1024PackedStatic(benchmark::State& state) {
+  try {
+    pinned_fabric();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
   std::vector<NodeId> hosts = first_hosts(pinned_index(), 1024);
   ModelOptions o;
   o.algorithm = Algorithm::Ring;
@@ -167,6 +182,12 @@ void BM_RingAllReduce1024PackedStatic(benchmark::State& state) {
 BENCHMARK(BM_RingAllReduce1024PackedStatic)->Unit(benchmark::kMicrosecond);
 
 void BM_RingAllReduce1024ScatteredStatic(benchmark::State& state) {
+  try {
+    pinned_fabric();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
   std::vector<NodeId> all(pinned_fabric().hosts().begin(), pinned_fabric().hosts().end());
   std::shuffle(all.begin(), all.end(), std::mt19937(42));
   all.resize(1024);
