@@ -21,7 +21,6 @@
 #include "comm_model/neighbours.h"
 #include "comm_model/sizing.h"
 #include "topology/hostlist.h"
-#include "topology/routing_engine.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -140,21 +139,6 @@ std::vector<topo::NeighbourJob> read_concurrent(const std::string& path, const t
   return jobs;
 }
 
-// --routing: adaptive, static (the snapshot's own tables) or static:ENGINE.
-void apply_routing(topo::Fabric& fabric, const std::string& text) {
-  auto spec = topo::parse_routing_spec(text);
-  if (!spec)
-    throw std::invalid_argument(
-        fmt::format("--routing {}: use adaptive, static, static:ftree, static:minhop, static:updn or static:dfsssp", text));
-  if (spec->kind == topo::RoutingKind::Adaptive) {
-    fabric.set_routing(topo::Routing{});
-  } else if (!spec->engine.empty()) {
-    fabric.set_routing(topo::emulate_routing(fabric, spec->engine));
-  } else if (!fabric.routing().is_static()) {
-    throw std::invalid_argument(
-        "--routing static: this fabric carries no forwarding tables; name an engine to emulate (static:ftree)");
-  }
-}
 
 }  // namespace
 
@@ -278,7 +262,7 @@ Run add_estimate(CLI::App& app) {
     size_t neighbours_count = 0;
     if (allocation) {
       loaded.emplace(load(opts->input));
-      if (!opts->routing.empty()) apply_routing(loaded->fabric, opts->routing);
+      if (!opts->routing.empty()) apply_routing(loaded->fabric, opts->routing, "the fabric");
       topo::PathIndex index(loaded->fabric);
       std::vector<topo::NodeId> chosen;
       int count = opts->gpus / per_host;

@@ -19,9 +19,6 @@
 
 namespace topoctl {
 
-// simulate.cc: the routing asked for, applied to the fabric.
-void route_as(topo::Fabric& fabric, const std::string& spec);
-
 namespace {
 
 using nlohmann::json;
@@ -122,7 +119,7 @@ Run add_place(CLI::App& app) {
       throw std::invalid_argument("--profile " + opts->profile +
                                   ": expected allreduce, fsdp, alltoall, pipeline, mixed or none");
     LoadedFabric loaded = load(opts->input);
-    if (!opts->routing.empty()) route_as(loaded.fabric, opts->routing);
+    if (!opts->routing.empty()) apply_routing(loaded.fabric, opts->routing, "the fabric");
     const topo::Fabric& f = loaded.fabric;
     topo::FreeMap free = topo::FreeMap::all_free(f, opts->gpus_per_host);
     if (!opts->busy.empty()) topo::read_busy_file(opts->busy, f, free);

@@ -21,28 +21,8 @@
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/outcome_json.h"
 #include "topology/error.h"
-#include "topology/routing_engine.h"
 
 namespace topoctl {
-
-// The routing asked for, applied to the fabric: "adaptive" drops any
-// tables, "static" needs the snapshot's own, "static:ENGINE" keeps them when
-// they are that engine's and emulates them otherwise.
-void route_as(topo::Fabric& fabric, const std::string& spec) {
-  auto wanted = topo::parse_routing_spec(spec);
-  if (!wanted)
-    throw std::invalid_argument(fmt::format(
-        "--routing {}: expected adaptive, static, static:ftree, static:minhop or static:updn", spec));
-  if (wanted->kind == topo::RoutingKind::Adaptive) {
-    fabric.set_routing(topo::Routing{});
-  } else if (wanted->engine.empty()) {
-    if (!fabric.routing().is_static())
-      throw std::invalid_argument(
-          "--routing static: the fabric carries no forwarding tables; ask for static:ENGINE to emulate them");
-  } else if (topo::routing_name(fabric.routing()) != spec) {
-    fabric.set_routing(topo::emulate_routing(fabric, wanted->engine));
-  }
-}
 
 namespace {
 
@@ -258,7 +238,7 @@ Run add_simulate(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
   return [opts]() {
     LoadedFabric loaded = load(opts->input);
-    route_as(loaded.fabric, opts->judge.routing);
+    apply_routing(loaded.fabric, opts->judge.routing, "the fabric");
     const topo::Fabric& fabric = loaded.fabric;
     const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
     const int G = opts->judge.gpus_per_host;
@@ -362,7 +342,7 @@ Run add_score(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
   return [opts]() {
     LoadedFabric loaded = load(opts->input);
-    route_as(loaded.fabric, opts->judge.routing);
+    apply_routing(loaded.fabric, opts->judge.routing, "the fabric");
     const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
     topo::SwitchTree tree(loaded.fabric);
     topo::Comparison c;
