@@ -32,6 +32,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/system/ibsim_processes.h"
 #include "topology/classify.h"
 #include "topology/ibnetdisc.h"
 #include "topology/ibnetdiscover.h"
@@ -47,11 +48,12 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc
 namespace topo {
 namespace {
 
+using namespace system_test;
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 
 // ---------------------------------------------------------------------------
 // What a discovery found, in terms that do not depend on where it came from:
@@ -154,157 +156,7 @@ const bool kChild = [] {
 }();
 
 // ---------------------------------------------------------------------------
-// Processes.
-
-std::optional<std::string> find_program(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  path += ":/usr/sbin:/usr/bin:/sbin:/bin";
-  std::istringstream dirs(path);
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    fs::path p = fs::path(dir) / name;
-    if (!dir.empty() && access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return std::nullopt;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A child process, stopped and reaped when this goes out of scope.
-class Process {
- public:
-  // Standard output goes to `log`, standard error to `errors` (default: `log` too).
-  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
-          const fs::path& log, bool with_stdin, const fs::path& errors = {}) {
-    int in[2] = {-1, -1};
-    if (with_stdin && pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    std::vector<std::string> envs;
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      bool overridden = false;
-      for (const std::string& mine : env)
-        overridden |= kv.substr(0, kv.find('=') + 1) == mine.substr(0, mine.find('=') + 1);
-      if (!overridden) envs.push_back(kv);
-    }
-    envs.insert(envs.end(), env.begin(), env.end());
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      if (with_stdin) dup2(in[0], 0);
-      else dup2(open("/dev/null", O_RDONLY), 0);
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(errors.empty() ? fd : open(errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-      if (chdir(cwd.c_str()) != 0) _exit(126);
-      std::vector<char*> args, envp;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
-      envp.push_back(nullptr);
-      execve(args[0], args.data(), envp.data());
-      _exit(127);
-    }
-    if (with_stdin) {
-      close(in[0]);
-      stdin_ = in[1];
-    }
-    name_ = argv[0];
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  ~Process() { stop(); }
-
-  bool running() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == 0) return true;
-    pid_ = -1;
-    exit_status_ = status;
-    return false;
-  }
-
-  // Console input (ibsim reads commands from its stdin; it spins on EOF, so
-  // the pipe stays open until the process is stopped).
-  void send(const std::string& line) {
-    std::string text = line + "\n";
-    if (stdin_ < 0 || write(stdin_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-      throw std::runtime_error("cannot write to " + name_);
-  }
-
-  // Waits for exit; kills it after `timeout`. Returns the wait status, or nullopt on timeout.
-  std::optional<int> wait(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (running()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        stop();
-        return std::nullopt;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return exit_status_;
-  }
-
-  void stop() {
-    if (stdin_ >= 0) {
-      close(stdin_);
-      stdin_ = -1;
-    }
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100 && running(); ++i) std::this_thread::sleep_for(20ms);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  int exit_status_ = 0;
-  std::string name_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "topo-ibsim.XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!std::getenv("TOPO_KEEP_TMP")) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// The environment that sends libibumad to the simulator on socket `socket`.
-// In a sanitizer build the child must be told that the preload comes first
-// on purpose, and not to check memcpy: libumad2sim 0.10's read() copies past
-// the end of its own buffer.
-std::vector<std::string> with_preload(std::vector<std::string> env, const std::string& socket) {
-  env.push_back(std::string("LD_PRELOAD=") + kUmad2sim);
-  env.push_back("IBSIM_SOCKNAME=" + socket);
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  env.push_back(std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") +
-                "verify_asan_link_order=0:replace_intrin=0");
-  return env;
-}
-
-bool abstract_socket_listening(const std::string& name) {
-  return read_file("/proc/net/unix").find("@" + name + ":ctl") != std::string::npos;
-}
-
+// Processes: tests/system/ibsim_processes.h.
 // ---------------------------------------------------------------------------
 // A simulated fabric: ibsim on a net file, OpenSM on top, discovery on demand.
 
