@@ -93,8 +93,18 @@ wait_state() { # job state seconds
 }
 all_idle() { [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 32 ]; }
 cancel_all() {
+  local stuck
   scancel --user=root >/dev/null 2>&1 || true
-  wait_until 40 sh -c '[ -z "$(squeue -h -o %A)" ]' && wait_until 40 all_idle
+  # A step cancelled while it launches can outlive its signals on a loaded
+  # machine: slurmd gives up after UnkillableStepTimeout (60 s) and drains
+  # the node ("Kill task failed"). Wait that out, say so, and resume it.
+  wait_until 90 sh -c '[ -z "$(squeue -h -o %A)" ]' || return 1
+  stuck=$(sinfo -h -N -R -o '%N|%E' | awk -F'|' '/Kill task failed/ {print $1}' | sort -u | paste -sd, -)
+  if [ -n "$stuck" ]; then
+    echo "note: slurmd drained $stuck after a step outlived its signals; resumed" >&2
+    scontrol update nodename="$stuck" state=resume
+  fi
+  wait_until 40 all_idle
 }
 hosts_of() { scontrol show hostnames "$1" | paste -sd, -; }
 submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
