@@ -311,7 +311,9 @@ static void collect_started(const struct ctld_api *api, struct pending **started
     struct pending *entry = *p;
     job_record_t *job_ptr = api->find_job(entry->job_id);
     bool gone = !job_ptr;
-    bool running = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time && job_ptr->node_bitmap;
+    /* Started, whether still running or already ended between two rounds
+     * of the writer (short jobs do). */
+    bool running = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time;
     /* Started and already requeued: pending again, with one restart more. */
     bool ran = job_ptr && !running && job_ptr->restart_cnt > entry->restarts;
     if (!gone && !running && !ran) {
@@ -323,11 +325,17 @@ static void collect_started(const struct ctld_api *api, struct pending **started
       pending_free(entry);
       continue;
     }
-    if (running) {
-      set_allocated(entry, job_ptr->node_bitmap);
-      entry->same_nodes = entry->nodes &&
-                          bit_size(entry->nodes) == bit_size(job_ptr->node_bitmap) &&
-                          bit_equal(entry->nodes, job_ptr->node_bitmap);
+    /* Nodes leave a completing job's node_bitmap one by one; the
+     * completing copy keeps them. A job that ended before the writer saw
+     * it may keep neither: its latest evaluation's nodes are the ones its
+     * run-now test chose, so they are recorded. */
+    bitstr_t *ran_on = running ? job_ptr->node_bitmap : NULL;
+    if (running && (!ran_on || !bit_set_count(ran_on)))
+      ran_on = job_ptr->node_bitmap_cg;
+    if (ran_on && bit_set_count(ran_on)) {
+      set_allocated(entry, ran_on);
+      entry->same_nodes = entry->nodes && bit_size(entry->nodes) == bit_size(ran_on) &&
+                          bit_equal(entry->nodes, ran_on);
     } else {
       set_allocated(entry, entry->nodes);
       entry->same_nodes = true;
