@@ -114,7 +114,8 @@ TEST_F(PathCli, AdaptiveOnAThreeTierFabricClimbsOnlyAsFarAsItMust) {
                   f.node(pod1[0]).name, spec));
   ASSERT_EQ(same_pod.code, 0) << same_pod.err;
   ASSERT_EQ(cross.code, 0) << cross.err;
-  for (const json& p : json::parse(same_pod.out).at("paths")) EXPECT_EQ(p.at("hops").size(), 4u) << p.dump();
+  json within = json::parse(same_pod.out);  // the loop must not outlive the parsed document
+  for (const json& p : within.at("paths")) EXPECT_EQ(p.at("hops").size(), 4u) << p.dump();
   double total = 0;
   json across = json::parse(cross.out);
   EXPECT_EQ(across.at("path_count"), across.at("paths").size());
