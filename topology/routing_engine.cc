@@ -480,11 +480,10 @@ class Ftree {
   // lowest index, bubble-sorted in place as OpenSM does. (OpenSM also
   // compares the remote switches' least-loaded down groups, but only the
   // lower side's counters ever grow, so that comparison never decides.)
-  void sort_up(std::vector<Group>& g) {
-    auto less = [&](const Group& a, const Group& b) {
-      if (a.counter_down != b.counter_down) return a.counter_down < b.counter_down;
-      return before(a.remote, b.remote);
-    };
+  // A stable bubble sort, as OpenSM orders its port groups: ties keep
+  // their order, which decides the routes.
+  template <typename Less>
+  static void bubble_sort(std::vector<Group>& g, Less less) {
     for (bool swapped = true; swapped;) {
       swapped = false;
       for (size_t j = 1; j < g.size(); ++j)
@@ -495,19 +494,20 @@ class Ftree {
     }
   }
 
+  void sort_up(std::vector<Group>& g) {
+    auto less = [&](const Group& a, const Group& b) {
+      if (a.counter_down != b.counter_down) return a.counter_down < b.counter_down;
+      return before(a.remote, b.remote);
+    };
+    bubble_sort(g, less);
+  }
+
   void sort_down(std::vector<Group>& g) {
     auto less = [&](const Group& a, const Group& b) {
       if (a.counter_up != b.counter_up) return a.counter_up < b.counter_up;
       return before(a.remote, b.remote);
     };
-    for (bool swapped = true; swapped;) {
-      swapped = false;
-      for (size_t j = 1; j < g.size(); ++j)
-        if (less(g[j], g[j - 1])) {
-          std::swap(g[j], g[j - 1]);
-          swapped = true;
-        }
-    }
+    bubble_sort(g, less);
   }
 
   size_t least_loaded(int owner, const Group& g, bool down) const {
