@@ -365,8 +365,9 @@ TEST_P(OpenSmRouting, TablesReadLiveAndFromTheDumpGiveOpenSmsPaths) {
     // The fabric as discovered live, LIDs and GUIDs the subnet's.
     Fabric f = read_ibnetdiscover_file((live_dir / "live.ibnetdiscover").string());
     ASSERT_EQ(f.hcas().size(), written.hcas().size());
-    for (NodeId v = 0; v < f.node_count(); ++v)
+    for (NodeId v = 0; v < f.node_count(); ++v) {
       if (f.node(v).kind != NodeKind::Host) ASSERT_NE(f.node(v).lid, 0u) << f.node(v).name;
+    }
     Routing from_dump = read_opensm_lfts_file(dump.string(), f);
     Routing live = read_opensm_lfts_file((live_dir / "live.lfts").string(), f);
 
