@@ -166,7 +166,9 @@ TEST(RoutingCheck, Findings) {
   auto fs = check_routing(d);
   ASSERT_EQ(count(fs, RoutingFindingKind::DegradedRoute), 1u);
   for (const auto& x : fs) {
-    if (x.kind == RoutingFindingKind::DegradedRoute) EXPECT_EQ(x.subject.rfind("leaf02:9 -> spine", 0), 0u) << x.subject;
+    if (x.kind == RoutingFindingKind::DegradedRoute) {
+      EXPECT_EQ(x.subject.rfind("leaf02:9 -> spine", 0), 0u) << x.subject;
+    }
   }
   // Destination-mod-k: every leaf reaches a destination through the same spine.
   EXPECT_GT(count(fs, RoutingFindingKind::SingleSpine), 0u);
