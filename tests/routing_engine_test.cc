@@ -121,6 +121,50 @@ TEST(RoutingEngine, DfssspAndUnknownEnginesAreRefused) {
   EXPECT_THROW(emulate_routing(f, "lash"), FabricError);
 }
 
+// 20 leaves x 16 uplinks land on one spine's ports 1..320; an LFT entry is
+// one byte, so every engine refuses, naming the switch and the port.
+TEST(RoutingEngine, SwitchesWithPortsPast254AreRefused) {
+  Fabric f = make_synthetic("leafspine:leaves=20,hosts_per_leaf=16,spines=1");
+  for (const char* engine : {"ftree", "minhop", "updn"}) {
+    try {
+      emulate_routing(f, engine);
+      ADD_FAILURE() << engine << " routed a 320-port switch";
+    } catch (const FabricError& e) {
+      EXPECT_NE(std::string(e.what()).find("spine01 has a cable on port 320"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(emulate_routing(make_synthetic("leafspine:leaves=15,hosts_per_leaf=16,spines=1"), "ftree"));
+}
+
+// Every leaf sends leaf04's destinations up to spine01: everything sent to
+// leaf04 enters it through one spine of two.
+TEST(RoutingCheck, ALeafEnteredThroughOneSpine) {
+  Fabric f = routed("leafspine:leaves=4,hosts_per_leaf=4,spines=2", "ftree");
+  Routing r = f.routing();
+  NodeId spine1 = *f.find("spine01");
+  NodeId leaf4 = *f.find("leaf04");
+  for (NodeId leaf : f.switches_at(Level::Leaf)) {
+    if (leaf == leaf4) continue;
+    int to_spine1 = 0;
+    for (int p = 1; p < 16 && !to_spine1; ++p)
+      if (auto c = f.cable_at(leaf, p); c && f.peer(*c, leaf) == spine1) to_spine1 = p;
+    ASSERT_NE(to_spine1, 0);
+    for (NodeId h : f.hosts_under(leaf4)) {
+      uint32_t lid = f.node(f.hcas_of(h).front()).lid;
+      r.lft[static_cast<size_t>(f.switch_index(leaf))][lid] = static_cast<uint8_t>(to_spine1);
+    }
+  }
+  f.set_routing(r);
+  auto fs = check_routing(f);
+  ASSERT_EQ(count(fs, RoutingFindingKind::SingleSpine), 1u);
+  for (const auto& x : fs) {
+    if (x.kind == RoutingFindingKind::SingleSpine) {
+      EXPECT_EQ(x.subject, "leaf04");
+      EXPECT_NE(x.detail.find("spine01"), std::string::npos) << x.detail;
+    }
+  }
+}
+
 // Tables edited by hand: a hole, a loop, a dead port.
 TEST(RoutingWalk, HoleLoopAndDeadPort) {
   Fabric f = routed("leafspine:leaves=2,hosts_per_leaf=2,spines=2", "minhop");
@@ -170,8 +214,9 @@ TEST(RoutingCheck, Findings) {
       EXPECT_EQ(x.subject.rfind("leaf02:9 -> spine", 0), 0u) << x.subject;
     }
   }
-  // Destination-mod-k: every leaf reaches a destination through the same spine.
-  EXPECT_GT(count(fs, RoutingFindingKind::SingleSpine), 0u);
+  // Destination-mod-k sends each destination through one spine, and a
+  // leaf's destinations through all of them: no single-spine leaf.
+  EXPECT_EQ(count(fs, RoutingFindingKind::SingleSpine), 0u);
   // Adaptive: nothing to say.
   EXPECT_TRUE(check_routing(make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=2")).empty());
   // A leaf whose uplinks are all sent to one spine carries more than its share.

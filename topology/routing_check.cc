@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -112,14 +113,18 @@ std::vector<RoutingFinding> check_routing(const Fabric& fabric) {
   Findings out;
   const auto leaves = fabric.switches_at(Level::Leaf);
   const size_t spines = fabric.switches_at(Level::Spine).size();
+  // Per destination leaf: the spines its destinations are entered through.
+  // One spine per destination is how destination-mod-k tables route (ftree,
+  // dfsssp) and no fault; one spine for all of a leaf's destinations puts
+  // everything sent to that leaf on one spine's cable.
+  std::map<NodeId, std::set<NodeId>> entered_via;
+  std::map<NodeId, size_t> crossing_routes;
   for (NodeId hca : fabric.hcas()) {
     const Node& dst = fabric.node(hca);
     if (dst.lid == 0) {
       out.add(RoutingFindingKind::Unrouted, dst.name, "has no LID: no table can route to it");
       continue;
     }
-    std::set<NodeId> via_spines;
-    size_t remote_leaves = 0;
     for (NodeId leaf : leaves) {
       StaticRoute route = trace_static_route(fabric, leaf, hca);
       std::string subject = fmt::format("{} -> {}", fabric.node(leaf).name, dst.name);
@@ -132,19 +137,20 @@ std::vector<RoutingFinding> check_routing(const Fabric& fabric) {
                 fmt::format("{} at {} (LID {})", name(route.status), fabric.node(route.stuck_at).name, dst.lid));
         continue;
       }
-      bool crossed = false;
+      std::optional<NodeId> entering;  // the last spine on the way: the one above the destination's leaf
       for (const RouteHop& hop : route.hops)
-        if (fabric.node(hop.from).level == Level::Spine) {
-          via_spines.insert(hop.from);
-          crossed = true;
-        }
-      remote_leaves += crossed;
+        if (fabric.node(hop.from).level == Level::Spine) entering = hop.from;
+      if (!entering) continue;
+      NodeId dst_leaf = route.hops.back().from;
+      entered_via[dst_leaf].insert(*entering);
+      ++crossing_routes[dst_leaf];
     }
-    if (spines > 1 && remote_leaves > 1 && via_spines.size() == 1)
-      out.add(RoutingFindingKind::SingleSpine, dst.name,
-              fmt::format("every other leaf reaches it through {} only, one of {} spines",
-                          fabric.node(*via_spines.begin()).name, spines));
   }
+  for (const auto& [leaf, via] : entered_via)
+    if (spines > 1 && via.size() == 1 && crossing_routes[leaf] > 1)
+      out.add(RoutingFindingKind::SingleSpine, fabric.node(leaf).name,
+              fmt::format("every route from another leaf enters it through {} only, one of {} spines",
+                          fabric.node(*via.begin()).name, spines));
   for (NodeId sw : fabric.switches()) check_shares(fabric, sw, out);
   return out.finish();
 }

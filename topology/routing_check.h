@@ -13,7 +13,7 @@ enum class RoutingFindingKind : uint8_t {
   Loop,             // a destination whose walk loops
   OverShare,        // an up cable carrying more destinations than its share of the trunk
   DegradedRoute,    // destinations routed through a degraded cable at a full share
-  SingleSpine,      // a destination every other leaf reaches through one spine only
+  SingleSpine,      // a leaf every other leaf enters through one spine only
 };
 std::string_view name(RoutingFindingKind k);
 

@@ -284,6 +284,7 @@ class Ftree {
     rank();
     build_groups();
     index();
+    rank_tuples();
     port_down_.resize(s.ports.size());
     port_up_.resize(s.ports.size());
     for (size_t i = 0; i < s.ports.size(); ++i) {
@@ -393,9 +394,22 @@ class Ftree {
 
   void reset_hops() { std::fill(hops_.begin(), hops_.end(), kFar); }
 
+  // Tuple order; once every switch has its (unique) tuple, a switch's
+  // position in that order stands for it, since the group sorts compare
+  // tuples on every step of every destination's route.
   bool before(int a, int b) const {
     if (a < 0 || b < 0) return a < b;
+    if (!tuple_order_.empty()) return tuple_order_[static_cast<size_t>(a)] < tuple_order_[static_cast<size_t>(b)];
     return sw_[static_cast<size_t>(a)].tuple < sw_[static_cast<size_t>(b)].tuple;
+  }
+
+  void rank_tuples() {
+    std::vector<int> order(sw_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return before(a, b); });
+    std::vector<int> position(sw_.size());
+    for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
+    tuple_order_ = std::move(position);
   }
 
   // fabric_make_indexing: the first leaf in switch-table order (GUIDs in
@@ -584,12 +598,26 @@ class Ftree {
   std::vector<std::vector<uint32_t>> port_down_, port_up_;  // per switch, per port position
   std::vector<std::vector<uint8_t>>* lft_ = nullptr;
   std::vector<uint8_t> hops_;  // per switch, for the LID being routed
+  std::vector<int> tuple_order_;  // per switch: its tuple's position in tuple order
 };
+
+// An LFT entry is one byte: ports 1..254 (0 is the switch itself, 255 no
+// path), so a switch with a higher cabled port cannot be given a table.
+void require_ports_fit_lft(const Fabric& fabric, const Switches& s) {
+  for (size_t i = 0; i < s.ports.size(); ++i) {
+    if (s.ports[i].empty() || s.ports[i].back().port < kNoPort) continue;
+    throw FabricError(fmt::format(
+        "switch {} has a cable on port {}: a forwarding table entry names ports 1-254 only, so no subnet manager "
+        "can route this fabric statically",
+        fabric.node(fabric.switches()[i]).name, s.ports[i].back().port));
+  }
+}
 
 }  // namespace
 
 Routing emulate_routing(const Fabric& fabric, std::string_view engine) {
   Switches s = index_switches(fabric);
+  require_ports_fit_lft(fabric, s);
   Routing r;
   if (engine == "minhop" || engine == "updn") {
     r = min_hop_tables(fabric, s, engine == "updn");

@@ -60,7 +60,8 @@ namespace topo {
 // Tables for every switch of `fabric` by the rules of `engine`; the result
 // is static, emulated, with that engine, its source "emulated". Throws
 // FabricError for an unknown engine, for "dfsssp", and for a fabric the
-// engine cannot route (ftree on a non-tree).
+// engine cannot route (ftree on a non-tree) and for a switch cabled on a
+// port above 254, which no LFT entry can name.
 Routing emulate_routing(const Fabric& fabric, std::string_view engine);
 
 }  // namespace topo
