@@ -162,41 +162,29 @@ const bool kChild = [] {
 
 class SimulatedFabric {
  public:
-  explicit SimulatedFabric(const Fabric& fabric) : socket_(fmt::format("topo{}x{}", getpid(), ++counter_)) {
-    net_file_ = dir_.path() / "fabric.net";
-    {
-      std::ofstream out(net_file_);
-      write_ibnetdiscover(fabric, out);
-    }
-    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net_file_.string()},
-                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
-    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
-      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("ibsim did not start on " + net_file_.string() + ":\n" + log("ibsim.log"));
-      std::this_thread::sleep_for(20ms);
-    }
+  explicit SimulatedFabric(const Fabric& fabric) : sim_(fabric, "topo") {
     auto opensm = find_program("opensm");
     if (!opensm)
       throw std::runtime_error(
           "opensm is not installed: without a subnet manager every simulated port stays in Init "
           "(scripts/install-deps.sh installs it)");
-    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir_.path() / "opensm.log").string()},
-                    preload_env({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()}),
-                    dir_.path(), dir_.path() / "opensm.out", false);
+    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir() / "opensm.log").string()},
+                    sim_.env({"OSM_TMP_DIR=" + dir().string(), "OSM_CACHE_DIR=" + dir().string()}), dir(),
+                    dir() / "opensm.out", false);
   }
 
   // Live discovery in a child process, waiting until `cables` cables are up.
   json discover_live(int cables) {
-    fs::path out = dir_.path() / fmt::format("live{}.json", ++runs_);
+    fs::path out = dir() / fmt::format("live{}.json", ++runs_);
     Process child({fs::read_symlink("/proc/self/exe").string()},
-                  preload_env({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_OUT=" + out.string(),
-                               fmt::format("TOPO_IBSIM_CABLES={}", cables)}),
-                  dir_.path(), dir_.path() / fmt::format("live{}.log", runs_), false);
+                  sim_.env({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_OUT=" + out.string(),
+                            fmt::format("TOPO_IBSIM_CABLES={}", cables)}),
+                  dir(), dir() / fmt::format("live{}.log", runs_), false);
     auto status = child.wait(60s);
     if (!status) throw std::runtime_error("live discovery did not finish in 60 s:\n" + diagnostics());
     if (!fs::exists(out))
       throw std::runtime_error(fmt::format("live discovery wrote nothing (status {}):\n{}", *status,
-                                           log(fmt::format("live{}.log", runs_)) + diagnostics()));
+                                           sim_.log(fmt::format("live{}.log", runs_)) + diagnostics()));
     json result = json::parse(read_file(out));
     if (result.contains("error"))
       throw std::runtime_error("live discovery failed: " + result["error"].get<std::string>());
@@ -205,35 +193,27 @@ class SimulatedFabric {
 
   // `ibnetdiscover --cache` under the preload, then load_ibnetdisc_cache.
   Fabric discover_cache() {
-    fs::path cache = dir_.path() / fmt::format("fabric{}.cache", ++runs_);
+    fs::path cache = dir() / fmt::format("fabric{}.cache", ++runs_);
     auto ibnetdiscover = find_program("ibnetdiscover");
     if (!ibnetdiscover) throw std::runtime_error("ibnetdiscover (infiniband-diags) is not installed");
-    Process p({*ibnetdiscover, "--cache", cache.string()}, preload_env({}), dir_.path(),
-              dir_.path() / "ibnetdiscover.log", false);
+    Process p({*ibnetdiscover, "--cache", cache.string()}, sim_.env({}), dir(), dir() / "ibnetdiscover.log", false);
     auto status = p.wait(60s);
     if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
-      throw std::runtime_error("ibnetdiscover --cache failed:\n" + log("ibnetdiscover.log"));
+      throw std::runtime_error("ibnetdiscover --cache failed:\n" + sim_.log("ibnetdiscover.log"));
     return load_ibnetdisc_cache(cache.string());
   }
 
-  void console(const std::string& command) { ibsim_->send(command); }
-  const fs::path& dir() const { return dir_.path(); }
-  std::vector<std::string> preload_env(std::vector<std::string> more) const {
-    return with_preload(std::move(more), socket_);
-  }
+  void console(const std::string& command) { sim_.console(command); }
+  const fs::path& dir() const { return sim_.dir(); }
+  std::vector<std::string> preload_env(std::vector<std::string> more) const { return sim_.env(std::move(more)); }
 
  private:
-  std::string log(const std::string& file) const { return read_file(dir_.path() / file); }
   std::string diagnostics() const {
-    return "--- ibsim.log\n" + log("ibsim.log") + "--- opensm.out\n" + log("opensm.out");
+    return "--- ibsim.log\n" + sim_.log("ibsim.log") + "--- opensm.out\n" + sim_.log("opensm.out");
   }
 
-  static inline int counter_ = 0;
-  TempDir dir_;  // declared first: destroyed after the processes that use it
-  std::string socket_;
-  fs::path net_file_;
-  std::optional<Process> ibsim_;
-  std::optional<Process> opensm_;  // stopped before ibsim (reverse order)
+  Ibsim sim_;
+  std::optional<Process> opensm_;  // declared after sim_: stopped before ibsim
   int runs_ = 0;
 };
 

@@ -21,6 +21,9 @@
 
 #include <fmt/format.h>
 
+#include "topology/fabric.h"
+#include "topology/ibnetdiscover.h"
+
 namespace topo::system_test {
 
 namespace fs = std::filesystem;
@@ -178,6 +181,42 @@ inline std::vector<std::string> with_preload(std::vector<std::string> env, const
 inline bool abstract_socket_listening(const std::string& name) {
   return read_file("/proc/net/unix").find("@" + name + ":ctl") != std::string::npos;
 }
+
+// ibsim simulating `fabric` (written as its net file) on a socket of its
+// own, in a temporary directory that holds every log. A test adds the
+// processes it needs on top (OpenSM, infiniband-diags, a child of its own)
+// with env(), and declares them after this so that they stop first.
+class Ibsim {
+ public:
+  // `tag` names the socket, so that concurrent tests never share one.
+  Ibsim(const Fabric& fabric, const std::string& tag) : socket_(fmt::format("{}{}x{}", tag, getpid(), ++counter_)) {
+    fs::path net = dir_.path() / "fabric.net";
+    {
+      std::ofstream out(net);
+      write_ibnetdiscover(fabric, out);
+    }
+    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net.string()},
+                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
+    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
+      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("ibsim did not start on " + net.string() + ":\n" + log("ibsim.log"));
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  // The environment of a process that talks to this simulator.
+  std::vector<std::string> env(std::vector<std::string> more) const { return with_preload(std::move(more), socket_); }
+  // A line for ibsim's console (e.g. "PerformanceSet ...").
+  void console(const std::string& command) { ibsim_->send(command); }
+  const fs::path& dir() const { return dir_.path(); }
+  std::string log(const std::string& file) const { return read_file(dir_.path() / file); }
+
+ private:
+  static inline int counter_ = 0;
+  TempDir dir_;  // declared first: removed after ibsim stops
+  std::string socket_;
+  std::optional<Process> ibsim_;
+};
 
 
 }  // namespace topo::system_test

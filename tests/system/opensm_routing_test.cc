@@ -93,33 +93,20 @@ const bool kChild = [] {
 
 class Simulator {
  public:
-  explicit Simulator(const Fabric& fabric) : socket_(fmt::format("topor{}x{}", getpid(), ++counter_)) {
-    net_ = dir_.path() / "fabric.net";
-    {
-      std::ofstream out(net_);
-      write_ibnetdiscover(fabric, out);
-    }
-    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net_.string()},
-                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
-    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
-      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("ibsim did not start:\n" + read_file(dir_.path() / "ibsim.log"));
-      std::this_thread::sleep_for(20ms);
-    }
-  }
+  explicit Simulator(const Fabric& fabric) : sim_(fabric, "topor") {}
 
   // `opensm -o -R engine`: configures the subnet once, dumps the tables, exits.
   fs::path run_opensm(const std::string& engine) {
-    fs::path dump = dir_.path() / ("dump-" + engine);
+    fs::path dump = dir() / ("dump-" + engine);
     fs::create_directories(dump);
     Process sm({*find_program("opensm"), "-o", "-R", engine, "-D", "0x43", "--dump_files_dir", dump.string(), "-f",
-                (dir_.path() / ("opensm-" + engine + ".log")).string()},
-               env({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()}), dir_.path(),
-               dir_.path() / ("opensm-" + engine + ".out"), false);
+                (dir() / ("opensm-" + engine + ".log")).string()},
+               env({"OSM_TMP_DIR=" + dir().string(), "OSM_CACHE_DIR=" + dir().string()}), dir(),
+               dir() / ("opensm-" + engine + ".out"), false);
     auto status = sm.wait(60s);
     if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
       throw std::runtime_error("opensm -R " + engine + " failed:\n" +
-                               read_file(dir_.path() / ("opensm-" + engine + ".out")));
+                               read_file(dir() / ("opensm-" + engine + ".out")));
     if (!fs::exists(dump / "opensm-lfts.dump")) throw std::runtime_error("opensm wrote no opensm-lfts.dump");
     return dump / "opensm-lfts.dump";
   }
@@ -128,7 +115,7 @@ class Simulator {
   void read_live(const fs::path& out) {
     fs::create_directories(out);
     Process child({fs::read_symlink("/proc/self/exe").string()},
-                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir_.path(), out / "child.log",
+                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir(), out / "child.log",
                   false);
     auto status = child.wait(60s);
     if (!status || fs::exists(out / "live.error"))
@@ -136,21 +123,17 @@ class Simulator {
   }
 
   std::string tracert(uint32_t from, uint32_t to) {
-    fs::path log = dir_.path() / "ibtracert.out";
-    Process p({*find_program("ibtracert"), std::to_string(from), std::to_string(to)}, env({}), dir_.path(), log, false);
+    fs::path log = dir() / "ibtracert.out";
+    Process p({*find_program("ibtracert"), std::to_string(from), std::to_string(to)}, env({}), dir(), log, false);
     p.wait(30s);
     return read_file(log);
   }
 
-  const fs::path& dir() const { return dir_.path(); }
+  const fs::path& dir() const { return sim_.dir(); }
 
  private:
-  std::vector<std::string> env(std::vector<std::string> more) const { return with_preload(std::move(more), socket_); }
-  static inline int counter_ = 0;
-  TempDir dir_;
-  std::string socket_;
-  fs::path net_;
-  std::optional<Process> ibsim_;
+  std::vector<std::string> env(std::vector<std::string> more) const { return sim_.env(std::move(more)); }
+  Ibsim sim_;
 };
 
 // A route as names and ports: "gpu001 mlx5_0:1 leaf01:3 spine01:2 leaf02:1".
