@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of issue 6: topo-aware against Slurm's topology/tree.
+# The benchmark: topo-aware against Slurm's topology/tree.
 #  1. Simulation (topoctl simulate): a 10,000-job generated trace and ITP
 #     cluster04 scaled to a 4,096-host 2:1 leaf/spine, host names contiguous
 #     and interleaved across leaves, policies linear, tree and topo-aware.
