@@ -2,38 +2,26 @@
 // neighbour asking at most its demand.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "comm_model/neighbours.h"
-#include "tests/static_tables.h"
+#include "tests/static_routing_fixture.h"
 #include "topology/synthetic.h"
 
 namespace topo {
 namespace {
 
-ModelOptions textbook() {
-  ModelOptions o;
-  o.nccl_tuning = false;
-  o.switch_latency_us = 0;
-  o.algorithm = Algorithm::Ring;
-  o.protocol = Protocol::Simple;
-  return o;
-}
+using testing::host;
+using testing::textbook;
 
-NodeId host(const Fabric& f, int n) { return *f.find_host(fmt::format("gpu{:03d}", n)); }
-
-// Two leaves of 8 hosts, 2 uplinks each, destination-mod-2 tables: flows to
-// even positions under a leaf climb its neighbour's first uplink. Job A's
-// ring puts 2 flows on leaf01's first uplink, job B's ring 1.
+// The two-leaf trunk (static_routing_fixture.h): job A's ring puts 2 flows
+// on leaf01's first uplink, job B's ring 1.
 struct Trunk : ::testing::Test {
-  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=8,spines=1,oversub=4");
+  Fabric f = testing::two_leaf_trunk(/*routed=*/true);
   std::vector<NodeId> a, b;
   double S = 1 << 26;
   double C = 0;  // one cable's room, Gb/s
   void SetUp() override {
-    f.set_routing(testing::dmodk_tables(f));
-    a = {host(f, 1), host(f, 9), host(f, 2), host(f, 11)};
-    b = {host(f, 3), host(f, 13)};
+    a = testing::trunk_ring(f);
+    b = testing::hosts(f, {3, 13});
     C = f.link(f.cables()[0]).gbps() * 0.96;
     for (LinkId e : f.cables()) ASSERT_DOUBLE_EQ(f.link(e).gbps() * 0.96, C);
   }

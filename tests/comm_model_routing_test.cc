@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
-#include "tests/static_tables.h"
+#include "tests/static_routing_fixture.h"
 #include "topology/error.h"
 #include "topology/route.h"
 #include "topology/synthetic.h"
@@ -17,16 +17,8 @@
 namespace topo {
 namespace {
 
-ModelOptions textbook() {
-  ModelOptions o;
-  o.nccl_tuning = false;
-  o.switch_latency_us = 0;
-  o.algorithm = Algorithm::Ring;
-  o.protocol = Protocol::Simple;
-  return o;
-}
-
-NodeId host(const Fabric& f, int n) { return *f.find_host(fmt::format("gpu{:03d}", n)); }
+using testing::host;
+using testing::textbook;
 
 NodeId hca_of(const Fabric& f, NodeId h) { return f.hcas_of(h).front(); }
 
@@ -75,12 +67,12 @@ TEST(CommModelRouting, RingsFollowTheTablesOnePathPerFlow) {
   }
 }
 
-// leaf01 has 2 uplinks; destination-mod-2 sends gpu009 and gpu011 (even
-// positions under leaf02) up the same one, where adaptive routing spreads
-// both flows over both uplinks.
+// The two-leaf trunk (static_routing_fixture.h): destination-mod-2 sends
+// gpu009 and gpu011 (even positions under leaf02) up the same uplink of
+// leaf01, where adaptive routing spreads both flows over both uplinks.
 TEST(CommModelRouting, StaticFlowsCollideWhereAdaptiveSpreads) {
-  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=8,spines=1,oversub=4");
-  std::vector<NodeId> ring = {host(f, 1), host(f, 9), host(f, 2), host(f, 11)};
+  Fabric f = testing::two_leaf_trunk(/*routed=*/false);
+  std::vector<NodeId> ring = testing::trunk_ring(f);
   Request r{Collective::AllReduce, 1 << 26, Dtype::Fp32, 1};
   PathIndex index(f);
   Estimate adaptive = estimate(index, ring, r, {}, textbook());

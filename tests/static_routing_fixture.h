@@ -1,19 +1,61 @@
-// Forwarding tables built by hand for tests that need a static routing
-// without any engine: every switch sends each destination LID towards it on
-// a shortest path over Active cables, picking among the equal ports by the
-// LID modulo their count (destination-mod-k, as a fat-tree's tables are).
+// Static routing for tests, without any engine.
+// - shortest_path_routing: every switch sends each destination LID towards
+//   it on a shortest path over Active cables, picking among the equal ports
+//   by the LID modulo their count (destination-mod-k, as a fat-tree's
+//   tables are).
+// - The comm_model tests' shared pieces: textbook model options, hosts by
+//   number, and the two-leaf trunk where static tables make flows collide.
 #pragma once
 
 #include <algorithm>
 #include <deque>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "comm_model/estimate.h"
+#include "tests/static_tables.h"
 #include "topology/fabric.h"
 #include "topology/routing.h"
+#include "topology/synthetic.h"
 
 namespace topo::testing {
+
+// The model as the textbook has it: the ring algorithm, the Simple
+// protocol, no NCCL tuning and no switch latency, so that times are bytes
+// over rates.
+inline ModelOptions textbook() {
+  ModelOptions o;
+  o.nccl_tuning = false;
+  o.switch_latency_us = 0;
+  o.algorithm = Algorithm::Ring;
+  o.protocol = Protocol::Simple;
+  return o;
+}
+
+// Host gpuNNN of a synthetic fabric.
+inline NodeId host(const Fabric& f, int n) { return *f.find_host(fmt::format("gpu{:03d}", n)); }
+
+inline std::vector<NodeId> hosts(const Fabric& f, std::initializer_list<int> numbers) {
+  std::vector<NodeId> out;
+  for (int n : numbers) out.push_back(host(f, n));
+  return out;
+}
+
+// Two leaves of 8 hosts, each with 2 uplinks to one spine (4:1). Under
+// destination-mod-2 tables (static_tables.h, set when `routed`) flows to
+// even positions under a leaf climb its neighbour's first uplink, so the
+// ring gpu001, gpu009, gpu002, gpu011 puts two flows on leaf01's first
+// uplink where adaptive routing spreads them over both.
+inline Fabric two_leaf_trunk(bool routed) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=8,spines=1,oversub=4");
+  if (routed) f.set_routing(dmodk_tables(f));
+  return f;
+}
+inline std::vector<NodeId> trunk_ring(const Fabric& f) { return hosts(f, {1, 9, 2, 11}); }
 
 inline Routing shortest_path_routing(const Fabric& f, std::string engine = "", std::string source = "hand-made") {
   Routing r;

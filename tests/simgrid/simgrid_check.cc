@@ -16,18 +16,32 @@
 //
 // Each snapshot runs in a child process: a SimGrid engine lives once per
 // process. Prints the worst and mean error and every job off by more than
-// 5% (the goal). Exits 1 when the mean error passes 2% or a job is off by
-// more than 30%: what the model holds today. The per-job 5% goal is missed
-// on about 5% of jobs, always with the model faster than SimGrid: the model
-// keeps all of a job's flows at its slowest flow's rate, while in SimGrid a
-// step's faster flows finish early and leave their cables to the
-// neighbours for the rest of the step. `--goal` exits 1 on the 5% goal.
+// 5% (the goal); `--flows` adds each such job's ring edges: SimGrid's rate
+// while an edge sends and the share of the run it sends, the pace the model
+// gives the job, and what per-flow max-min with every flow always on gives.
+//
+// What those show (the goal is missed on 25 of 468 jobs, always with the
+// model faster than SimGrid): in SimGrid a step-synchronous ring is paced by
+// its slowest edge, and its other edges send their chunk at the rate
+// max-min gives them (often line rate) and then wait, busy 35-65% of the
+// run. While they send they take a full flow's share of the cables they
+// cross; a neighbour's edge that is limited elsewhere cannot win that back
+// while they wait. The model spreads those edges' bytes evenly over the step
+// (every edge at the job's pace), so the neighbour gets the average room and
+// comes out faster (by up to 28%). Per-flow max-min with every edge always
+// on errs the other way, slower by up to 34% on the same jobs: the truth is
+// the expectation over the neighbours' on and off.
+//
+// Exits 1 when the mean error passes 1% or a job is off by more than 30%
+// (the model holds 0.98% and 28.2%), or when more than 25 jobs pass 5%;
+// `--goal` exits 1 unless every job is within 5%.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +49,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "comm_model/neighbours.h"
+#include "comm_model/sharing.h"
 #include "topology/route.h"
 #include "topology/routing_engine.h"
 #include "topology/synthetic.h"
@@ -110,8 +125,15 @@ std::vector<std::vector<int>> parts(const Fabric& f, NodeId from, NodeId to, boo
   return out;
 }
 
-// SimGrid's first-run time of every job.
-std::vector<double> simulate(const Fabric& f, const Snapshot& s) {
+// What SimGrid saw of one job's first run: its time, and per ring edge
+// (rank i to rank i+1) the seconds its sends were on the wire.
+struct Run {
+  double time_s = -1;
+  std::vector<double> busy_s;
+};
+
+// SimGrid's first run of every job.
+std::vector<Run> simulate(const Fabric& f, const Snapshot& s) {
   int argc = 1;
   char name[] = "simgrid_check";
   char* argv[] = {name, nullptr};
@@ -147,7 +169,8 @@ std::vector<double> simulate(const Fabric& f, const Snapshot& s) {
   // Rank i sends its step-s chunk to rank i+1 once its own step s-1 left
   // and the step s-1 chunk of rank i-1 arrived, as NCCL's ring pipelines.
   const size_t J = s.rings.size();
-  std::vector<double> first(J, -1);
+  std::vector<Run> first(J);
+  for (size_t j = 0; j < J; ++j) first[j].busy_s.assign(s.rings[j].size(), 0.0);
   auto done = std::make_shared<size_t>(0);
   // The ranks loop forever as daemons; the run ends when every job has
   // finished once.
@@ -165,20 +188,22 @@ std::vector<double> simulate(const Fabric& f, const Snapshot& s) {
       sg4::Actor::create("job" + std::to_string(j) + "." + std::to_string(i), end[hcas[i]][0],
                          [&, j, i, n, hcas, done, arrived, finished, start, all_done] {
         const uint64_t part = static_cast<uint64_t>(kBytes / n / P);
-        for (;;) {
+        for (bool counted = false;; counted = true) {
           for (size_t step = 0; step < 2 * (n - 1); ++step) {
             if (step > 0) (*arrived)[i]->acquire();
             std::vector<sg4::CommPtr> comms;
+            const double sent = sg4::Engine::get_clock();
             for (int k = 0; k < P; ++k)
               comms.push_back(sg4::Comm::sendto_async(end[hcas[i]][k], end[hcas[(i + 1) % n]][k], part));
             sg4::Comm::wait_all(comms);
+            if (!counted) first[j].busy_s[i] += sg4::Engine::get_clock() - sent;
             (*arrived)[(i + 1) % n]->release();
           }
           (*arrived)[i]->acquire();  // the last chunk of rank i-1
           if (++*finished % n != 0) continue;
           // The run ends when every rank has its last chunk.
-          if (first[j] < 0) {
-            first[j] = sg4::Engine::get_clock() - *start;
+          if (first[j].time_s < 0) {
+            first[j].time_s = sg4::Engine::get_clock() - *start;
             if (++*done == J) all_done->release();
           }
           *start = sg4::Engine::get_clock();
@@ -189,49 +214,149 @@ std::vector<double> simulate(const Fabric& f, const Snapshot& s) {
   return first;
 }
 
-// Runs one snapshot in a child; its times come back through a pipe.
-std::vector<double> simulate_apart(const Fabric& f, const Snapshot& s) {
+// Runs one snapshot in a child; its runs come back through a pipe, each
+// job as its time then its edges' busy seconds.
+std::vector<Run> simulate_apart(const Fabric& f, const Snapshot& s) {
+  size_t count = 0;
+  for (const auto& ring : s.rings) count += 1 + ring.size();
+  const ssize_t want = static_cast<ssize_t>(count * sizeof(double));
   std::fflush(stdout);
   int fd[2];
   if (pipe(fd) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    std::vector<double> t = simulate(f, s);
-    ssize_t want = static_cast<ssize_t>(t.size() * sizeof(double));
-    _exit(write(fd[1], t.data(), t.size() * sizeof(double)) == want ? 0 : 1);
+    std::vector<double> flat;
+    for (const Run& r : simulate(f, s)) {
+      flat.push_back(r.time_s);
+      flat.insert(flat.end(), r.busy_s.begin(), r.busy_s.end());
+    }
+    _exit(write(fd[1], flat.data(), flat.size() * sizeof(double)) == want ? 0 : 1);
   }
   close(fd[1]);
-  std::vector<double> t(s.rings.size());
-  ssize_t got = read(fd[0], t.data(), t.size() * sizeof(double));
+  std::vector<double> flat(count);
+  ssize_t got = 0;
+  while (got < want) {
+    ssize_t r = read(fd[0], reinterpret_cast<char*>(flat.data()) + got, static_cast<size_t>(want - got));
+    if (r <= 0) break;
+    got += r;
+  }
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got != static_cast<ssize_t>(t.size() * sizeof(double)) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (got != want || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("the SimGrid child failed");
-  return t;
+  std::vector<Run> runs;
+  size_t at = 0;
+  for (const auto& ring : s.rings) {
+    Run r;
+    r.time_s = flat[at++];
+    r.busy_s.assign(flat.begin() + static_cast<long>(at), flat.begin() + static_cast<long>(at + ring.size()));
+    at += ring.size();
+    runs.push_back(std::move(r));
+  }
+  return runs;
 }
 
-std::vector<double> model(const PathIndex& index, const Snapshot& s) {
+ModelOptions textbook() {
   ModelOptions o;
   o.nccl_tuning = false;
   o.switch_latency_us = 0;
   o.algorithm = Algorithm::Ring;
   o.protocol = Protocol::Simple;
   o.network_efficiency = kEfficiency;
+  return o;
+}
+
+std::vector<double> model(const PathIndex& index, const Snapshot& s) {
   std::vector<NeighbourJob> jobs;
   for (const auto& ring : s.rings) jobs.push_back({ring, Request{Collective::AllReduce, kBytes, Dtype::Fp32, 1}});
   std::vector<double> t;
-  for (const Estimate& e : estimate_each(index, jobs, o)) t.push_back(e.time_s);
+  for (const Estimate& e : estimate_each(index, jobs, textbook())) t.push_back(e.time_s);
   return t;
 }
+
+// Bytes one ring edge carries in an AllReduce of n ranks.
+double edge_bytes(size_t n) { return 2.0 * (n - 1) / n * kBytes; }
+
+// Every ring edge of the snapshot as its own sharer, max-min fair per flow
+// with nothing tying a job's flows together: the rate each would get.
+std::vector<std::vector<double>> free_flow_rates(const Fabric& f, const Snapshot& s) {
+  std::vector<std::vector<std::pair<int, double>>> paths;
+  for (const auto& ring : s.rings)
+    for (size_t i = 0; i < ring.size(); ++i) {
+      int count = 1;
+      auto ps = parts(f, f.hcas_of(ring[i]).front(), f.hcas_of(ring[(i + 1) % ring.size()]).front(), s.adaptive,
+                      count);
+      std::map<int, double> on;
+      for (const auto& path : ps)
+        for (int d : path) on[d] += 1.0 / ps.size();
+      paths.emplace_back(on.begin(), on.end());
+    }
+  std::vector<Sharer> sharers;
+  for (const auto& p : paths) sharers.push_back({p});
+  std::vector<Share> shares = share_max_min(sharers, CableRoom(f, BackgroundLoad(), kEfficiency));
+  std::vector<std::vector<double>> out;
+  size_t at = 0;
+  for (const auto& ring : s.rings) {
+    out.emplace_back();
+    for (size_t i = 0; i < ring.size(); ++i) out.back().push_back(shares[at++].flow_gbps);
+  }
+  return out;
+}
+
+// Per ring edge: SimGrid's rate while sending and the share of the run it
+// sent, against the rate the model paces the job at and what per-flow
+// max-min alone would give the edge.
+void print_flows(const Fabric& f, const Snapshot& s, size_t j, const Run& run, double model_s) {
+  const auto& ring = s.rings[j];
+  const double bits = edge_bytes(ring.size()) * 8;
+  std::vector<std::vector<double>> free = free_flow_rates(f, s);
+  std::printf("  model paces every edge at %.1f Gb/s\n", bits / model_s / 1e9);
+  for (size_t i = 0; i < ring.size(); ++i)
+    std::printf("  %s -> %s: SimGrid %.1f Gb/s while sending, %.0f%% of the run; free max-min %.1f Gb/s\n",
+                f.node(ring[i]).name.c_str(), f.node(ring[(i + 1) % ring.size()]).name.c_str(),
+                bits / run.busy_s[i] / 1e9, 100 * run.busy_s[i] / run.time_s, free[j][i]);
+}
+
+struct Options {
+  bool goal = false, flows = false;
+  int snapshots = 120;
+};
+
+constexpr const char* kUsage =
+    "usage: simgrid_check [--goal] [--flows] [SNAPSHOTS]\n"
+    "Compares comm_model's per-job ring AllReduce times on busy snapshots of a\n"
+    "32-host 2:1 leaf/spine (static ftree, static minhop, adaptive in turn)\n"
+    "with SimGrid's, and prints every job off by more than 5%.\n"
+    "  SNAPSHOTS  how many (default 120)\n"
+    "  --flows    also print, for each job past 5%, every ring edge's rate in\n"
+    "             SimGrid, in the model and under per-flow max-min\n"
+    "  --goal     exit 1 unless every job is within 5% (the goal)\n"
+    "Without --goal, exits 1 when the mean error passes 1%, a job is off by\n"
+    "more than 30% or more than 25 jobs pass 5%: what the model holds.\n"
+    "Exit 2 on a bad argument.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool goal = argc > 1 && std::string(argv[1]) == "--goal";
-  if (goal) --argc, ++argv;
-  const int snapshots = argc > 1 ? std::atoi(argv[1]) : 120;
+  Options opt;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--goal") {
+      opt.goal = true;
+    } else if (arg == "--flows") {
+      opt.flows = true;
+    } else if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos && std::stoi(arg) > 0) {
+      opt.snapshots = std::stoi(arg);
+    } else {
+      std::fprintf(stderr, "simgrid_check: unknown argument '%s'\n%s", arg.c_str(), kUsage);
+      return 2;
+    }
+  }
   const char* const kRoutings[] = {"static:ftree", "static:minhop", "adaptive"};
   Fabric fabrics[3] = {make_synthetic(kFabric), make_synthetic(kFabric), make_synthetic(kFabric)};
   fabrics[0].set_routing(emulate_routing(fabrics[0], "ftree"));
@@ -241,29 +366,31 @@ int main(int argc, char** argv) {
   std::mt19937 rng(2026);
   double worst = 0, sum = 0;
   int jobs = 0, off = 0, contended = 0;
-  for (int i = 0; i < snapshots; ++i) {
+  for (int i = 0; i < opt.snapshots; ++i) {
     const int r = i % 3;
     const Fabric& f = fabrics[r];
     Snapshot s = random_snapshot(f, rng, r == 2);
-    std::vector<double> sim = simulate_apart(f, s), est = model(indexes[r], s);
+    std::vector<Run> sim = simulate_apart(f, s);
+    std::vector<double> est = model(indexes[r], s);
     for (size_t j = 0; j < s.rings.size(); ++j) {
-      double err = est[j] / sim[j] - 1;
-      double alone = 2.0 * (s.rings[j].size() - 1) / s.rings[j].size() * kBytes * 8 / (400e9 * kEfficiency);
-      contended += sim[j] > alone * 1.01;
+      const double err = est[j] / sim[j].time_s - 1;
+      const double alone = edge_bytes(s.rings[j].size()) * 8 / (400e9 * kEfficiency);
+      contended += sim[j].time_s > alone * 1.01;
       worst = std::max(worst, std::abs(err));
       sum += std::abs(err);
       ++jobs;
       if (std::abs(err) > 0.05) {
         ++off;
         std::printf("snapshot %d (%s) job %zu of %zu, %zu hosts: model %.6f s, SimGrid %.6f s (%+.2f%%)\n", i,
-                    kRoutings[r], j, s.rings.size(), s.rings[j].size(), est[j], sim[j], 100 * err);
+                    kRoutings[r], j, s.rings.size(), s.rings[j].size(), est[j], sim[j].time_s, 100 * err);
+        if (opt.flows) print_flows(f, s, j, sim[j], est[j]);
       }
     }
   }
+  const double mean = sum / jobs;
   std::printf("%d snapshots (static ftree, static minhop, adaptive), %d jobs, %d slower than alone on a "
               "non-blocking fabric: worst error %.2f%%, mean %.2f%%, %d beyond 5%%\n",
-              snapshots, jobs, contended, 100 * worst, 100 * sum / jobs, off);
-  const double mean = sum / jobs;
-  if (goal) return off == 0 ? 0 : 1;
-  return mean <= 0.02 && worst <= 0.30 ? 0 : 1;
+              opt.snapshots, jobs, contended, 100 * worst, 100 * mean, off);
+  if (opt.goal) return off == 0 ? 0 : 1;
+  return mean <= 0.01 && worst <= 0.30 && off <= 25 ? 0 : 1;
 }
