@@ -37,11 +37,20 @@
  *
  * The node map.  Slurm node index -> fabric host is built once per node
  * table, snapshot and config: HostPattern and the fabric's host names are
- * looked up then, never per call.  Rank calls ask the database for its
- * newest snapshot id at most once a second (prepare asks every time), and
- * the fabric view and the map are rebuilt only when it changed, so a new
- * `topoctl discover --db` is picked up within a second without restarting
- * slurmctld, and the database costs a placement nothing in between.
+ * looked up then, never per call.  Once prepare has run, a thread of the
+ * engine's asks the database for its newest snapshot id once a second
+ * (prepare asks every time; before any prepare a rank call asks, at most
+ * once a second), and the fabric view and the map are rebuilt only when it
+ * changed, so a new `topoctl discover --db` is picked up within a second
+ * without restarting slurmctld, and the database costs a placement nothing.
+ *
+ * Repeated questions.  Slurm evaluates a pending job again every pass and
+ * queues jobs of one shape together: a rank call whose question (hosts,
+ * GPUs per host, request, the free GPUs of every fabric host) was answered
+ * since the running traffic, the snapshot, the config or the node table
+ * last changed gets that answer again without a search
+ * (ranking.answered_before).  When the usable offered hosts are exactly
+ * as many as the job needs, that one set is ringed and scored.
  *
  * Placement records never touch the database inside a call.  record()
  * appends the record to a journal beside the database (DbPath +
