@@ -107,6 +107,35 @@ class EngineTest : public ::testing::Test {
   }
   void flush() { ASSERT_EQ(topo_engine_flush(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_; }
 
+  // The running-traffic tests' cluster: 4 leaves of 8, four hosts free on
+  // each (gpu005-008, 013-016, 021-024, 029-032).
+  static std::vector<int> four_free_per_leaf() {
+    std::vector<int> free(32, 0);
+    for (int leaf = 0; leaf < 4; ++leaf)
+      for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
+    return free;
+  }
+  // The best candidate of an 8-host job (job 2), sorted.
+  std::vector<std::string> best_of_eight(const std::vector<int>& free) {
+    topo_engine_ranking r{};
+    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
+    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
+    std::sort(out.begin(), out.end());
+    topo_engine_ranking_free(&r);
+    return out;
+  }
+  // A job on the busy hosts (gpu001-004 of a leaf) of the two leaves `alone`
+  // spans: a ring across their uplinks. Empty when `alone` is on one leaf.
+  std::vector<std::string> busy_half_of_leaves(const std::vector<std::string>& alone, int* a, int* b) const {
+    *a = (std::stoi(alone.front().substr(3)) - 1) / 8;
+    *b = (std::stoi(alone.back().substr(3)) - 1) / 8;
+    std::vector<std::string> job;
+    if (*a == *b) return job;
+    for (int leaf : {*a, *b})
+      for (int i = 0; i < 4; ++i) job.push_back(names_[leaf * 8 + i]);
+    return job;
+  }
+
   std::filesystem::path dir_;
   std::vector<std::string> names_;
   topo_engine_t* engine_ = nullptr;
@@ -543,28 +572,15 @@ namespace {
 TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
   save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
   open(conf("DbPath=" + path("fabric.db") + "\n"));
-  // Free: 4 hosts on each leaf (gpu005-008, 013-016, 021-024, 029-032).
-  std::vector<int> free(32, 0);
-  for (int leaf = 0; leaf < 4; ++leaf)
-    for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
-  auto best = [&] {
-    topo_engine_ranking r{};
-    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
-    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
-    std::sort(out.begin(), out.end());
-    topo_engine_ranking_free(&r);
-    return out;
-  };
+  const std::vector<int> free = four_free_per_leaf();
+  auto best = [&] { return best_of_eight(free); };
   std::vector<std::string> alone = best();
   ASSERT_EQ(alone.size(), 8u);
   // Job 1 runs on the two leaves the idle choice took (gpu001-004 of one, 4
   // of the other's busy hosts), a ring across their uplinks.
-  std::string first_leaf = alone.front(), second_leaf = alone.back();
-  int a = (std::stoi(first_leaf.substr(3)) - 1) / 8, b = (std::stoi(second_leaf.substr(3)) - 1) / 8;
-  ASSERT_NE(a, b);
-  std::vector<std::string> job1;
-  for (int leaf : {a, b})
-    for (int i = 0; i < 4; ++i) job1.push_back(names_[leaf * 8 + i]);
+  int a = 0, b = 0;
+  std::vector<std::string> job1 = busy_half_of_leaves(alone, &a, &b);
+  ASSERT_FALSE(job1.empty());
   record_fallback(1, job1);
   std::vector<std::string> beside = best();
   for (const std::string& h : beside) {
@@ -596,23 +612,12 @@ TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
 TEST_F(EngineTest, ASuspendedJobsTrafficLeavesUntilItResumes) {
   save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
   open(conf("DbPath=" + path("fabric.db") + "\n"));
-  std::vector<int> free(32, 0);
-  for (int leaf = 0; leaf < 4; ++leaf)
-    for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
-  auto best = [&] {
-    topo_engine_ranking r{};
-    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
-    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
-    std::sort(out.begin(), out.end());
-    topo_engine_ranking_free(&r);
-    return out;
-  };
+  const std::vector<int> free = four_free_per_leaf();
+  auto best = [&] { return best_of_eight(free); };
   std::vector<std::string> alone = best();
-  int a = (std::stoi(alone.front().substr(3)) - 1) / 8, b = (std::stoi(alone.back().substr(3)) - 1) / 8;
-  ASSERT_NE(a, b);
-  std::vector<std::string> job1;
-  for (int leaf : {a, b})
-    for (int i = 0; i < 4; ++i) job1.push_back(names_[leaf * 8 + i]);
+  int a = 0, b = 0;
+  std::vector<std::string> job1 = busy_half_of_leaves(alone, &a, &b);
+  ASSERT_FALSE(job1.empty());
   record_fallback(1, job1);
   std::vector<std::string> beside = best();
   ASSERT_NE(beside, alone);
