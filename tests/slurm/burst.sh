@@ -9,7 +9,8 @@
 #     within --max-answer seconds (default 10)
 #   - every topo-aware job has exactly one placement record, plain jobs none;
 #     the journal is empty at the end
-# Prints the answer times, the plugin's `job_test timing:` lines and sdiag's
+# Prints the answer times, the plugin's timing lines (22.05 `job_test`, 24.x
+# `eval_nodes`: topo-aware against Slurm's own alone) and sdiag's
 # main scheduler figures.  Default 1,000 jobs; a few minutes.
 #
 # Usage: tests/slurm/burst.sh --topoctl PATH [--plugin-dir DIR] [--slurm-prefix DIR]
@@ -137,7 +138,7 @@ records_settle() {
 check "one placement record per topo-aware job, none for plain jobs" records_settle
 placed=$(sqlite3 "$db" 'SELECT count(*) FROM placement WHERE fallback = 0')
 fallbacks=$(sqlite3 "$db" 'SELECT count(*) FROM placement WHERE fallback = 1')
-echo "  $placed placed by the engine, $fallbacks given cons_tres's choice"
+echo "  $placed placed by the engine, $fallbacks given Slurm's own choice (one-host jobs among them)"
 check "the journal is empty" wait_until 10 sh -c "[ ! -s '$db.journal-0' ] && [ ! -s '$db.journal-1' ]"
 
 echo "# cost ($ran_s s to run them all)"
