@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -12,6 +13,8 @@
 #include <mutex>
 #include <new>
 #include <system_error>
+#include <thread>
+#include <condition_variable>
 #include <utility>
 
 #include <sys/stat.h>
@@ -74,11 +77,52 @@ int guarded(char* msg, size_t size, F&& f) {
   }
 }
 
-// What a rank call keeps for record(): the placements themselves.
+// What a rank call keeps for record(): the placements themselves (shared
+// with the engine's answers to recent questions, see Answers).
 struct RankingDetail {
-  std::vector<Placement> placements;
+  std::shared_ptr<const std::vector<Placement>> placements;
   std::optional<int64_t> snapshot_id;
   std::string profile;
+};
+
+// The answers to the last few distinct rank questions. Slurm asks the same
+// question many times: every scheduling pass evaluates each pending job
+// again, backfill plans it again, and jobs of one shape queue together, so
+// while neither the offered nodes nor the running jobs' traffic change the
+// search would give the same candidates again. A question is the job's
+// shape and request and the free GPUs per fabric host; the answers are
+// dropped whenever the map, the config or the running traffic changes.
+struct Question {
+  uint32_t hosts = 0, gpus_per_host = 0, max_leaves = 0;
+  bool one_pod = false;
+  Profile profile = Profile::AllReduce;
+  std::vector<int> free_gpus;  // by fabric NodeId
+  bool operator==(const Question&) const = default;
+};
+
+struct Answer {
+  Question question;
+  std::shared_ptr<const std::vector<Placement>> placements;  // feasible ones, best first
+  std::string no_placement;                                 // why, when there are none
+};
+
+class Answers {
+ public:
+  static constexpr size_t kKept = 16;
+  const Answer* find(const Question& q) const {
+    for (const Answer& a : kept_)
+      if (a.question == q) return &a;
+    return nullptr;
+  }
+  const Answer& add(Answer a) {
+    if (kept_.size() == kKept) kept_.erase(kept_.begin());
+    kept_.push_back(std::move(a));
+    return kept_.back();
+  }
+  void clear() { kept_.clear(); }
+
+ private:
+  std::vector<Answer> kept_;  // oldest first
 };
 
 Profile profile_of(const EngineConfig& c, const topo_network_request& r) {
@@ -235,8 +279,11 @@ struct topo_engine {
   NodeMap node_map;
 
   // Running jobs, by job id, and their traffic (built once per change).
-  std::map<uint32_t, RunningEntry> running;
+  // A suspended job's entry waits aside, without traffic, for its resume.
+  std::map<uint32_t, RunningEntry> running, suspended;
   RunningTraffic traffic;
+  Answers answers;
+  Question question;  // the rank call's, kept for its room
 
   // The file the snapshot store has open, and when it last changed: a
   // database replaced under the same name (restored from a backup, moved
@@ -252,7 +299,43 @@ struct topo_engine {
   };
   std::optional<FileIdentity> opened_file;
 
-  ~topo_engine() { writer.reset(); }  // stores what it can before the rest goes
+  ~topo_engine() {
+    stop_watching();
+    writer.reset();  // stores what it can before the rest goes
+  }
+
+  // The snapshot watcher: once prepare has run (slurmctld start-up), a
+  // thread of the engine's looks for a newer snapshot once a second, so
+  // that rank calls never ask the database while a snapshot is loaded and
+  // the database answers. Without it (a caller that never prepares) a rank
+  // call looks itself, at most once a second.
+  std::thread watcher;
+  std::condition_variable watcher_wake;
+  bool watcher_stop = false;
+
+  void start_watching() {  // under the lock
+    if (watcher.joinable()) return;
+    watcher_stop = false;
+    watcher = std::thread([this] {
+      std::unique_lock guard(lock);
+      while (!watcher_wake.wait_for(guard, kSnapshotCheckEvery, [this] { return watcher_stop; })) {
+        try {
+          (void)current_tree(true);
+        } catch (const std::exception&) {
+          // The next rank call looks again and says why (the database
+          // was dropped, or there is no tree).
+        }
+      }
+    });
+  }
+  void stop_watching() {
+    {
+      std::lock_guard guard(lock);
+      watcher_stop = true;
+    }
+    watcher_wake.notify_all();
+    if (watcher.joinable()) watcher.join();
+  }
 
   void drop_database() {
     snapshots.reset();
@@ -301,7 +384,8 @@ struct topo_engine {
   // The newest snapshot's tree, rebuilt only when the newest id changed.
   const SwitchTree& current_tree(bool check_now = false) {
     auto now = std::chrono::steady_clock::now();
-    if (tree && snapshots && !check_now && now - last_check < kSnapshotCheckEvery) return *tree;
+    if (tree && snapshots && !check_now && (watcher.joinable() || now - last_check < kSnapshotCheckEvery))
+      return *tree;
     try {
       open_database();
       std::optional<int64_t> latest = snapshots->latest();
@@ -349,6 +433,7 @@ struct topo_engine {
       for (const auto& [id, entry] : running) traffic.add(id, traffic_of(*tree, map, entry));
     }
     if (!traffic.written) {
+      answers.clear();  // they were given on other traffic
       FreeMap f;
       traffic.sums->write(*fabric, f);
       traffic.load = std::move(f.load);
@@ -356,6 +441,20 @@ struct topo_engine {
       traffic.written = true;
     }
     return traffic;
+  }
+
+  // The job's fabric hosts, when the map can be had (a fallback for a
+  // database error has none): the map as the last rank left it, so that
+  // recording and ringing Slurm's own choice never ask the database.
+  const NodeMap* map_if_any() {
+    if (tree && node_map.snapshot_id == snapshot_id && node_map.config_generation == config_generation &&
+        node_map.table_generation == table_generation)
+      return &node_map;
+    try {
+      return &current_node_map();
+    } catch (const std::exception&) {
+      return nullptr;
+    }
   }
 
   void configure(const char* path, char* msg, size_t size) {
@@ -395,9 +494,147 @@ std::vector<std::string> names_of(const topo_engine& e, const size_t* nodes, siz
   return out;
 }
 
+
+// Nodes Slurm chose, in ring order: the best ring over the hosts the
+// fabric knows, the others after them in node order (all of them in node
+// order without a map).
+std::vector<size_t> ring_of_nodes(const topo_engine& e, const NodeMap* map, const size_t* nodes, size_t count) {
+  std::vector<NodeId> known;
+  std::vector<size_t> ring;
+  for (size_t i = 0; i < count; ++i) {
+    if (map && nodes[i] < map->host.size() && map->host[nodes[i]]) known.push_back(*map->host[nodes[i]]);
+    else ring.push_back(nodes[i]);
+  }
+  if (known.empty()) return ring;
+  std::vector<size_t> ordered;
+  ordered.reserve(count);
+  for (NodeId h : topo::ring_order(*e.tree, known)) ordered.push_back(map->node[h]);
+  ordered.insert(ordered.end(), ring.begin(), ring.end());
+  return ordered;
+}
+
+// The candidates for a question not asked since the traffic last changed.
+// When the offered hosts that can take the job are exactly as many as it
+// needs there is one choice: it is scored and ringed, not searched for.
+Answer answer_question(const topo_engine& e, const SwitchTree& tree, const RunningTraffic& traffic, const Question& q,
+              size_t usable) {
+  FreeMap free;
+  free.free_gpus = q.free_gpus;
+  free.load = traffic.load;
+  free.cable_flows = traffic.cable_flows;
+  PlacementRequest request;
+  request.hosts = static_cast<int>(q.hosts);
+  request.gpus_per_host = static_cast<int>(q.gpus_per_host);
+  request.profile = q.profile;
+  if (q.max_leaves) request.max_leaves = static_cast<int>(q.max_leaves);
+  request.one_pod = q.one_pod;
+
+  Answer answer;
+  answer.question = q;
+  auto placements = std::make_shared<std::vector<Placement>>();
+  std::vector<NodeId> only;
+  if (usable == q.hosts)
+    for (NodeId h = 0; h < free.free_gpus.size(); ++h)
+      if (free.free_gpus[h] >= request.gpus_per_host && eligible(tree, free, request, h)) only.push_back(h);
+  if (!only.empty() && only.size() == q.hosts) {
+    Placement p = make_placement(tree, free, request, std::move(only), e.config.weights);
+    if (within_limits(p, request)) placements->push_back(std::move(p));
+    else answer.no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
+  } else {
+    SearchOptions options;
+    options.weights = e.config.weights;
+    std::string why;
+    for (Placement& p : rank_placements(tree, free, request, e.config.candidates, options)) {
+      if (p.feasible) placements->push_back(std::move(p));
+      else if (why.empty() && !p.reasons.empty()) why = p.reasons.front();
+    }
+    if (placements->empty())
+      answer.no_placement = fmt::format("no placement of {} hosts fits the fabric's limits{}{}", q.hosts,
+                                        why.empty() ? "" : ": ", why);
+  }
+  answer.placements = std::move(placements);
+  return answer;
+}
+
+// placed_at ("2026-12-03T08:00:00Z") as seconds since the epoch; 0 when unreadable.
+int64_t placed_at_seconds(const std::string& placed_at) {
+  std::tm tm{};
+  if (!strptime(placed_at.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return 0;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+// The record a started job would have had, rebuilt after a restart from
+// what Slurm saved with the job: its ring and nodes. The search's reasons
+// are gone; a placed job's estimate is computed again, on today's traffic.
+PlacementRecord recovered_record(topo_engine& e, const NodeMap* map, const topo_engine_started& s) {
+  PlacementRecord r;
+  r.job_id = s.job.job_id;
+  r.hosts = names_of(e, s.allocated, s.allocated_count);
+  r.ring_order = names_of(e, s.ring, s.ring_count);
+  Profile profile = profile_of(e.config, s.job.request);
+  r.profile = std::string(name(profile));
+  if (map) r.snapshot_id = e.snapshot_id;
+  r.fallback = s.fallback;
+  if (s.fallback) {
+    r.fallback_why = "Slurm's own choice (recorded after a slurmctld restart, which lost the reason)";
+    return r;
+  }
+  r.reasons.push_back("recorded after a slurmctld restart, from the ring order the job was given; "
+                      "the estimate is computed again on the traffic of that moment");
+  std::vector<NodeId> hosts;
+  for (size_t i = 0; map && i < s.ring_count; ++i)
+    if (s.ring[i] < map->host.size() && map->host[s.ring[i]]) hosts.push_back(*map->host[s.ring[i]]);
+  if (!map || hosts.empty() || hosts.size() != s.ring_count) return r;
+  const RunningTraffic& traffic = e.current_traffic(*map);
+  FreeMap free;
+  free.free_gpus.assign(e.fabric->node_count(), 0);
+  free.load = traffic.load;
+  free.cable_flows = traffic.cable_flows;
+  PlacementRequest request;
+  request.hosts = static_cast<int>(hosts.size());
+  request.gpus_per_host = static_cast<int>(std::max<uint32_t>(s.job.gpus_per_node, 1));
+  request.profile = profile;
+  Score sc = score(*e.tree, free, request, hosts, e.config.weights);
+  r.estimate_s = sc.estimate_s;
+  r.ideal_s = sc.ideal_s;
+  return r;
+}
 }  // namespace
 
 extern "C" {
+
+int topo_engine_recover(topo_engine_t* engine, struct topo_engine_started* jobs, size_t count, char* msg,
+                        size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine || (count && !jobs)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_recover: missing argument");
+    for (size_t i = 0; i < count; ++i) jobs[i].recorded = false;
+    if (!count) return TOPO_ENGINE_OK;
+    std::lock_guard guard(engine->lock);
+    engine->open_database();
+    // What record() queued is in the database first, or it would be missed.
+    if (auto why = engine->writer->flush()) throw EngineError(TOPO_ENGINE_DATABASE, *why);
+    PlacementStore store(engine->config.db_path);
+    const NodeMap* map = engine->map_if_any();
+    for (size_t i = 0; i < count; ++i) {
+      topo_engine_started& s = jobs[i];
+      if ((s.ring_count && !s.ring) || (s.allocated_count && !s.allocated))
+        throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_recover: missing nodes");
+      // This run's record was written when it started or later; an older
+      // one is a previous run's (the job was requeued since).
+      std::optional<PlacementRecord> latest = store.latest_for_job(s.job.job_id);
+      if (latest && placed_at_seconds(latest->placed_at) >= s.started_at) continue;
+      engine->writer->submit(recovered_record(*engine, map, s));
+      s.recorded = true;
+      RunningEntry& entry = engine->running[s.job.job_id];
+      entry.ring.assign(s.ring, s.ring + s.ring_count);
+      entry.profile = profile_of(engine->config, s.job.request);
+      entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(s.job.gpus_per_node, 1));
+      if (map && engine->traffic.built_on(*map))
+        engine->traffic.add(s.job.job_id, traffic_of(*engine->tree, *map, entry));
+    }
+    return TOPO_ENGINE_OK;
+  });
+}
 
 int topo_engine_open(const char* conf_path, topo_engine_t** engine, char* msg, size_t msg_size) {
   return guarded(msg, msg_size, [&] {
@@ -425,6 +662,7 @@ int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
   return guarded(msg, msg_size, [&] {
     if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_prepare: no engine");
     std::lock_guard guard(engine->lock);
+    engine->start_watching();
     const NodeMap& m = engine->current_node_map(true);
     std::string notice = engine->take_notice();
     if (m.unknown)
@@ -491,12 +729,15 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
                                     "topo_engine_set_nodes when it changes)",
                                     count, map.host.size()));
 
-    FreeMap free;
-    free.free_gpus.assign(engine->fabric->node_count(), 0);
     const RunningTraffic& traffic = engine->current_traffic(map);
-    free.load = traffic.load;
-    free.cable_flows = traffic.cable_flows;
     const int need_gpus = static_cast<int>(std::max<uint32_t>(job->gpus_per_node, 1));
+    Question& question = engine->question;  // its vector's room is kept from call to call
+    question.hosts = job->nodes;
+    question.gpus_per_host = static_cast<uint32_t>(need_gpus);
+    question.max_leaves = job->request.max_leaves;
+    question.one_pod = job->request.pod;
+    question.profile = profile_of(engine->config, job->request);
+    question.free_gpus.assign(engine->fabric->node_count(), 0);
     size_t offered = 0, known = 0, usable = 0;
     for (size_t i = 0; i < count; ++i) {
       if (free_gpus[i] < 0) continue;
@@ -505,7 +746,7 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
       ++known;
       // A job without GPUs fits any offered host: cons_tres checks cores.
       int gpus = job->gpus_per_node ? free_gpus[i] : 1;
-      free.free_gpus[*map.host[i]] = gpus;
+      question.free_gpus[*map.host[i]] = gpus;
       if (gpus >= need_gpus) ++usable;
     }
     if (known == 0)
@@ -513,37 +754,33 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
                         fmt::format("none of the {} offered nodes is in fabric snapshot {}{}", offered,
                                     *engine->snapshot_id,
                                     map.unknown ? fmt::format(" (first unknown: '{}')", map.first_unknown) : ""));
-    if (usable < job->nodes)
-      throw EngineError(TOPO_ENGINE_NO_PLACEMENT,
-                        fmt::format("job {}: {} hosts with {} free GPUs known to the fabric, {} needed", job->job_id,
-                                    usable, need_gpus, job->nodes));
+    if (usable < job->nodes) {
+      write_message(msg, msg_size,
+                    fmt::format("job {}: {} hosts with {} free GPUs known to the fabric, {} needed", job->job_id,
+                                usable, need_gpus, job->nodes));
+      return TOPO_ENGINE_NO_PLACEMENT;
+    }
 
-    PlacementRequest request;
-    request.hosts = static_cast<int>(job->nodes);
-    request.gpus_per_host = need_gpus;
-    request.profile = profile_of(engine->config, job->request);
-    if (job->request.max_leaves) request.max_leaves = static_cast<int>(job->request.max_leaves);
-    request.one_pod = job->request.pod;
-    SearchOptions options;
-    options.weights = engine->config.weights;
-
+    const Answer* answer = engine->answers.find(question);
+    ranking->answered_before = answer != nullptr;
+    if (!answer) answer = &engine->answers.add(answer_question(*engine, tree, traffic, question, usable));
+    if (answer->placements->empty()) {
+      write_message(msg, msg_size, fmt::format("job {}: {}", job->job_id, answer->no_placement));
+      return TOPO_ENGINE_NO_PLACEMENT;
+    }
     auto detail = std::make_unique<RankingDetail>();
     detail->snapshot_id = engine->snapshot_id;
-    detail->profile = std::string(name(request.profile));
-    for (Placement& p : rank_placements(tree, free, request, engine->config.candidates, options))
-      if (p.feasible) detail->placements.push_back(std::move(p));
-    if (detail->placements.empty())
-      throw EngineError(TOPO_ENGINE_NO_PLACEMENT,
-                        fmt::format("job {}: no placement of {} hosts fits the fabric's limits", job->job_id, job->nodes));
+    detail->profile = std::string(name(question.profile));
+    detail->placements = answer->placements;
 
-    const size_t n = detail->placements.size();
+    const size_t n = detail->placements->size();
     auto* candidates = static_cast<topo_engine_candidate*>(std::calloc(n, sizeof(topo_engine_candidate)));
     if (!candidates) throw std::bad_alloc();
     ranking->candidates = candidates;
     ranking->count = n;
     ranking->detail = detail.release();
     for (size_t c = 0; c < n; ++c) {
-      const Placement& p = static_cast<RankingDetail*>(ranking->detail)->placements[c];
+      const Placement& p = (*static_cast<RankingDetail*>(ranking->detail)->placements)[c];
       candidates[c].nodes = static_cast<size_t*>(std::calloc(std::max<size_t>(p.hosts.size(), 1), sizeof(size_t)));
       if (!candidates[c].nodes) {
         topo_engine_ranking_free(ranking);
@@ -578,33 +815,21 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
       throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_record: missing argument");
     std::lock_guard guard(engine->lock);
     const RankingDetail* detail = ranking ? static_cast<const RankingDetail*>(ranking->detail) : nullptr;
-    if (chosen >= 0 && (!detail || static_cast<size_t>(chosen) >= detail->placements.size()))
+    if (chosen >= 0 && (!detail || static_cast<size_t>(chosen) >= detail->placements->size()))
       throw EngineError(TOPO_ENGINE_INVALID, fmt::format("topo_engine_record: no candidate {}", chosen));
 
     PlacementRecord r;
     r.job_id = job->job_id;
     r.hosts = names_of(*engine, allocated, allocated_count);
     r.profile = detail ? detail->profile : std::string(name(profile_of(engine->config, job->request)));
-    // The job's fabric hosts, when the map can be had (a fallback for a
-    // database error has none).
-    // The map as the last rank left it: record() never asks the database.
-    const NodeMap* map = nullptr;
-    if (engine->tree && engine->node_map.snapshot_id == engine->snapshot_id &&
-        engine->node_map.config_generation == engine->config_generation &&
-        engine->node_map.table_generation == engine->table_generation)
-      map = &engine->node_map;
-    else
-      try {
-        map = &engine->current_node_map();
-      } catch (const std::exception&) {
-      }
+    const NodeMap* map = engine->map_if_any();
     auto host_of = [&](size_t node) -> std::optional<NodeId> {
       return map && node < map->host.size() ? map->host[node] : std::nullopt;
     };
 
     std::vector<size_t> ring;  // node indices
     if (chosen >= 0) {
-      const Placement& p = detail->placements[static_cast<size_t>(chosen)];
+      const Placement& p = (*detail->placements)[static_cast<size_t>(chosen)];
       const topo_engine_candidate& c = ranking->candidates[chosen];
       // The candidate's ring (node indices fixed at rank time, whatever
       // snapshot is current now), then any node Slurm added outside it.
@@ -620,18 +845,8 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
     } else {
       r.fallback = true;
       r.fallback_why = fallback_why ? fallback_why : "";
-      // The best ring over the hosts the fabric knows, the others after.
-      std::vector<NodeId> known;
-      std::vector<size_t> unknown;
-      for (size_t i = 0; i < allocated_count; ++i) {
-        if (auto h = host_of(allocated[i])) known.push_back(*h);
-        else unknown.push_back(allocated[i]);
-      }
-      if (map) {
-        for (NodeId h : topo::ring_order(*engine->tree, known)) ring.push_back(map->node[h]);
-        r.snapshot_id = engine->snapshot_id;
-      }
-      ring.insert(ring.end(), unknown.begin(), unknown.end());
+      ring = ring_of_nodes(*engine, map, allocated, allocated_count);
+      if (map) r.snapshot_id = engine->snapshot_id;
     }
     r.ring_order = names_of(*engine, ring.data(), ring.size());
     // Running from now on, as far as the traffic model goes.
@@ -663,6 +878,18 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
         throw EngineError(TOPO_ENGINE_DATABASE,
                           fmt::format("placement journaled; storing it in the database waits: {}", *why));
     }
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_ring(topo_engine_t* engine, const size_t* nodes, size_t count, char** ring_order, char* msg,
+                     size_t msg_size) {
+  if (ring_order) *ring_order = nullptr;
+  return guarded(msg, msg_size, [&] {
+    if (!engine || !ring_order || (count && !nodes)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_ring: missing argument");
+    std::lock_guard guard(engine->lock);
+    std::vector<size_t> ring = ring_of_nodes(*engine, engine->map_if_any(), nodes, count);
+    *ring_order = copy_out(fmt::format("{}", fmt::join(names_of(*engine, ring.data(), ring.size()), ",")));
     return TOPO_ENGINE_OK;
   });
 }
@@ -701,6 +928,7 @@ int topo_engine_set_running(topo_engine_t* engine, const struct topo_engine_job*
       }
     }
     engine->running = std::move(now);
+    engine->suspended.clear();
     engine->traffic = RunningTraffic{};  // built whole on the next rank
     return TOPO_ENGINE_OK;
   });
@@ -710,7 +938,31 @@ int topo_engine_job_ended(topo_engine_t* engine, uint32_t job_id, char* msg, siz
   return guarded(msg, msg_size, [&] {
     if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_job_ended: no engine");
     std::lock_guard guard(engine->lock);
+    engine->suspended.erase(job_id);
     if (engine->running.erase(job_id) && engine->traffic.sums) engine->traffic.remove(job_id);
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_job_suspended(topo_engine_t* engine, uint32_t job_id, bool suspended, char* msg, size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_job_suspended: no engine");
+    std::lock_guard guard(engine->lock);
+    auto& from = suspended ? engine->running : engine->suspended;
+    auto& to = suspended ? engine->suspended : engine->running;
+    auto it = from.find(job_id);
+    if (it == from.end()) return TOPO_ENGINE_OK;  // not placed by the engine, or not running
+    RunningEntry& entry = to[job_id] = std::move(it->second);
+    from.erase(it);
+    if (suspended) {
+      if (engine->traffic.sums) engine->traffic.remove(job_id);
+    } else if (const NodeMap* map = engine->map_if_any(); map && engine->traffic.built_on(*map)) {
+      engine->traffic.add(job_id, traffic_of(*engine->tree, *map, entry));
+    }
+    write_message(msg, msg_size,
+                  fmt::format("job {} {}: {} running jobs' traffic on the fabric model, {} suspended", job_id,
+                              suspended ? "suspended, its traffic taken out" : "resumed, its traffic back",
+                              engine->running.size(), engine->suspended.size()));
     return TOPO_ENGINE_OK;
   });
 }

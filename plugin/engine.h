@@ -37,11 +37,20 @@
  *
  * The node map.  Slurm node index -> fabric host is built once per node
  * table, snapshot and config: HostPattern and the fabric's host names are
- * looked up then, never per call.  Rank calls ask the database for its
- * newest snapshot id at most once a second (prepare asks every time), and
- * the fabric view and the map are rebuilt only when it changed, so a new
- * `topoctl discover --db` is picked up within a second without restarting
- * slurmctld, and the database costs a placement nothing in between.
+ * looked up then, never per call.  Once prepare has run, a thread of the
+ * engine's asks the database for its newest snapshot id once a second
+ * (prepare asks every time; before any prepare a rank call asks, at most
+ * once a second), and the fabric view and the map are rebuilt only when it
+ * changed, so a new `topoctl discover --db` is picked up within a second
+ * without restarting slurmctld, and the database costs a placement nothing.
+ *
+ * Repeated questions.  Slurm evaluates a pending job again every pass and
+ * queues jobs of one shape together: a rank call whose question (hosts,
+ * GPUs per host, request, the free GPUs of every fabric host) was answered
+ * since the running traffic, the snapshot, the config or the node table
+ * last changed gets that answer again without a search
+ * (ranking.answered_before).  When the usable offered hosts are exactly
+ * as many as the job needs, that one set is ringed and scored.
  *
  * Placement records never touch the database inside a call.  record()
  * appends the record to a journal beside the database (DbPath +
@@ -134,6 +143,8 @@ struct topo_engine_ranking {
   size_t count;                           /* 0 when nothing fits */
   struct topo_engine_candidate *candidates; /* best first */
   void *detail;                           /* the engine's own, for record() */
+  bool answered_before;                   /* the same question was answered since the
+                                             traffic last changed: no search ran */
 };
 
 /* Ranks host sets for `job` among the nodes Slurm offers: free_gpus[i] is
@@ -178,9 +189,46 @@ int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
  * traffic); it replaces the engine's running set. */
 int topo_engine_set_running(topo_engine_t *engine, const struct topo_engine_job *jobs, size_t count, char *msg,
                             size_t msg_size);
-/* The job ended or left its nodes (requeue, suspend): its traffic goes.  An
+/* The job ended or left its nodes (requeue): its traffic goes.  An
  * unknown job id is no error. */
 int topo_engine_job_ended(topo_engine_t *engine, uint32_t job_id, char *msg, size_t msg_size);
+/* The job was suspended (its traffic leaves the fabric model, the job
+ * stays known) or resumed (its traffic comes back).  A job the engine does
+ * not know as running (or as suspended, on resume) is no error and leaves
+ * msg empty; otherwise msg says what the running set is now. */
+int topo_engine_job_suspended(topo_engine_t *engine, uint32_t job_id, bool suspended, char *msg,
+                              size_t msg_size);
+
+/* Slurm's own choice in ring order (node indices, as Slurm allocated
+ * them): the best ring over the hosts the fabric knows, the others after
+ * them in node order; *ring_order (malloc'd, free() it) is NodeNames,
+ * comma-separated, as topo_engine_record gives a fallback's.  Never asks
+ * the database: without a loaded snapshot the ring is node order. */
+int topo_engine_ring(topo_engine_t *engine, const size_t *nodes, size_t count, char **ring_order,
+                     char *msg, size_t msg_size);
+
+/* After a slurmctld restart: jobs that started before it, whose records
+ * the dead slurmctld may not have written (24.x records a job a moment
+ * after it started).  Each is rebuilt from what Slurm saved with the job:
+ * `ring` the ring order it was given (its TOPO_RING_HOSTS), `allocated`
+ * its nodes, `started_at` its start (seconds since the epoch), `fallback`
+ * whether that ring was over Slurm's own choice (TOPO_FALLBACK).  A job
+ * whose run has a record (placed at or after started_at) is left alone;
+ * the others are recorded now, a placed job's estimate computed again, and
+ * get `recorded` set; they count as running from then on.  Asks the
+ * database: never in the scheduler's path. */
+struct topo_engine_started {
+  struct topo_engine_job job;
+  const size_t *ring;
+  size_t ring_count;
+  const size_t *allocated;
+  size_t allocated_count;
+  int64_t started_at;
+  bool fallback;
+  bool recorded; /* out */
+};
+int topo_engine_recover(topo_engine_t *engine, struct topo_engine_started *jobs, size_t count, char *msg,
+                        size_t msg_size);
 
 /* Waits until every record so far is in the database (tests, tools; close
  * does it too).  An error when the writer cannot write it (the records stay

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -105,6 +106,35 @@ class EngineTest : public ::testing::Test {
     return out;
   }
   void flush() { ASSERT_EQ(topo_engine_flush(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_; }
+
+  // The running-traffic tests' cluster: 4 leaves of 8, four hosts free on
+  // each (gpu005-008, 013-016, 021-024, 029-032).
+  static std::vector<int> four_free_per_leaf() {
+    std::vector<int> free(32, 0);
+    for (int leaf = 0; leaf < 4; ++leaf)
+      for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
+    return free;
+  }
+  // The best candidate of an 8-host job (job 2), sorted.
+  std::vector<std::string> best_of_eight(const std::vector<int>& free) {
+    topo_engine_ranking r{};
+    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
+    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
+    std::sort(out.begin(), out.end());
+    topo_engine_ranking_free(&r);
+    return out;
+  }
+  // A job on the busy hosts (gpu001-004 of a leaf) of the two leaves `alone`
+  // spans: a ring across their uplinks. Empty when `alone` is on one leaf.
+  std::vector<std::string> busy_half_of_leaves(const std::vector<std::string>& alone, int* a, int* b) const {
+    *a = (std::stoi(alone.front().substr(3)) - 1) / 8;
+    *b = (std::stoi(alone.back().substr(3)) - 1) / 8;
+    std::vector<std::string> job;
+    if (*a == *b) return job;
+    for (int leaf : {*a, *b})
+      for (int i = 0; i < 4; ++i) job.push_back(names_[leaf * 8 + i]);
+    return job;
+  }
 
   std::filesystem::path dir_;
   std::vector<std::string> names_;
@@ -542,28 +572,15 @@ namespace {
 TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
   save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
   open(conf("DbPath=" + path("fabric.db") + "\n"));
-  // Free: 4 hosts on each leaf (gpu005-008, 013-016, 021-024, 029-032).
-  std::vector<int> free(32, 0);
-  for (int leaf = 0; leaf < 4; ++leaf)
-    for (int i = 4; i < 8; ++i) free[leaf * 8 + i] = 8;
-  auto best = [&] {
-    topo_engine_ranking r{};
-    EXPECT_EQ(rank(8, free, &r, 2), TOPO_ENGINE_OK) << msg_;
-    std::vector<std::string> out = r.count ? hosts(r.candidates[0]) : std::vector<std::string>{};
-    std::sort(out.begin(), out.end());
-    topo_engine_ranking_free(&r);
-    return out;
-  };
+  const std::vector<int> free = four_free_per_leaf();
+  auto best = [&] { return best_of_eight(free); };
   std::vector<std::string> alone = best();
   ASSERT_EQ(alone.size(), 8u);
   // Job 1 runs on the two leaves the idle choice took (gpu001-004 of one, 4
   // of the other's busy hosts), a ring across their uplinks.
-  std::string first_leaf = alone.front(), second_leaf = alone.back();
-  int a = (std::stoi(first_leaf.substr(3)) - 1) / 8, b = (std::stoi(second_leaf.substr(3)) - 1) / 8;
-  ASSERT_NE(a, b);
-  std::vector<std::string> job1;
-  for (int leaf : {a, b})
-    for (int i = 0; i < 4; ++i) job1.push_back(names_[leaf * 8 + i]);
+  int a = 0, b = 0;
+  std::vector<std::string> job1 = busy_half_of_leaves(alone, &a, &b);
+  ASSERT_FALSE(job1.empty());
   record_fallback(1, job1);
   std::vector<std::string> beside = best();
   for (const std::string& h : beside) {
@@ -588,6 +605,159 @@ TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
   EXPECT_EQ(best(), beside);
   ASSERT_EQ(topo_engine_set_running(engine_, nullptr, 0, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(best(), alone);
+}
+
+// A suspended job's traffic leaves the fabric model and comes back on
+// resume: new jobs avoid its uplinks only while it runs.
+TEST_F(EngineTest, ASuspendedJobsTrafficLeavesUntilItResumes) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  const std::vector<int> free = four_free_per_leaf();
+  auto best = [&] { return best_of_eight(free); };
+  std::vector<std::string> alone = best();
+  int a = 0, b = 0;
+  std::vector<std::string> job1 = busy_half_of_leaves(alone, &a, &b);
+  ASSERT_FALSE(job1.empty());
+  record_fallback(1, job1);
+  std::vector<std::string> beside = best();
+  ASSERT_NE(beside, alone);
+
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 1, true, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_NE(std::string(msg_).find("job 1 suspended"), std::string::npos) << msg_;
+  EXPECT_NE(std::string(msg_).find("0 running jobs' traffic"), std::string::npos) << msg_;
+  EXPECT_EQ(best(), alone);
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 1, false, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_NE(std::string(msg_).find("job 1 resumed"), std::string::npos) << msg_;
+  EXPECT_EQ(best(), beside);
+  // Unknown jobs, or a resume without a suspend: no error, nothing said.
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 7, true, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_STREQ(msg_, "");
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 1, false, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_STREQ(msg_, "");
+  // A job that ends while suspended is forgotten: its resume brings nothing back.
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 1, true, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(topo_engine_job_ended(engine_, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(topo_engine_job_suspended(engine_, 1, false, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(best(), alone);
+}
+
+// The same question gets the same answer without a new search, until the
+// running traffic changes; one possible host set is the only candidate.
+TEST_F(EngineTest, RepeatedQuestionsReuseTheAnswerUntilTrafficChanges) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  std::vector<int> free(names_.size(), 8);
+  topo_engine_ranking first{}, again{}, other_job{};
+  ASSERT_EQ(rank(4, free, &first, 1), TOPO_ENGINE_OK) << msg_;
+  EXPECT_FALSE(first.answered_before);
+  ASSERT_EQ(rank(4, free, &again, 1), TOPO_ENGINE_OK) << msg_;
+  EXPECT_TRUE(again.answered_before);
+  ASSERT_EQ(rank(4, free, &other_job, 9), TOPO_ENGINE_OK) << msg_;
+  EXPECT_TRUE(other_job.answered_before) << "another job of the same shape asks the same question";
+  ASSERT_EQ(first.count, again.count);
+  for (size_t c = 0; c < first.count; ++c) EXPECT_EQ(hosts(first.candidates[c]), hosts(again.candidates[c]));
+  // A record adds running traffic: the next answer is searched afresh.
+  char *ring = nullptr, *hcas = nullptr;
+  topo_engine_job placed{};
+  placed.job_id = 1;
+  placed.nodes = 4;
+  placed.gpus_per_node = 8;
+  placed.request.topo_aware = true;
+  ASSERT_EQ(topo_engine_record(engine_, &placed, &first, 0, first.candidates[0].nodes, first.candidates[0].count, nullptr, &ring, &hcas,
+                               msg_, sizeof msg_),
+            TOPO_ENGINE_OK)
+      << msg_;
+  std::free(ring);
+  std::free(hcas);
+  topo_engine_ranking after{};
+  ASSERT_EQ(rank(4, free, &after, 1), TOPO_ENGINE_OK) << msg_;
+  EXPECT_FALSE(after.answered_before);
+  // A different offer is a different question.
+  free[0] = 0;
+  topo_engine_ranking changed{};
+  ASSERT_EQ(rank(4, free, &changed, 1), TOPO_ENGINE_OK) << msg_;
+  EXPECT_FALSE(changed.answered_before);
+  for (topo_engine_ranking* r : {&first, &again, &other_job, &after, &changed}) topo_engine_ranking_free(r);
+
+  // Exactly four hosts with 8 free GPUs: one choice, in a ring.
+  std::vector<int> four(names_.size(), 0);
+  for (int i : {2, 12, 13, 30}) four[i] = 8;
+  topo_engine_ranking only{};
+  ASSERT_EQ(rank(4, four, &only, 1), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(only.count, 1u);
+  std::vector<std::string> got = hosts(only.candidates[0]);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"gpu003", "gpu013", "gpu014", "gpu031"}));
+  EXPECT_GT(only.candidates[0].estimate_s, 0);
+  topo_engine_ranking_free(&only);
+  // One fewer: no placement, said without a search.
+  four[30] = 4;
+  topo_engine_ranking none{};
+  EXPECT_EQ(rank(4, four, &none, 1), TOPO_ENGINE_NO_PLACEMENT);
+  EXPECT_NE(std::string(msg_).find("3 hosts with 8 free GPUs"), std::string::npos) << msg_;
+}
+
+// Slurm's own choice in ring order, as a fallback's record gives it.
+TEST_F(EngineTest, SlurmsOwnChoiceGetsTheRingItsRecordWouldGive) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,naming=interleaved");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  // Interleaved: gpu001, 005, 009, ... on one leaf; node order crosses leaves at every hop.
+  std::vector<std::string> nodes = {"gpu001", "gpu002", "gpu005", "gpu006", "nothere"};
+  std::vector<size_t> idx = indices(nodes);
+  char* ring = nullptr;
+  ASSERT_EQ(topo_engine_ring(engine_, idx.data(), idx.size(), &ring, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  std::string got = ring;
+  std::free(ring);
+  EXPECT_EQ(got, record_fallback(5, nodes));
+  // Leaf neighbours are next to each other; the node the fabric does not know comes last.
+  EXPECT_TRUE(got.find("gpu001,gpu005") != std::string::npos || got.find("gpu005,gpu001") != std::string::npos) << got;
+  EXPECT_EQ(got.substr(got.size() - 8), ",nothere") << got;
+}
+
+// After a slurmctld restart a started job without a record of this run is
+// recorded once, with the ring it was given; one with a record is left alone.
+TEST_F(EngineTest, RecoverRecordsAStartedJobOnlyWhenItsRunHasNoRecord) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  std::vector<size_t> ring = indices({"gpu002", "gpu001"}), alloc = indices({"gpu001", "gpu002"});
+  topo_engine_started job{};
+  job.job.job_id = 42;
+  job.job.nodes = 2;
+  job.job.gpus_per_node = 8;
+  job.job.request.topo_aware = true;
+  job.ring = ring.data();
+  job.ring_count = ring.size();
+  job.allocated = alloc.data();
+  job.allocated_count = alloc.size();
+  job.started_at = static_cast<int64_t>(std::time(nullptr)) - 5;
+  // A job recorded before the restart, in the same batch: left alone.
+  record_fallback(43, {"gpu009", "gpu010"});
+  topo_engine_started done = job;
+  done.job.job_id = 43;
+  topo_engine_started both[2] = {job, done};
+  ASSERT_EQ(topo_engine_recover(engine_, both, 2, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_TRUE(both[0].recorded);
+  EXPECT_FALSE(both[1].recorded);
+  flush();
+  std::optional<topo::PlacementRecord> r = topo::PlacementStore(path("fabric.db")).latest_for_job(42);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ring_order, (std::vector<std::string>{"gpu002", "gpu001"}));
+  EXPECT_EQ(r->hosts, (std::vector<std::string>{"gpu001", "gpu002"}));
+  EXPECT_FALSE(r->fallback);
+  EXPECT_GT(r->estimate_s, 0);
+  // Asked again (another restart): this run has its record now.
+  ASSERT_EQ(topo_engine_recover(engine_, &job, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_FALSE(job.recorded);
+  // A later run of the same job (requeued, on Slurm's own choice) has none yet.
+  job.started_at += 3600;
+  job.fallback = true;
+  ASSERT_EQ(topo_engine_recover(engine_, &job, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_TRUE(job.recorded);
+  flush();
+  r = topo::PlacementStore(path("fabric.db")).latest_for_job(42);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->fallback);
 }
 
 }  // namespace

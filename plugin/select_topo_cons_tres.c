@@ -133,23 +133,25 @@ extern int fini(void)
 }
 
 
+/* Adds a GPU gres state's free count to *free (list_for_each: no iterator
+ * to allocate per node and call). */
+static int add_free_gpus(void *x, void *arg)
+{
+  gres_state_t *gres_state = x;
+  gres_node_state_t *ns = gres_state->gres_data;
+  int *free = arg;
+  if (gres_state->gres_name && !xstrcmp(gres_state->gres_name, "gpu") && ns &&
+      ns->gres_cnt_avail > ns->gres_cnt_alloc)
+    *free += (int)(ns->gres_cnt_avail - ns->gres_cnt_alloc);
+  return 0;
+}
+
 /* Free GPUs of a node as slurmctld counts them. */
 static int free_gpus(node_record_t *node_ptr)
 {
   int free = 0;
-  gres_state_t *gres_state;
-  topo_list_itr_t *it;
-  if (!node_ptr->gres_list)
-    return 0;
-  it = list_iterator_create(node_ptr->gres_list);
-  while ((gres_state = list_next(it))) {
-    gres_node_state_t *ns = gres_state->gres_data;
-    if (!gres_state->gres_name || xstrcmp(gres_state->gres_name, "gpu") || !ns)
-      continue;
-    if (ns->gres_cnt_avail > ns->gres_cnt_alloc)
-      free += (int)(ns->gres_cnt_avail - ns->gres_cnt_alloc);
-  }
-  list_iterator_destroy(it);
+  if (node_ptr->gres_list)
+    list_for_each(node_ptr->gres_list, add_free_gpus, &free);
   return free;
 }
 
@@ -172,7 +174,7 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   if (rc != TOPO_ENGINE_OK)
     error("JobId=%u: %s", job_ptr->job_id, msg);
   if (ring)
-    topo_shim_set_ring(job_ptr, ring, count);
+    topo_shim_set_ring(job_ptr, ring, count, chosen < 0);
   /* NCCL_IB_HCA is set per node (spank/topo_aware, from that host's
    * hwloc data); a job-wide value from an older version goes. */
   topo_shim_set_env(job_ptr, "NCCL_IB_HCA", NULL);
@@ -228,18 +230,38 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   }
 
   job = topo_shim_engine_job(job_ptr, request, min_nodes, max_nodes, req_nodes);
+  if (max_nodes == 1) {
+    snprintf(why, sizeof(why), "%s", TOPO_SHIM_ONE_HOST);
+    goto fallback;
+  }
 
   {
-    /* Free GPUs by node index; -1: not offered. */
-    int *free = xcalloc(node_record_count + 1, sizeof(int));
-    topo_shim_engine_nodes(e);
-    for (int i = 0; i < node_record_count; i++)
+    /* Free GPUs by node index; -1: not offered. Too few offered nodes
+     * that could take the job: said without asking the engine. */
+    int *free = topo_shim_free_gpus_take();
+    uint32_t usable = 0;
+    for (int i = 0; i < node_record_count; i++) {
       free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
                   ? free_gpus(node_record_table_ptr[i]) : -1;
-    t0 = topo_shim_now_us();
-    rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
-    spent->engine_us += topo_shim_now_us() - t0;
-    xfree(free);
+      if (free[i] >= 0 && (!job.gpus_per_node || free[i] >= (int)job.gpus_per_node))
+        usable++;
+    }
+    if (usable < job.nodes) {
+      rc = TOPO_ENGINE_NO_PLACEMENT;
+      snprintf(msg, sizeof(msg), "job %u: %u offered nodes with %u free GPUs, %u needed",
+               job.job_id, usable, job.gpus_per_node, job.nodes);
+    } else {
+      topo_shim_engine_nodes(e);
+      uint64_t c0 = topo_shim_cpu_now_us();
+      t0 = topo_shim_now_us();
+      rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
+      spent->engine_us += topo_shim_now_us() - t0;
+      spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+      spent->ranked++;
+      if (ranking.answered_before)
+        spent->reused++;
+    }
+    topo_shim_free_gpus_give_back();
   }
   if (rc != TOPO_ENGINE_OK) {
     snprintf(why, sizeof(why), "%s", msg);
@@ -425,14 +447,33 @@ extern int select_p_job_fini(job_record_t *job_ptr)
   return wrapped()->job_fini(job_ptr);
 }
 
+/* A suspended job sends nothing: its traffic leaves the fabric model the
+ * engine places new jobs on, and comes back when it resumes. */
+static void suspended(job_record_t *job_ptr, bool now_suspended)
+{
+  char msg[512];
+  topo_engine_t *e = topo_shim_engine();
+  if (!e || !job_ptr)
+    return;
+  if (topo_engine_job_suspended(e, job_ptr->job_id, now_suspended, msg, sizeof(msg)) !=
+        TOPO_ENGINE_OK || msg[0])
+    info("JobId=%u: %s", job_ptr->job_id, msg);
+}
+
 extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
 {
-  return wrapped()->job_suspend(job_ptr, indf_susp);
+  int rc = wrapped()->job_suspend(job_ptr, indf_susp);
+  if (rc == SLURM_SUCCESS)
+    suspended(job_ptr, true);
+  return rc;
 }
 
 extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
 {
-  return wrapped()->job_resume(job_ptr, indf_susp);
+  int rc = wrapped()->job_resume(job_ptr, indf_susp);
+  if (rc == SLURM_SUCCESS)
+    suspended(job_ptr, false);
+  return rc;
 }
 
 extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr, select_jobinfo_t *jobinfo,

@@ -118,6 +118,25 @@ void topo_shim_engine_close(void)
   slurm_mutex_unlock(&engine_lock);
 }
 
+static int *free_gpus;
+static int free_gpus_room;
+static pthread_mutex_t free_gpus_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int *topo_shim_free_gpus_take(void)
+{
+  slurm_mutex_lock(&free_gpus_lock);
+  if (free_gpus_room < node_record_count + 1) {
+    free_gpus_room = node_record_count + 1;
+    xrecalloc(free_gpus, free_gpus_room, sizeof(int));
+  }
+  return free_gpus;
+}
+
+void topo_shim_free_gpus_give_back(void)
+{
+  slurm_mutex_unlock(&free_gpus_lock);
+}
+
 /* --- the request --------------------------------------------------------------- */
 
 struct topo_network_request topo_shim_request(job_record_t *job_ptr, bool log_bad,
@@ -207,9 +226,27 @@ void topo_shim_set_env(job_record_t *job_ptr, const char *name, const char *valu
   d->env_sup[d->env_cnt++] = xstrdup_printf("%s=%s", name, value);
 }
 
-void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count)
+const char *topo_shim_env(job_record_t *job_ptr, const char *name)
+{
+  topo_job_details_t *d = job_ptr->details;
+  size_t len = strlen(name);
+  for (uint16_t i = 0; d && i < d->env_cnt; i++)
+    if (d->env_sup[i] && !strncmp(d->env_sup[i], name, len) && d->env_sup[i][len] == '=')
+      return d->env_sup[i] + len + 1;
+  return NULL;
+}
+
+void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, bool fallback)
 {
   char nnodes[24];
+  /* A pending job is evaluated again every pass, mostly to the same ring:
+   * then nothing changes. */
+  if (ring && count <= TOPO_RING_ORDER_MAX_HOSTS) {
+    const char *now = topo_shim_env(job_ptr, "TOPO_RING_ORDER");
+    if (now && !strcmp(now, ring) && (topo_shim_env(job_ptr, "TOPO_FALLBACK") != NULL) == fallback)
+      return;
+  }
+  topo_shim_set_env(job_ptr, "TOPO_FALLBACK", ring && fallback ? "1" : NULL);
   if (!ring) {
     topo_shim_set_env(job_ptr, "TOPO_RING_HOSTS", NULL);
     topo_shim_set_env(job_ptr, "TOPO_RING_ORDER", NULL);
@@ -277,11 +314,12 @@ static void log_path(const char *what, const struct topo_shim_timing *t, enum to
          what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us);
   else
     info("%s timing: topo-aware tests=%" PRIu64 " mean_us=%" PRIu64 " cpu_mean_us=%" PRIu64
-         " max_us=%" PRIu64 " engine_mean_us=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
+         " max_us=%" PRIu64 " engine_mean_us=%" PRIu64 " engine_cpu_mean_us=%" PRIu64
+         " ranked=%" PRIu64 " reused=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
          " record_mean_us=%" PRIu64,
          what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us,
-         t->engine_us / t->tests, t->trials, t->trials ? t->trial_us / t->trials : 0,
-         t->record_us / t->tests);
+         t->engine_us / t->tests, t->engine_cpu_us / t->tests, t->ranked, t->reused, t->trials,
+         t->trials ? t->trial_us / t->trials : 0, t->record_us / t->tests);
 }
 
 void topo_shim_log_timing(const char *what)
@@ -310,6 +348,9 @@ void topo_shim_count(const char *what, enum topo_shim_path path, uint64_t total_
   t->trials += spent->trials;
   t->trial_us += spent->trial_us;
   t->record_us += spent->record_us;
+  t->engine_cpu_us += spent->engine_cpu_us;
+  t->ranked += spent->ranked;
+  t->reused += spent->reused;
   report = t->tests % TIMING_EVERY == 0;
   snapshot = *t;
   slurm_mutex_unlock(&timing_lock);

@@ -27,6 +27,13 @@
 #include "engine.h"
 #include "network_option.h"
 
+/* Why a one-host job gets Slurm's own choice without asking the engine:
+ * its ring is that host, and its traffic stays inside it, so there is
+ * nothing for the engine to order or to keep off the fabric (26.05 skips
+ * the topology evaluation for such jobs altogether).  The job is still
+ * recorded, with its ring of one. */
+#define TOPO_SHIM_ONE_HOST "one host: no ring to order and no cable to cross"
+
 /* TOPO_RING_ORDER, comma-separated, is set for jobs of up to this many hosts. */
 #define TOPO_RING_ORDER_MAX_HOSTS 512
 
@@ -49,6 +56,14 @@ void topo_shim_engine_close(void);
  * the engine places new jobs on. A no-op while no engine is open. */
 void topo_shim_job_ended(job_record_t *job_ptr);
 
+/* The free GPU counts by node index that a rank call reads (-1: not
+ * offered), in an array kept from call to call: evaluations allocate
+ * nothing for it.  Slurm evaluates one job at a time (every caller holds
+ * the node write lock); the array's own lock makes that sure.  Fill
+ * node_record_count entries, rank, then give it back. */
+int *topo_shim_free_gpus_take(void);
+void topo_shim_free_gpus_give_back(void);
+
 /* The job's request from its --network, or with Partitions= the implied
  * one; all zero when the string is not ours or is malformed (logged at
  * `error` when log_bad is set, else at debug: job_submit/topo_aware
@@ -69,9 +84,12 @@ uint32_t topo_shim_gpus_in_tres(const char *tres);
 /* Sets NAME=value in the job's supplemental environment, replacing an
  * earlier entry (a requeued job is placed again); NULL removes it. */
 void topo_shim_set_env(job_record_t *job_ptr, const char *name, const char *value);
-/* The ring hints for `count` hosts in ring order, comma-separated;
- * NULL ring removes them. */
-void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count);
+/* The ring hints for `count` hosts in ring order, comma-separated, and
+ * TOPO_FALLBACK=1 when that ring is over Slurm's own choice of nodes
+ * rather than the engine's; NULL ring removes them all. */
+void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, bool fallback);
+/* A job's supplemental environment value of NAME (NULL: not set). */
+const char *topo_shim_env(job_record_t *job_ptr, const char *name);
 /* "topo-aware: note" in the AdminComment, replacing our earlier one and
  * keeping whatever an admin wrote before it. */
 void topo_shim_note(job_record_t *job_ptr, const char *note);
@@ -81,6 +99,9 @@ enum topo_shim_path { TOPO_PATH_PLAIN, TOPO_PATH_TOPO_AWARE };
 struct topo_shim_timing {
   uint64_t tests, total_us, max_us, cpu_us;
   uint64_t engine_us, trials, trial_us, record_us;
+  uint64_t engine_cpu_us; /* this thread's CPU in rank calls */
+  uint64_t ranked;  /* engine rank calls; the others were settled before it */
+  uint64_t reused;  /* rank calls the engine answered from an earlier search */
 };
 uint64_t topo_shim_now_us(void);
 /* This thread's CPU time: on a busy machine wall time also counts the

@@ -9,7 +9,8 @@
 #     within --max-answer seconds (default 10)
 #   - every topo-aware job has exactly one placement record, plain jobs none;
 #     the journal is empty at the end
-# Prints the answer times, the plugin's `job_test timing:` lines and sdiag's
+# Prints the answer times, the plugin's timing lines (22.05 `job_test`, 24.x
+# `eval_nodes`: topo-aware against Slurm's own alone) and sdiag's
 # main scheduler figures.  Default 1,000 jobs; a few minutes.
 #
 # Usage: tests/slurm/burst.sh --topoctl PATH [--plugin-dir DIR] [--slurm-prefix DIR]
@@ -21,47 +22,24 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-cluster=$here/cluster.sh
-plugin_args=()
-topoctl=""
 jobs=1000
 max_answer=10
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  case $1 in
-    --plugin-dir) plugin_args=(--plugin-dir "$2") ;;
-    --topoctl) topoctl=$2 ;;
-    --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
+  suite_option "$1" "$2" || case $1 in
     --jobs) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 8 ] || { echo "--jobs takes a count of at least 8" >&2; exit 2; }; jobs=$2 ;;
     --max-answer) [[ $2 =~ ^[0-9]+$ ]] || { echo "--max-answer takes seconds" >&2; exit 2; }; max_answer=$2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift 2
 done
-[ -x "$topoctl" ] || { echo "--topoctl: no executable '$topoctl'" >&2; exit 2; }
-command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (Debian package sqlite3)" >&2; exit 2; }
+suite_begin ", $jobs jobs"
 
-dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
-export SLURM_CONF=$dir/etc/slurm.conf
-db=$dir/fabric.db
-log=$dir/log/slurmctld.log
-started=$(date +%s)
-echo "# Slurm $(slurmctld -V | cut -d' ' -f2), $jobs jobs"
-
-work=$(mktemp -d)
 sampler_pid=""
-finish() {
-  [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null
-  bash "$cluster" stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-  echo "$passed passed, $failed failed ($(($(date +%s) - started)) s)"
-}
-trap finish EXIT
+suite_cleanup() { [ -z "$sampler_pid" ] || { kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null; }; }
 
 # --- the cluster --------------------------------------------------------------
-printf 'DbPath=@DIR@/fabric.db\n' >"$work/topo_aware.conf"
-bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" --topo-conf "$work/topo_aware.conf"
-"$topoctl" discover --synthetic "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2" --db "$db" >/dev/null
+start_topo_cluster "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2" ''
 
 # --- the jobs -------------------------------------------------------------------
 # One line per job: "topo|plain" then sbatch's shape options. Four kinds in
@@ -145,18 +123,22 @@ done
 # 24.x writes a record once the job has started, up to a second later: the
 # last jobs' may come after they ended.
 records_right() {
-  local wrong
   sqlite3 "$db" 'SELECT job_id, count(*) FROM placement GROUP BY job_id' | tr '|' ' ' >"$work/records"
-  wrong=$(awk 'NR == FNR { n[$1] = $2; next }
-               $1 == "topo" && n[$2] != 1 { print "topo " $2 ":" (n[$2] + 0); bad++ }
-               $1 == "plain" && ($2 in n) { print "plain " $2 ":" n[$2]; bad++ }
-               END { exit 0 }' "$work/records" "$work/ids" | head -n 5)
-  [ -z "$wrong" ] || { echo "  records per job wrong: $(paste -sd' ' <<<"$wrong")" >&2; return 1; }
+  awk 'NR == FNR { n[$1] = $2; next }
+       $1 == "topo" && n[$2] != 1 { print "topo " $2 ":" (n[$2] + 0) }
+       $1 == "plain" && ($2 in n) { print "plain " $2 ":" n[$2] }' "$work/records" "$work/ids" >"$work/wrong"
+  [ ! -s "$work/wrong" ]
 }
-check "one placement record per topo-aware job, none for plain jobs" wait_until 10 records_right
+# Waits quietly; says what is wrong once, at the end.
+records_settle() {
+  wait_until 10 records_right && return 0
+  echo "  records per job wrong ($(wc -l <"$work/wrong") jobs): $(head -n 5 "$work/wrong" | paste -sd' ')" >&2
+  return 1
+}
+check "one placement record per topo-aware job, none for plain jobs" records_settle
 placed=$(sqlite3 "$db" 'SELECT count(*) FROM placement WHERE fallback = 0')
 fallbacks=$(sqlite3 "$db" 'SELECT count(*) FROM placement WHERE fallback = 1')
-echo "  $placed placed by the engine, $fallbacks given cons_tres's choice"
+echo "  $placed placed by the engine, $fallbacks given Slurm's own choice (one-host jobs among them)"
 check "the journal is empty" wait_until 10 sh -c "[ ! -s '$db.journal-0' ] && [ ! -s '$db.journal-1' ]"
 
 echo "# cost ($ran_s s to run them all)"

@@ -27,3 +27,71 @@ wait_until() { # seconds command...
     sleep 0.25
   done
 }
+
+# --- a suite on the 32-node cluster ------------------------------------------
+# The placement suites (placement.sh, crash.sh, burst.sh) share their
+# options, their set-up and their ending:
+#
+#   while [ $# -gt 0 ]; do
+#     [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
+#     suite_option "$1" "$2" || case $1 in --own) ... ;; *) unknown ;; esac
+#     shift 2
+#   done
+#   suite_begin ", more words for the title line"   # dir, db, log, work, trap
+#   start_topo_cluster FABRIC 'ExtraKey=value\n' [cluster.sh start options]
+#
+# A suite that must tidy more at the end defines suite_cleanup first.
+suite_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cluster=$suite_dir/cluster.sh
+plugin_args=()
+topoctl=""
+spank=""
+
+# Takes one of the common options (returns 1 for any other):
+#   --plugin-dir DIR     the built plugins
+#   --topoctl PATH       the built topoctl
+#   --spank SO           the built SPANK plugin (default: in --plugin-dir)
+#   --slurm-prefix DIR   run the Slurm installed there (scripts/slurm-24.sh's cache)
+suite_option() { # option value
+  case $1 in
+    --plugin-dir) plugin_args=(--plugin-dir "$2") ;;
+    --topoctl) topoctl=$2 ;;
+    --spank) spank=$2 ;;
+    --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
+    *) return 1 ;;
+  esac
+}
+
+# Checks the tools, sets dir, SLURM_CONF, db, log, started and work, prints
+# the title line, and stops the cluster and prints the tally on exit.
+suite_begin() { # [title words]
+  [ -x "$topoctl" ] || { echo "--topoctl: no executable '$topoctl'" >&2; exit 2; }
+  command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (Debian package sqlite3)" >&2; exit 2; }
+  dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
+  export SLURM_CONF=$dir/etc/slurm.conf
+  db=$dir/fabric.db
+  log=$dir/log/slurmctld.log
+  started=$(date +%s)
+  echo "# Slurm $(slurmctld -V | cut -d' ' -f2)${1:-}"
+  work=$(mktemp -d)
+  trap suite_finish EXIT
+}
+
+suite_finish() {
+  if declare -F suite_cleanup >/dev/null; then suite_cleanup || true; fi
+  bash "$cluster" stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+  echo "$passed passed, $failed failed ($(($(date +%s) - started)) s)"
+}
+
+# Starts gpu[001-032] under the placement shim, with a topo_aware.conf of
+# DbPath (the cluster's fabric.db) and the extra lines, and puts the
+# synthetic fabric in a fresh snapshot database.
+start_topo_cluster() { # fabric extra-conf-lines [cluster.sh start options...]
+  local fabric=$1 conf=$2
+  shift 2
+  printf "DbPath=@DIR@/fabric.db\n$conf" >"$work/topo_aware.conf"
+  bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" \
+    --topo-conf "$work/topo_aware.conf" "$@"
+  "$topoctl" discover --synthetic "$fabric" --db "$db" >/dev/null
+}

@@ -8,12 +8,14 @@
 # snapshot database.
 #   1. a fragmented cluster: best fit leaf, not the degraded leaf, fewest
 #      leaves; the TOPO_* variables the job prints; topoctl job; a plain job
-#      is left alone
+#      is left alone; a suspended job's traffic leaves the model until it
+#      resumes
 #   2. a newer snapshot (hosts interleaved over the leaves) picked up without
 #      a restart: a two-leaf ring crosses the leaf boundary twice
 #   3. backfill: a large topo-aware job gets a start time, small jobs run
 #   4. corrupt database, missing config, bad config line, bad option: the
-#      job still runs (logged fallback) or is refused; slurmctld answers
+#      job still runs (logged fallback, ring hints over Slurm's own nodes
+#      with TOPO_FALLBACK=1) or is refused; slurmctld answers
 #   5. NCCL_IB_HCA per node from each host's hwloc data (hosts of two builds
 #      in one job), and per task its GPU's rail first
 #
@@ -26,33 +28,16 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-cluster=$here/cluster.sh
-plugin_args=()
-topoctl=""
-spank=""
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  case $1 in
-    --plugin-dir) plugin_args=(--plugin-dir "$2") ;;
-    --topoctl) topoctl=$2 ;;
-    --spank) spank=$2 ;;
-    --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
+  suite_option "$1" "$2" || { echo "unknown argument $1" >&2; exit 2; }
   shift 2
 done
-[ -x "$topoctl" ] || { echo "--topoctl: no executable '$topoctl'" >&2; exit 2; }
 if [ -z "$spank" ]; then
   [ ${#plugin_args[@]} = 2 ] && spank=${plugin_args[1]}/spank_topo_aware.so
 fi
 [ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
-
-dir=${TOPO_SLURM_DIR:-/tmp/topo-slurm}
-export SLURM_CONF=$dir/etc/slurm.conf
-db=$dir/fabric.db
-log=$dir/log/slurmctld.log
 fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"
-started=$(date +%s)
 fixtures=$here/../fixtures
 
 # What differs between the shims: from 24.05 the topology plugin places
@@ -67,15 +52,7 @@ else
   own_log="gets cons_tres's placement"
   own_note="fallback to cons_tres"
 fi
-echo "# Slurm $(slurmctld -V | cut -d' ' -f2)"
-
-work=$(mktemp -d)
-finish() {
-  bash "$cluster" stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-  echo "$passed passed, $failed failed ($(($(date +%s) - started)) s)"
-}
-trap finish EXIT
+suite_begin
 
 # The whole AdminComment (it holds spaces).
 admin_comment() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* AdminComment=\(.*\) [A-Za-z]*=.*/\1/p' | head -n1; }
@@ -115,6 +92,7 @@ topo_job() {
 echo "RING=$TOPO_RING_ORDER"
 echo "HOSTS=$TOPO_RING_HOSTS"
 echo "NNODES=$TOPO_NNODES"
+echo "FALLBACK=${TOPO_FALLBACK:-0}"
 srun bash -c "echo RANK \$SLURMD_NODENAME \$TOPO_NODE_RANK \$TOPO_NNODES \$TOPO_RANK \$TOPO_LOCAL_RANK \$(paste -sd, \$TOPO_HOSTFILE)"
 echo DONE
 sleep 600'
@@ -175,6 +153,7 @@ running_on_one_leaf() {
   [ "$leaves" = 1 ] || { echo "  job $1 spans $leaves leaves" >&2; return 1; }
 }
 printed_done() { wait_done "$1"; }
+fallback_hints() { grep -qsx FALLBACK=1 "$dir/out-$1.txt" && hints_agree "$1"; }
 recorded() { wait_until 10 recorded_now "$1"; }
 recorded_now() { # job: topoctl job shows it placed (not a fallback), with the ring the job printed
   local json
@@ -201,12 +180,9 @@ refused() { ! sbatch --network=topo-aware,profile=bogus -N2 --wrap hostname 2>"$
 leaf_idle() { [ "$(sinfo -h -N -t idle -n "$1" -o %N | sort -u | wc -l)" = "$2" ]; }
 
 # --- the cluster --------------------------------------------------------------
-printf 'DbPath=@DIR@/fabric.db\nCandidates=8\n' >"$work/topo_aware.conf"
 # The SPANK plugin reads each host's hwloc data from the fixtures' exports
 # (gpu001: 8 GPUs over 4 HCAs; gpu003: 3 GPUs, 3 HCAs; the others have none).
-bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" \
-  --topo-conf "$work/topo_aware.conf" --spank "$spank" --spank-args "hwloc_xml=$fixtures/hwloc/%n.xml"
-"$topoctl" discover --synthetic "$fabric" --db "$db" >/dev/null
+start_topo_cluster "$fabric" 'Candidates=8\n' --spank "$spank" --spank-args "hwloc_xml=$fixtures/hwloc/%n.xml"
 
 echo "# 1. a fragmented cluster ($(($(date +%s) - started)) s)"
 bg1=$(submit -w 'gpu[001-003]' -N3 --exclusive --wrap 'sleep 600')
@@ -233,6 +209,10 @@ check "  ... its ring crosses between the two leaves twice" ring_crossings_are "
 check "  ... its hints agree" hints_agree "$a3"
 plain=$(submit -N2 --exclusive --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 600')
 check "a job without the option is untouched: no record, no note, no ring" untouched "$plain"
+scontrol suspend "$a1"
+check "a suspended job's traffic leaves the engine's model" in_log "JobId=$a1: job $a1 suspended, its traffic taken out"
+scontrol resume "$a1"
+check "  ... and comes back when it resumes" in_log "JobId=$a1: job $a1 resumed, its traffic back"
 cancel_all
 
 echo "# 2. a newer snapshot without a restart ($(($(date +%s) - started)) s)"
@@ -298,6 +278,8 @@ check "  ... placed" placed_note "$c2"
 d1=$(topo_job -N10 --network=topo-aware,maxleaves=1)
 check "no placement within maxleaves=1 (Strict=no): the job runs on Slurm's own nodes" running "$d1"
 check "  ... noted as a fallback, with the engine's reason" note_has "$d1" "$own_note: job $d1: no placement"
+printed_done "$d1" || true
+check "  ... its ring hints are Slurm's nodes in ring order, with TOPO_FALLBACK=1" fallback_hints "$d1"
 scancel "$d1"
 printf 'DbPath=%s\nStrict=yes\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
