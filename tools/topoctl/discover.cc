@@ -62,8 +62,9 @@ Run add_discover(CLI::App& app) {
   cmd->add_option("--link-rate", opts->link_rate, "rate assumed for topology.conf links, which carry none")
       ->capture_default_str();
   auto* routing = cmd->add_option("--routing", opts->routing,
-                                  "adaptive (the default), or static:ENGINE (ftree, minhop, updn): tables emulated "
-                                  "by that OpenSM engine's rules");
+                                  "adaptive (the default), static:ENGINE (ftree, minhop, updn): tables emulated "
+                                  "by that OpenSM engine's rules, or ecmp:QPS (RoCE: QPS queue pairs per connection, "
+                                  "each hashed onto one equal-cost path)");
   auto* dump = cmd->add_option("--lfts-dump", opts->lfts_dump,
                                "static routing read from OpenSM's opensm-lfts.dump (opensm -D 0x43 "
                                "--dump_files_dir DIR)")
