@@ -74,7 +74,7 @@ Patterns route_patterns(const PathIndex& index, const Allocation& al, const Requ
   Patterns ps;
   auto in_play = [&](Algorithm a) { return std::find(algorithms.begin(), algorithms.end(), a) != algorithms.end(); };
   auto add = [&](const Traffic& t) {
-    ps.routed.push_back({route(index, al, t), {}, {}, {}, {}, {}});
+    ps.routed.push_back({route(index, al, t, o.ecmp_draw), {}, {}, {}, {}, {}});
     return static_cast<int>(ps.routed.size()) - 1;
   };
   if (al.size() < 2) return ps;

@@ -79,6 +79,9 @@ struct ModelOptions {
   // false: the textbook alpha-beta model, with no protocol overheads and
   // these latencies per step.
   bool nccl_tuning = true;
+  // ECMP routing (topology/routing.h): which draw of the switches' hash to
+  // take; one draw is one run of the job. Other routings ignore it.
+  uint64_t ecmp_draw = 0;
   double alpha_us = 0;         // per step between hosts
   double nvlink_alpha_us = 0;  // per step inside a host
 };

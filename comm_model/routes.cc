@@ -1,6 +1,8 @@
 #include "comm_model/routes.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -130,6 +132,103 @@ int walk_tables(const PathIndex& index, const Allocation& al, const Traffic& t, 
   return switches;
 }
 
+// ECMP's hash, modelled as a uniform draw: splitmix64 (Steele, Lea and
+// Flood 2014), a small generator whose every output bit depends on every
+// input bit, so nearby seeds give unrelated paths.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double uniform(uint64_t& state) {
+  state = mix(state);
+  return static_cast<double>(state >> 11) * 0x1.0p-53;
+}
+
+// The next hops of every switch on the way from one leaf to another: the
+// trunks adaptive routing's even spread loads, with their share of it.
+// Under a uniform hash, a QP at a switch takes a trunk with probability
+// proportional to that share (the share is proportional to the trunk's
+// cables), then one of its cables with equal probability.
+struct Hop {
+  NodeId from;
+  int trunk;
+  double share;
+};
+class NextHops {
+ public:
+  explicit NextHops(const PathIndex& index) : index_(index), trunk_bytes_(index.trunks().size(), 0.0) {}
+  const std::vector<Hop>& between(int leaf_a, int leaf_b) {
+    auto [it, fresh] = cache_.try_emplace({leaf_a, leaf_b});
+    if (!fresh) return it->second;
+    index_.spread(leaf_a, leaf_b, 1.0, trunk_bytes_, scratch_);
+    for (size_t k = 0; k < trunk_bytes_.size(); ++k)
+      if (trunk_bytes_[k] > 0) {
+        it->second.push_back({index_.trunks()[k].from, static_cast<int>(k), trunk_bytes_[k]});
+        trunk_bytes_[k] = 0;
+      }
+    std::sort(it->second.begin(), it->second.end(), [](const Hop& a, const Hop& b) { return a.from < b.from; });
+    return it->second;
+  }
+
+ private:
+  const PathIndex& index_;
+  std::vector<double> trunk_bytes_;
+  PathIndex::Scratch scratch_;
+  std::map<std::pair<int, int>, std::vector<Hop>> cache_;
+};
+
+// One QP from leaf a to leaf b, its path drawn switch by switch.
+void hash_qp(const PathIndex& index, const std::vector<Hop>& hops, int leaf_a, int leaf_b, uint64_t seed,
+             double bytes, Accumulator& acc) {
+  const Fabric& f = index.fabric();
+  NodeId at = index.leaves()[leaf_a];
+  const NodeId to = index.leaves()[leaf_b];
+  for (int step = 0; at != to; ++step) {
+    auto [lo, hi] = std::equal_range(hops.begin(), hops.end(), Hop{at, 0, 0},
+                                     [](const Hop& a, const Hop& b) { return a.from < b.from; });
+    double total = 0;
+    for (auto h = lo; h != hi; ++h) total += h->share;
+    if (total <= 0 || step > 64)
+      throw FabricError(fmt::format("no ECMP next hop at {} towards leaf {}", f.node(at).name, f.node(to).name));
+    double x = uniform(seed) * total;
+    auto pick = lo;
+    for (; pick + 1 != hi && x >= pick->share; ++pick) x -= pick->share;
+    const PathIndex::Trunk& trunk = index.trunks()[pick->trunk];
+    size_t cable = std::min(trunk.cables.size() - 1, static_cast<size_t>(uniform(seed) * trunk.cables.size()));
+    acc.add(directed_cable(f.link(trunk.cables[cable]), trunk.from), bytes);
+    at = trunk.to;
+  }
+}
+
+// ECMP: every crossing as flows, every flow as QPs, every QP hashed.
+int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int qps, uint64_t draw,
+             Accumulator& acc) {
+  NextHops next(index);
+  int switches = 0;
+  for (const Traffic::Crossing& c : t.crossings) {
+    int to = index.ports(al.host[c.host])[c.port].leaf;
+    auto s = index.switches_between(c.leaf, to);
+    if (!s) unreachable(index, al, c, "no up/down path");
+    switches = std::max(switches, *s);
+    if (c.leaf == to) continue;
+    const std::vector<Hop>& hops = next.between(c.leaf, to);
+    // One sending port: one connection. A sum of flows: one per flow_bytes.
+    long flows = c.from >= 0 ? 1 : std::max(1L, std::lround(c.bytes / t.flow_bytes));
+    uint64_t receiver = mix(static_cast<uint64_t>(al.host[c.host]) << 8 ^ static_cast<uint64_t>(c.port));
+    uint64_t sender = c.from >= 0 ? mix(static_cast<uint64_t>(al.host[c.from]) << 8 ^ static_cast<uint64_t>(c.from_port))
+                                  : mix(0x1eafULL << 32 ^ static_cast<uint64_t>(c.leaf));
+    double bytes = c.bytes / static_cast<double>(flows * qps);
+    for (long k = 0; k < flows; ++k)
+      for (int q = 0; q < qps; ++q) {
+        uint64_t seed = mix(mix(mix(draw) ^ sender) ^ receiver) ^ mix(static_cast<uint64_t>(k) << 16 ^ static_cast<uint64_t>(q));
+        hash_qp(index, hops, c.leaf, to, seed, bytes, acc);
+      }
+  }
+  return switches;
+}
+
 }  // namespace
 
 double CableLoad::on(int directed) const {
@@ -138,13 +237,18 @@ double CableLoad::on(int directed) const {
   return it != bytes.end() && it->first == directed ? it->second : 0.0;
 }
 
-CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic) {
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw) {
   Accumulator acc(index.fabric().cables().size());
   CableLoad load;
   load.flow_bytes = traffic.flow_bytes;
   add_ports(index, al, traffic, acc);
-  load.max_switches = index.fabric().routing().is_static() ? walk_tables(index, al, traffic, acc)
-                                                             : spread(index, al, traffic, acc);
+  const Routing& routing = index.fabric().routing();
+  if (routing.is_static())
+    load.max_switches = walk_tables(index, al, traffic, acc);
+  else if (routing.is_ecmp())
+    load.max_switches = hash_qps(index, al, traffic, routing.qps, draw, acc);
+  else
+    load.max_switches = spread(index, al, traffic, acc);
   load.bytes = acc.take();
   return load;
 }

@@ -9,11 +9,21 @@
 //   the base LID for every queue pair, so extra QPs add no path diversity).
 //   The path from a leaf on depends only on the leaf and the receiver, so a
 //   pattern walks each (leaf, receiving port) once.
+// - ECMP (`ecmp:QPS`, topology/routing.h): a flow is split into QPS equal
+//   queue pairs and each QP takes one path: at every switch from the
+//   sender's leaf on, the next cable is drawn uniformly among those on a
+//   shortest up/down path (the cables adaptive routing spreads over), from a
+//   generator seeded by the draw number, the flow's sending and receiving
+//   ports and the QP's number. A crossing that sums several flows (AllToAll
+//   sums per receiving port) is split into flows of Traffic::flow_bytes, each
+//   hashed on its own. Averaged over draws, every cable carries what the
+//   adaptive spread puts on it; a single draw is what one run sees.
 //
 // Cables are named by their directed dense id (topology/route.h
 // directed_cable): per-direction tables are indexed by it.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -33,6 +43,7 @@ struct CableLoad {
 // receiving port cannot be reached: no up/down path (adaptive), or a hole,
 // a dead port or a loop in the tables (static), naming the switch and the
 // receiving host.
-CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic);
+// `draw` picks the ECMP hash draw; other routings ignore it.
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw = 0);
 
 }  // namespace topo

@@ -195,7 +195,12 @@ class SnapshotReader {
     Routing routing;
     std::string kind = s.column_text(0);
     if (kind == "adaptive") return;
-    if (kind != "static") fail(fmt::format("routing '{}' is neither 'adaptive' nor 'static'", kind));
+    // ECMP has no tables: its queue pairs per connection ride in the name.
+    if (auto spec = parse_routing_spec(kind); spec && spec->kind == RoutingKind::Ecmp) {
+      fabric.set_routing(ecmp_routing(spec->qps));
+      return;
+    }
+    if (kind != "static") fail(fmt::format("routing '{}' is neither 'adaptive', 'static' nor 'ecmp:QPS'", kind));
     routing.kind = RoutingKind::Static;
     routing.engine = s.column_text(1);
     routing.emulated = s.column_int(2) != 0;
@@ -339,7 +344,8 @@ int64_t SnapshotStore::save(const Fabric& f) {
   snapshot.bind(11, sum.pods).bind(12, sum.rails).bind(13, sum.rail_optimized ? 1 : 0);
   snapshot.bind(14, static_cast<int>(f.faults().size()));
   const Routing& routing = f.routing();
-  snapshot.bind(15, routing.is_static() ? "static" : "adaptive").bind(16, routing.engine);
+  snapshot.bind(15, routing.is_static() ? "static" : routing.is_ecmp() ? routing_name(routing) : "adaptive")
+      .bind(16, routing.engine);
   snapshot.bind(17, routing.emulated ? 1 : 0).bind(18, routing.source);
   snapshot.run();
   const int64_t id = connection_.last_insert_rowid();

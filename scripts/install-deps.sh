@@ -9,7 +9,7 @@ packages=(
   libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
-  ibsim-utils opensm libsimgrid-dev
+  ibsim-utils opensm libsimgrid-dev lldpd
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
   # Slurm 24.11 from source (scripts/slurm-24.sh) needs only build-essential, pkg-config and libmunge-dev above

@@ -74,7 +74,7 @@ std::string rate_sentence(const Link& before, const Link& after) {
 }
 
 std::string routing_sentence(const Routing& r) {
-  if (!r.is_static()) return "adaptive";
+  if (!r.is_static()) return routing_name(r);
   std::string origin = r.emulated ? "emulated" : r.source.empty() ? "read" : r.source;
   return fmt::format("{} ({})", routing_name(r), origin);
 }

@@ -14,7 +14,7 @@ struct SpeedEntry {
 };
 
 // Per-lane data rates after encoding; Ethernet entries are whole-port rates.
-constexpr std::array<SpeedEntry, 17> kSpeeds{{
+constexpr std::array<SpeedEntry, 18> kSpeeds{{
     {LinkSpeed::SDR, "SDR", 2.0},
     {LinkSpeed::DDR, "DDR", 4.0},
     {LinkSpeed::QDR, "QDR", 8.0},
@@ -32,6 +32,7 @@ constexpr std::array<SpeedEntry, 17> kSpeeds{{
     {LinkSpeed::Eth200G, "200GbE", 200.0},
     {LinkSpeed::Eth400G, "400GbE", 400.0},
     {LinkSpeed::Eth800G, "800GbE", 800.0},
+    {LinkSpeed::Eth1G, "1GbE", 1.0},
 }};
 
 std::string upper(std::string_view text) {

@@ -16,8 +16,10 @@ enum class LinkWidth : uint8_t { X1 = 1, X2 = 2, X4 = 4, X8 = 8, X12 = 12 };
 
 enum class LinkSpeed : uint8_t {
   SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR,
-  // Ethernet (RoCE) port rates, one lane each.
-  Eth10G, Eth25G, Eth40G, Eth50G, Eth100G, Eth200G, Eth400G, Eth800G,
+  // Ethernet (RoCE) port rates, one lane each. 1GbE comes last so that the
+  // values stored before it keep their meaning; it is what a management
+  // port or a link that fell back to 1000BASE-T negotiates.
+  Eth10G, Eth25G, Eth40G, Eth50G, Eth100G, Eth200G, Eth400G, Eth800G, Eth1G,
 };
 
 // Port state as the subnet manager reports it (IBTA PortInfo:PortState).

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "comm_model/ecmp.h"
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
 #include "comm_model/sizing.h"
@@ -156,6 +157,7 @@ Run add_estimate(CLI::App& app) {
     uint32_t job = 0;
     std::string algorithm, protocol;
     std::string concurrent, routing;
+    int ecmp_draws = 200;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
@@ -196,7 +198,13 @@ Run add_estimate(CLI::App& app) {
                   "[COLLECTIVE] [duty=D] [gpus-per-host=G] [size=BYTES]; their flows share the cables per flow");
   cmd->add_option("--routing", opts->routing,
                   "how the fabric routes: adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, "
-                  "updn, dfsssp emulated); default: the snapshot's own");
+                  "updn, dfsssp emulated) or ecmp:QPS (RoCE: QPS queue pairs per connection, each hashed onto "
+                  "one equal-cost path); default: the snapshot's own");
+  cmd->add_option("--ecmp-draws", opts->ecmp_draws,
+                  "under ECMP: runs of the hash to estimate, for the expected and p95 time and the collision "
+                  "probability")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   add_input_options(*cmd, opts->input);
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
 
@@ -256,6 +264,7 @@ Run add_estimate(CLI::App& app) {
     std::vector<std::string> warnings;
     std::optional<LoadedFabric> loaded;
     std::optional<topo::Estimate> est;
+    std::optional<topo::EcmpSpread> ecmp;
     std::vector<std::string> names;
     std::string how;
     double hca_gbps = 0;
@@ -289,6 +298,26 @@ Run add_estimate(CLI::App& app) {
       neighbours_count = neighbours.size();
       est = opts->concurrent.empty() ? topo::estimate(index, chosen, request, topo::BackgroundLoad(), model)
                                      : topo::estimate(index, chosen, request, neighbours, model);
+      if (loaded->fabric.routing().is_ecmp()) {
+        // One estimate per hash draw, the neighbours hashed in the same draw;
+        // the even spread is adaptive routing on the same fabric.
+        auto run = [&](const topo::PathIndex& at, topo::ModelOptions m) {
+          if (opts->concurrent.empty()) return topo::estimate(at, chosen, request, topo::BackgroundLoad(), m).time_s;
+          topo::Neighbours others(at);
+          for (const topo::NeighbourJob& job : read_concurrent(opts->concurrent, at.fabric(), request)) others.add(job, m);
+          return topo::estimate(at, chosen, request, others, m).time_s;
+        };
+        std::vector<double> times;
+        for (int d = 0; d < opts->ecmp_draws; ++d) {
+          topo::ModelOptions m = model;
+          m.ecmp_draw = static_cast<uint64_t>(d);
+          times.push_back(run(index, m));
+        }
+        topo::Fabric even = loaded->fabric;
+        even.set_routing(topo::Routing{});
+        topo::PathIndex even_index(even);
+        ecmp = topo::summarize_draws(std::move(times), run(even_index, model));
+      }
       hca_gbps = topo::least_host_hca_gbps(index, chosen);
 
       out["allocation"] = {{"hosts", names}, {"how", how}, {"source", loaded->fabric.source()}};
@@ -312,6 +341,15 @@ Run add_estimate(CLI::App& app) {
                              {"neighbour_flows", b.neighbour_flows},
                              {"gbps", b.gbps},
                              {"share_gbps", b.share_gbps}};
+      if (ecmp)
+        out["ecmp"] = {{"qps", loaded->fabric.routing().qps},
+                       {"draws", ecmp->draws},
+                       {"expected_allreduce_s", ecmp->mean_s},
+                       {"p95_allreduce_s", ecmp->p95_s},
+                       {"best_allreduce_s", ecmp->best_s},
+                       {"worst_allreduce_s", ecmp->worst_s},
+                       {"even_spread_allreduce_s", ecmp->even_s},
+                       {"collision_probability", ecmp->collision_probability}};
       if (!opts->concurrent.empty())
         out["neighbours"] = {{"jobs", neighbours.size()},
                              {"sharing_cables", est->neighbours},
@@ -355,7 +393,18 @@ Run add_estimate(CLI::App& app) {
       fmt::print("  hosts x GPUs            {} x {}\n", est->hosts, est->gpus_per_host);
       fmt::print("  routing                 {}\n", est->routing);
       fmt::print("  algorithm               {} / {}\n", topo::name(est->algorithm), topo::name(est->protocol));
-      fmt::print("  allreduce_s             {}\n", seconds_text(est->time_s));
+      fmt::print("  allreduce_s             {}{}\n", seconds_text(est->time_s), ecmp ? " (hash draw 0)" : "");
+      if (ecmp) {
+        fmt::print("  expected allreduce_s    {} over {} hash draws ({} QP{} per connection)\n",
+                   seconds_text(ecmp->mean_s), ecmp->draws, loaded->fabric.routing().qps,
+                   loaded->fabric.routing().qps == 1 ? "" : "s");
+        fmt::print("  p95 allreduce_s         {} (best {}, worst {})\n", seconds_text(ecmp->p95_s),
+                   seconds_text(ecmp->best_s), seconds_text(ecmp->worst_s));
+        fmt::print("  even spread             {} (adaptive routing, ECMP's expectation per cable)\n",
+                   seconds_text(ecmp->even_s));
+        fmt::print("  collision probability   {:.2f} (draws slower than the even spread)\n",
+                   ecmp->collision_probability);
+      }
       fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est->ideal_time_s));
       fmt::print("  bus bandwidth           {:.1f} Gb/s ({:.1f} GB/s)\n", est->busbw_gbps, est->busbw_gbps / 8);
       fmt::print("  HCA line rate per host  {:.0f} Gb/s\n", hca_gbps);

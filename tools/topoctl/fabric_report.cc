@@ -36,7 +36,7 @@ json end_json(const Fabric& f, NodeId v, int port) {
 
 // "static:ftree (emulated)", "static (opensm-dump:/var/log/opensm-lfts.dump)", "adaptive".
 std::string routing_line(const topo::Routing& r) {
-  if (!r.is_static()) return "adaptive";
+  if (!r.is_static()) return topo::routing_name(r);
   return fmt::format("{} ({})", topo::routing_name(r), r.emulated ? "emulated" : r.source.empty() ? "read" : r.source);
 }
 

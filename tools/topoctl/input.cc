@@ -42,10 +42,14 @@ void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_vi
   auto wanted = topo::parse_routing_spec(spec);
   if (!wanted)
     throw std::invalid_argument(fmt::format(
-        "--routing {}: not a routing; use adaptive, static, or static:ENGINE (ftree, minhop, updn, dfsssp)", spec));
+        "--routing {}: not a routing; use adaptive, static, static:ENGINE (ftree, minhop, updn, dfsssp) or "
+        "ecmp:QPS (QPs per connection, 1..{})",
+        spec, topo::kMaxQps));
   const topo::Routing& own = fabric.routing();
   if (wanted->kind == topo::RoutingKind::Adaptive) {
     fabric.set_routing(topo::Routing{});
+  } else if (wanted->kind == topo::RoutingKind::Ecmp) {
+    fabric.set_routing(topo::ecmp_routing(wanted->qps));
   } else if (wanted->engine.empty()) {
     if (!own.is_static())
       throw std::invalid_argument(fmt::format(

@@ -49,7 +49,8 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
       ->check(CLI::Range(0.01, 1.0));
   cmd.add_option("--routing", o.routing,
                  "how the fabric routes, for placing and judging: adaptive, static (the snapshot's tables), "
-                 "static:ftree, static:minhop, static:updn")
+                 "static:ftree, static:minhop, static:updn, or ecmp:QPS (RoCE hashing, each flow's QPs "
+                 "hashed once per run)")
       ->capture_default_str();
   cmd.add_option("--mix", o.mix,
                  "how multi-host jobs communicate, drawn per job: PROFILE=WEIGHT,... over allreduce (data "
