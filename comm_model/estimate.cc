@@ -279,14 +279,10 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
 LinkLoad ring_load(const PathIndex& index, std::span<const NodeId> hosts, const Request& request) {
   check_options(request, ModelOptions{});
   const Allocation al = allocate(index, hosts, request.gpus_per_host);
-  LinkLoad load(index, al.host);
   const int N = al.size();
-  if (N < 2) return load;
+  if (N < 2) return LinkLoad(index, al.host);
   const double edge = ring_edge_bytes(request.collective, N * request.gpus_per_host, request.bytes);
-  // LinkLoad spreads adaptively, whatever the fabric's routing.
-  Traffic t = ring_traffic(index, al, edge, request.collective == Collective::Broadcast);
-  for (const Traffic::Crossing& c : t.crossings) load.add(c.from, c.from_port, c.host, c.port, c.bytes);
-  return load;
+  return LinkLoad(index, al, ring_traffic(index, al, edge, request.collective == Collective::Broadcast));
 }
 
 }  // namespace topo

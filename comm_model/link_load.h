@@ -1,5 +1,5 @@
 // What is on the links: other jobs' traffic, the room left for a collective,
-// and the bytes the collective itself puts on each directed cable.
+// and the bytes a collective itself puts on each directed cable.
 //
 // Cables are full duplex, so everything here is per direction. Hosts of an
 // allocation are numbered by their position in it (0..N-1) and their ports
@@ -7,10 +7,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "comm_model/paths.h"
+#include "comm_model/routes.h"
 
 namespace topo {
 
@@ -58,65 +60,42 @@ class LinkCapacity {
   std::vector<double> port_up_, port_down_;
 };
 
-// The bytes one traffic pattern of a collective puts on each directed cable.
-// Flows between hosts are added port to port; those between leaves are
-// gathered and spread over the switches once per leaf pair, when first read.
+// The bytes a traffic pattern puts on each directed cable, routed as the
+// fabric routes (routes.h): along the forwarding tables under static
+// routing, spread evenly over the equal up/down paths under adaptive. What
+// a scheduler reads to know which cables a job loads, and how heavily.
 class LinkLoad {
  public:
+  // Nothing yet on the allocation `hosts` (host indices, PathIndex::host_index).
   LinkLoad(const PathIndex& index, std::span<const int> hosts);
+  // A whole traffic pattern (traffic.h) of allocation `al`.
+  LinkLoad(const PathIndex& index, const Allocation& al, Traffic traffic);
 
   // `bytes` from port `from_port` of allocation host `from` to port
-  // `to_port` of allocation host `to` (different hosts).
+  // `to_port` of allocation host `to` (different hosts). Throws FabricError,
+  // naming both hosts, when the fabric cannot carry it: no up/down path, or
+  // tables that lead nowhere.
   void add(int from, int from_port, int to, int to_port, double bytes);
 
-  // The two halves of add(), for patterns that sum many flows in closed
-  // form (AllToAll): bytes on a host's own cable, and bytes from leaf to leaf
-  // (indices into PathIndex::leaves()). Throws FabricError when b cannot be
-  // reached from a.
-  void add_port(int host, int port, double up_bytes, double down_bytes);
-  void add_between_leaves(int leaf_a, int leaf_b, double bytes);
-
   // The most switches any added flow passes; 0 before any.
-  int max_switches() const { return max_switches_; }
+  int max_switches() const { return routed().max_switches; }
 
-  // Bytes on a cable in the direction leaving `from`; 0 for cables outside
-  // the allocation's reach.
+  // Bytes on a cable in the direction leaving `from`; 0 for a cable no flow
+  // takes.
   double bytes_on(LinkId cable, NodeId from) const;
-
-  // Bytes on each trunk, indexed like PathIndex::trunks(), in total over
-  // its cables.
-  std::span<const double> trunk_bytes() const {
-    settle();
-    return trunk_bytes_;
-  }
-  // The directed cable that takes longest to carry its bytes at `capacity`.
-  // With `ports_only`, switch-to-switch cables are left out: the ideal
-  // fabric, where only the hosts' own cables limit.
-  struct Peak {
-    bool found = false;
-    double seconds = 0;  // +inf when a loaded cable has no room left
-    LinkId cable;
-    NodeId from = 0;     // traffic leaves this end
-    double bytes = 0;    // on that one cable
-    double gbps = 0;     // room on that one cable
-  };
-  Peak peak(const LinkCapacity& capacity, bool ports_only = false) const;
+  // (directed cable, bytes) for every directed cable that carries some,
+  // ordered by cable (topology/route.h directed_cable).
+  std::span<const std::pair<int, double>> cables() const { return routed().bytes; }
 
  private:
-  void settle() const;
+  const CableLoad& routed() const;
 
   const PathIndex* index_;
-  std::vector<int> hosts_;
-  std::vector<int> offset_;
-  std::vector<double> port_up_, port_down_;
-  int max_switches_ = 0;
-  struct Pending {
-    int leaf_a, leaf_b;
-    double bytes;
-  };
-  // Filled by add(), spread lazily: a ring of 1,024 hosts has few leaf pairs.
-  mutable std::vector<Pending> pending_;
-  mutable std::vector<double> trunk_bytes_;
+  Allocation al_;
+  Traffic traffic_;
+  // Routed when first read after an add(): a pattern's flows are routed
+  // together, a leaf and receiving port once.
+  mutable std::optional<CableLoad> load_;
 };
 
 }  // namespace topo

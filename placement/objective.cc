@@ -22,51 +22,97 @@ double excess(const Estimate& e) {
   return std::clamp(e.time_s / e.ideal_time_s - 1.0, 0.0, 9.9);
 }
 
-// The running jobs' load on the cables this job's flows can cross: its
-// leaves' uplinks and the cables above the spines. The estimate walks every
-// entry it is given, and a busy fabric has thousands.
-BackgroundLoad near(const SwitchTree& tree, const FreeMap& free, const std::map<int, int>& per_leaf) {
-  BackgroundLoad out;
-  if (free.load.empty()) return out;
-  const Fabric& f = tree.fabric();
-  std::set<NodeId> leaves;
-  for (auto [leaf, n] : per_leaf)
-    if (leaf >= 0) leaves.insert(tree.leaves()[leaf].node);
-  for (const auto& [cable, entry] : free.load.entries()) {
-    const Link& l = f.link(cable);
-    NodeId a = l.end_a, b = l.end_b;
-    bool mine = leaves.contains(a) || leaves.contains(b);
-    bool above = f.node(a).kind == NodeKind::Switch && f.node(b).kind == NodeKind::Switch &&
-                 f.node(a).level != Level::Leaf && f.node(b).level != Level::Leaf;
-    if (!mine && !above) continue;
-    if (entry.from_a_gbps > 0) out.add(f, cable, a, entry.from_a_gbps);
-    if (entry.from_b_gbps > 0) out.add(f, cable, b, entry.from_b_gbps);
-  }
-  return out;
-}
-
 // Under static routing: the most flows on one cable the ring's seams use,
 // beyond one, as a tie-break inside tier 4 (at most 0.5 of its unit).
 double seam_term(double seam_flows) { return seam_flows > 1 ? 0.05 * std::min(seam_flows - 1, 10.0) : 0; }
 
 }  // namespace
 
-double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf) {
-  const SwitchTree::Leaf& l = tree.leaves()[leaf];
+namespace {
+
+// A leaf's uplink pressure when its uplinks carry `used` Gb/s of running
+// jobs' traffic (the busier direction of each, summed).
+double pressure_at(const SwitchTree::Leaf& l, double used, bool multi_leaf) {
   double p = l.degraded_uplinks.empty() ? 0 : 0.5;
   if (multi_leaf) {
     p += std::clamp(l.oversubscription - 1.0, 0.0, 3.0) / 30;  // 4:1 adds 0.1
-    double used = 0;
-    for (LinkId e : l.uplinks) {
-      auto it = free.load.entries().find(e);
-      if (it != free.load.entries().end()) used += std::max(it->second.from_a_gbps, it->second.from_b_gbps);
-    }
     if (l.up_gbps > 0) p += 0.3 * std::clamp(used / l.up_gbps, 0.0, 1.0);
   }
   return std::min(p, 0.9);
 }
 
+double busier(const BackgroundLoad::Entry& e) { return std::max(e.from_a_gbps, e.from_b_gbps); }
+
+}  // namespace
+
+double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf) {
+  const SwitchTree::Leaf& l = tree.leaves()[leaf];
+  double used = 0;
+  for (LinkId e : l.uplinks)
+    if (auto it = free.load.entries().find(e); it != free.load.entries().end()) used += busier(it->second);
+  return pressure_at(l, used, multi_leaf);
+}
+
+FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free) : FreeIndex(tree, free, {}, true) {}
+
+FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring)
+    : FreeIndex(tree, free, ring, false) {}
+
+// One pass over the running jobs' load, each entry sorted to the leaf whose
+// uplink it is or to the cables above the leaves.
+FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring, bool every_leaf) {
+  const Fabric& f = tree.fabric();
+  const size_t leaves = tree.leaves().size();
+  std::vector<double> used(leaves, 0.0);
+  auto above = [&](NodeId n) { return f.node(n).kind == NodeKind::Switch && f.node(n).level != Level::Leaf; };
+  for (const auto& [cable, entry] : free.load.entries()) {
+    const Link& link = f.link(cable);
+    if (int l = tree.uplink_of(link.id); l >= 0) used[l] += busier(entry);
+    else if (above(link.end_a) && above(link.end_b)) above_.emplace_back(cable, entry);
+  }
+  std::vector<char> wanted(leaves, every_leaf);
+  for (NodeId h : ring)
+    if (int l = tree.home_leaf(h); l >= 0) wanted[l] = true;
+  free_hosts_.assign(leaves, 0);
+  pressure_[0].assign(leaves, 0);
+  pressure_[1].assign(leaves, 0);
+  for (size_t l = 0; l < leaves; ++l) {
+    if (!wanted[l]) continue;
+    for (NodeId h : tree.leaves()[l].hosts)
+      if (free.free(h) > 0 && !free.avoid_hosts.contains(h)) ++free_hosts_[l];
+    pressure_[0][l] = pressure_at(tree.leaves()[l], used[l], false);
+    pressure_[1][l] = pressure_at(tree.leaves()[l], used[l], true);
+  }
+}
+
+BackgroundLoad FreeIndex::near(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring) const {
+  BackgroundLoad out;
+  if (free.load.empty()) return out;
+  const Fabric& f = tree.fabric();
+  auto copy = [&](LinkId cable, const BackgroundLoad::Entry& entry) {
+    const Link& l = f.link(cable);
+    if (entry.from_a_gbps > 0) out.add(f, cable, l.end_a, entry.from_a_gbps);
+    if (entry.from_b_gbps > 0) out.add(f, cable, l.end_b, entry.from_b_gbps);
+  };
+  auto copy_loaded = [&](LinkId cable) {
+    if (auto it = free.load.entries().find(cable); it != free.load.entries().end()) copy(cable, it->second);
+  };
+  std::set<int> leaves;
+  for (NodeId h : ring) {
+    for (LinkId e : tree.cables(h)) copy_loaded(e);
+    if (int l = tree.home_leaf(h); l >= 0 && leaves.insert(l).second)
+      for (LinkId e : tree.leaves()[l].uplinks) copy_loaded(e);
+  }
+  for (const auto& [cable, entry] : above_) copy(cable, entry);
+  return out;
+}
+
 Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+            std::span<const NodeId> ring, const Weights& w, bool with_estimate) {
+  return score(tree, free, FreeIndex(tree, free, ring), request, ring, w, with_estimate);
+}
+
+Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& w, bool with_estimate) {
   Score s;
   std::map<int, int> per_leaf;  // hosts of the job on each leaf
@@ -87,20 +133,18 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
     if (leaf < 0) continue;
     const SwitchTree::Leaf& l = tree.leaves()[leaf];
     if (multi_leaf) s.degraded_links += static_cast<int>(l.degraded_uplinks.size());
-    s.pressure += uplink_pressure(tree, free, leaf, multi_leaf);
-    int left = 0;
-    for (NodeId h : l.hosts)
-      if (free.free(h) > 0 && !free.avoid_hosts.contains(h)) ++left;
-    left -= used;
-    if (!l.hosts.empty()) s.fragment += std::clamp(double(left) / double(l.hosts.size()), 0.0, 0.99);
+    s.pressure += index.pressure(leaf, multi_leaf);
+    s.fragment += leaf_fragment(tree, index, leaf, used);
   }
+  s.structure = w.degraded * s.degraded_links + w.pod_edge * s.pod_edges + w.spine_edge * s.spine_edges +
+                w.leaf * s.leaves + w.pressure * s.pressure + w.fragment * s.fragment;
 
   std::vector<Request> collectives =
       profile_requests(request.profile, request.message_bytes, gpus_on(free, request, ring.front()));
   if (with_estimate && !collectives.empty() && ring.size() > 1) {
     double total_excess = 0;
     s.estimate_s = s.ideal_s = 0;
-    const BackgroundLoad background = near(tree, free, per_leaf);
+    const BackgroundLoad background = index.near(tree, free, ring);
     for (const Request& r : collectives) {
       Estimate e = estimate(tree.paths(), ring, r, background);
       s.estimate_s += e.time_s;
@@ -110,10 +154,15 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
     s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
     s.seam_flows = seam_cost(tree, free, request, ring).worst;
   }
-
-  s.total = w.degraded * s.degraded_links + w.pod_edge * s.pod_edges + w.spine_edge * s.spine_edges +
-            w.leaf * s.leaves + w.pressure * s.pressure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows)) + w.fragment * s.fragment;
+  s.total = s.structure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows));
   return s;
+}
+
+double leaf_fragment(const SwitchTree& tree, const FreeIndex& index, int leaf, int used) {
+  size_t hosts = tree.leaves()[leaf].hosts.size();
+  if (hosts == 0) return 0;
+  double left = index.free_hosts(leaf) - used;
+  return std::clamp(left / static_cast<double>(hosts), 0.0, 0.99);
 }
 
 }  // namespace topo

@@ -53,7 +53,36 @@ struct Score {
   double slowdown = 1;     // estimate over ideal, mean excess over the profile's collectives
   double seam_flows = 0;   // static routing: most flows on a cable the seams use (placement/seams.h)
   double fragment = 0;     // sum over used leaves, each in [0, 1)
+  double structure = 0;    // total without tier 4: what a score without the estimate gives
   double total = 0;
+};
+
+// What the objective reads of the cluster state, gathered once per decision
+// rather than per candidate (a busy FreeMap holds thousands of loaded
+// cables; a candidate touches a few leaves): per leaf, how many of its
+// hosts are free and its uplink pressure, and the running jobs' load on
+// the cables above the leaves. Built for every leaf, or only for the
+// leaves of one ring.
+class FreeIndex {
+ public:
+  FreeIndex(const SwitchTree& tree, const FreeMap& free);
+  FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring);
+
+  // Hosts of the leaf with a free GPU and not to be avoided.
+  int free_hosts(int leaf) const { return free_hosts_[leaf]; }
+  // uplink_pressure(), for a job on one leaf or on several.
+  double pressure(int leaf, bool multi_leaf) const { return pressure_[multi_leaf][leaf]; }
+  // The running jobs' load on the cables `ring`'s flows can cross: its
+  // hosts' own cables, its leaves' uplinks and the cables above the leaves
+  // (what the estimate needs, without the thousands of entries it would
+  // walk for nothing).
+  BackgroundLoad near(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring) const;
+
+ private:
+  FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring, bool every_leaf);
+  std::vector<int> free_hosts_;
+  std::vector<double> pressure_[2];
+  std::vector<std::pair<LinkId, BackgroundLoad::Entry>> above_;
 };
 
 // Scores a ring (hosts in rank order) for `request` on the cluster state
@@ -61,8 +90,15 @@ struct Score {
 // pre-ranking many candidates.
 Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
+// The same, reading an index of `free` built for every leaf or for the ring's.
+Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
+            std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
 
 // A leaf's uplink pressure in [0, 0.9].
 double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf);
+
+// Tier 5 for one leaf: the share of its hosts still free once the job has
+// taken `used` of them, in [0, 0.99].
+double leaf_fragment(const SwitchTree& tree, const FreeIndex& index, int leaf, int used);
 
 }  // namespace topo

@@ -1,18 +1,26 @@
 #include "placement/ring_order.h"
 
 #include <algorithm>
-#include <tuple>
+#include <cstdint>
 
 namespace topo {
 
 std::vector<NodeId> ring_order(const SwitchTree& tree, std::span<const NodeId> hosts) {
-  std::vector<NodeId> ring(hosts.begin(), hosts.end());
-  auto key = [&](NodeId h) {
+  // Sorted on one packed key (pod, leaf, port), ties by host: candidates
+  // are ordered by the hundred.
+  std::vector<std::pair<uint64_t, NodeId>> keyed;
+  keyed.reserve(hosts.size());
+  for (NodeId h : hosts) {
     int leaf = tree.home_leaf(h);
-    int pod = leaf >= 0 ? tree.leaves()[leaf].pod : 1 << 30;
-    return std::make_tuple(pod, leaf, tree.leaf_port(h), h);
-  };
-  std::sort(ring.begin(), ring.end(), [&](NodeId a, NodeId b) { return key(a) < key(b); });
+    uint64_t pod = leaf >= 0 ? static_cast<uint64_t>(tree.leaves()[leaf].pod) : 0xFFFFF;
+    uint64_t l = leaf >= 0 ? static_cast<uint64_t>(leaf) : 0xFFFFF;
+    uint64_t port = static_cast<uint32_t>(tree.leaf_port(h)) & 0xFFFFFu;
+    keyed.emplace_back(std::min<uint64_t>(pod, 0xFFFFF) << 40 | std::min<uint64_t>(l, 0xFFFFF) << 20 | port, h);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<NodeId> ring;
+  ring.reserve(hosts.size());
+  for (const auto& [key, h] : keyed) ring.push_back(h);
   return ring;
 }
 

@@ -1,7 +1,6 @@
 #include "placement/seams.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "placement/ring_order.h"
@@ -26,47 +25,55 @@ void append(const Segment& s, std::vector<NodeId>& ring) {
 
 // The job's cross-leaf flows: edge i runs from segment i's exit to segment
 // i+1's entry (a chain has no edge from the last segment back to the first).
+// The job's own flows per cable are kept as the edges change, so a choice
+// tried costs the routes of the two edges it moves and a pass over the few
+// cables the job's seams cross, never a sort.
 class Seams {
  public:
-  Seams(const Fabric& fabric, const FreeMap& free, std::vector<Segment> segments, bool closed)
-      : fabric_(fabric), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size()) {
+  Seams(const PathIndex& paths, const FreeMap& free, std::vector<Segment> segments, bool closed)
+      : paths_(paths), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size()) {
     for (size_t i = 0; i < segs_.size(); ++i) route(i);
   }
 
   SeamCost cost() const {
-    std::vector<int> all;
-    for (const auto& e : edges_) all.insert(all.end(), e.begin(), e.end());
-    std::sort(all.begin(), all.end());
     SeamCost c;
-    for (size_t i = 0; i < all.size();) {
-      size_t j = i;
-      while (j < all.size() && all[j] == all[i]) ++j;
-      double n = free_.flows_on(all[i]) + static_cast<double>(j - i);
+    for (auto [cable, own] : own_) {
+      double n = free_.flows_on(cable) + own;
       c.worst = std::max(c.worst, n);
-      c.sum += n * static_cast<double>(j - i);
-      i = j;
+      c.sum += n * own;
     }
     return c;
   }
 
   // One pass of coordinate descent over every segment's entry and exit.
   void improve() {
-    const FreeMap& free = free_;
     const size_t k = segs_.size();
     for (size_t j = 0; j < k; ++j) {
       Segment& s = segs_[j];
+      const size_t in = (j + k - 1) % k;  // the edge into segment j
       SeamCost best = cost();
       if (closed_ || j > 0) {
         std::vector<NodeId> options = s.hosts;
         options.insert(options.end(), s.spare.begin(), s.spare.end());
         for (NodeId h : options) {
-          Segment saved = s;
-          if (!enter_at(s, h, free)) continue;
-          touch(j);
-          if (SeamCost c = cost(); c < best) best = c;
-          else {
-            s = std::move(saved);
-            touch(j);
+          Undo undo{s.entry, s.exit, 0};
+          if (!enter_at(s, h, undo)) continue;
+          bool exit_moved = s.exit != undo.exit;
+          keep(in, 0);
+          if (exit_moved) keep(j, 1);
+          route(in);
+          if (exit_moved) route(j);
+          if (SeamCost c = cost(); c < best) {
+            best = c;
+            continue;
+          }
+          restore(in, 0);
+          if (exit_moved) restore(j, 1);
+          s.entry = undo.entry;
+          s.exit = undo.exit;
+          if (undo.replaced) {
+            std::replace(s.hosts.begin(), s.hosts.end(), h, undo.replaced);
+            std::replace(s.spare.begin(), s.spare.end(), undo.replaced, h);
           }
         }
       }
@@ -74,12 +81,13 @@ class Seams {
         for (NodeId h : s.hosts) {
           if (h == s.entry || h == s.exit) continue;
           NodeId saved = s.exit;
+          keep(j, 0);
           s.exit = h;
           route(j);
           if (SeamCost c = cost(); c < best) best = c;
           else {
             s.exit = saved;
-            route(j);
+            restore(j, 0);
           }
         }
       }
@@ -93,9 +101,15 @@ class Seams {
   }
 
  private:
+  // What enter_at() changed: the old entry and exit, and the host a spare
+  // replaced (0 when none).
+  struct Undo {
+    NodeId entry, exit, replaced;
+  };
   // Makes `h` the segment's entry; a spare replaces the old entry or another
   // host with as many free GPUs (never the exit of a segment of several).
-  bool enter_at(Segment& s, NodeId h, const FreeMap& free) {
+  bool enter_at(Segment& s, NodeId h, Undo& undo) {
+    const FreeMap& free = free_;
     if (h == s.entry) return false;
     auto at = std::find(s.hosts.begin(), s.hosts.end(), h);
     if (at != s.hosts.end()) {
@@ -117,35 +131,45 @@ class Seams {
     if (!found) return false;
     std::replace(s.hosts.begin(), s.hosts.end(), out, h);
     std::replace(s.spare.begin(), s.spare.end(), h, out);
+    undo.replaced = out;
     if (s.exit == out) s.exit = h;
     s.entry = h;
     return true;
   }
-  // Edges touching segment j: into it and out of it.
-  void touch(size_t j) {
-    route((j + segs_.size() - 1) % segs_.size());
-    route(j);
-  }
-  // Candidates come back often: each pair is routed once.
+  // Edge i's route, and the job's flows on the cables it leaves and takes.
   void route(size_t i) {
+    count(edges_[i], -1);
     edges_[i].clear();
     if (!closed_ && i + 1 == segs_.size()) return;
-    std::pair<NodeId, NodeId> pair{segs_[i].exit, segs_[(i + 1) % segs_.size()].entry};
-    auto it = routes_.find(pair);
-    if (it == routes_.end()) {
-      std::vector<int> cables;
-      switch_cables(fabric_, pair.first, pair.second, cables);
-      it = routes_.emplace(pair, std::move(cables)).first;
+    switch_cables(paths_, segs_[i].exit, segs_[(i + 1) % segs_.size()].entry, edges_[i]);
+    count(edges_[i], +1);
+  }
+  // A choice tried and dropped puts edge i back as kept, without a route.
+  void keep(size_t i, int slot) { kept_[slot] = edges_[i]; }
+  void restore(size_t i, int slot) {
+    count(edges_[i], -1);
+    edges_[i] = kept_[slot];
+    count(edges_[i], +1);
+  }
+  void count(const std::vector<int>& cables, int sign) {
+    for (int c : cables) {
+      auto it = std::find_if(own_.begin(), own_.end(), [c](const auto& e) { return e.first == c; });
+      if (it == own_.end()) {
+        own_.emplace_back(c, sign);
+      } else if ((it->second += sign) == 0) {
+        *it = own_.back();
+        own_.pop_back();
+      }
     }
-    edges_[i] = it->second;
   }
 
-  const Fabric& fabric_;
+  const PathIndex& paths_;
   const FreeMap& free_;
   std::vector<Segment> segs_;
   bool closed_;
   std::vector<std::vector<int>> edges_;
-  std::map<std::pair<NodeId, NodeId>, std::vector<int>> routes_;
+  std::vector<std::pair<int, int>> own_;  // (directed cable, the job's flows on it), none at zero
+  std::vector<int> kept_[2];
 };
 
 std::vector<Segment> segments(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -198,7 +222,7 @@ SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementR
     segs.front().entry = segs.back().entry;
     segs.pop_back();
   }
-  return Seams(tree.fabric(), free, std::move(segs), closed).cost();
+  return Seams(tree.paths(), free, std::move(segs), closed).cost();
 }
 
 std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -211,7 +235,7 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
   std::vector<NodeId> best;
   SeamCost best_cost;
   for (std::vector<Segment>* order : {&forward, &backward}) {
-    Seams seams(tree.fabric(), free, *order, closed);
+    Seams seams(tree.paths(), free, *order, closed);
     for (int pass = 0; pass < 2; ++pass) {
       SeamCost before = seams.cost();
       seams.improve();

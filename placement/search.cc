@@ -32,11 +32,12 @@ int units(const FreeMap& free, const PlacementRequest& r, NodeId h) { return who
 enum class Health { Any, HealthyHosts, HealthyHostsAndUplinks };
 
 // Every leaf's eligible hosts, degraded ones included.
-std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request) {
+std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+                                const PlacementRequest& request) {
   std::vector<LeafPool> pools;
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
-    LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), uplink_pressure(tree, free, i, true)};
+    LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), index.pressure(i, true)};
     for (NodeId h : l.hosts)
       if (eligible(tree, free, request, h)) pool.hosts.push_back(h);
     // Healthy hosts first; for a GPU count, the emptiest hosts first so the
@@ -243,8 +244,12 @@ std::vector<NodeId> leaves_of(const SwitchTree& tree, std::span<const NodeId> ri
 
 }  // namespace
 
-Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                         std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
+namespace {
+
+// make_placement() with an index of `free` built once for the decision.
+Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+                   const PlacementRequest& request, std::vector<NodeId> hosts, const Weights& weights,
+                   bool with_estimate) {
   Placement p;
   std::map<NodeId, int> gpus;  // a GPU-count request's share per host
   if (!whole_hosts(request)) {
@@ -265,18 +270,16 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
   else
     for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
   p.leaves = leaves_of(tree, p.hosts);
-  p.score = score(tree, free, request, p.hosts, weights, with_estimate);
+  p.score = score(tree, free, index, request, p.hosts, weights, with_estimate);
   p.feasible = !p.hosts.empty();
   return p;
 }
 
-namespace {
-
-// What make_placement(..., true) gives for a candidate built without the
+// What complete(..., true) gives for a candidate built without the
 // estimate, without building it again: its ring takes its seams (a new
 // order only under static routing) and its score the comm_model.
-void add_estimate(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, Placement& p,
-                  const Weights& weights) {
+void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+                  const PlacementRequest& request, Placement& p, const Weights& weights) {
   std::vector<NodeId> ring = seam_ring(tree, free, request, p.hosts);
   if (ring != p.hosts) {
     std::map<NodeId, int> gpus;
@@ -286,16 +289,68 @@ void add_estimate(const SwitchTree& tree, const FreeMap& free, const PlacementRe
     p.hosts = std::move(ring);
     p.leaves = leaves_of(tree, p.hosts);
   }
-  p.score = score(tree, free, request, p.hosts, weights, true);
+  p.score = score(tree, free, index, request, p.hosts, weights, true);
+}
+
+// A candidate for the local improvement: the best placement with the
+// hosts of one of its leaves given to another leaf of the same pod.
+struct Swap {
+  double structure;  // the trial's structure tiers (Score::structure)
+  int leaf;          // the leaf given up
+  const LeafPool* pool;  // the leaf taken instead
+};
+
+// The structure tiers of every swap of one leaf of `best` for an unused leaf
+// of its pod, from the tiers that change (degraded cables, pressure,
+// fragment): the leaves, pods and leaf crossings of the ring stay as they
+// are. Exact for the ring order complete() gives the trial.
+std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+                           const PlacementRequest& request, const std::vector<LeafPool>& pools,
+                           const Placement& best, const Weights& w) {
+  std::map<int, std::vector<NodeId>> on_leaf;
+  for (NodeId h : best.hosts) on_leaf[tree.home_leaf(h)].push_back(h);
+  // What one leaf adds to the structure tiers with `hosts` of the job on it.
+  auto leaf_terms = [&](int leaf, std::span<const NodeId> hosts) {
+    int degraded = static_cast<int>(tree.leaves()[leaf].degraded_uplinks.size());
+    for (NodeId h : hosts) degraded += static_cast<int>(tree.degraded_cables(h).size());
+    return w.degraded * degraded + w.pressure * index.pressure(leaf, true) +
+           w.fragment * leaf_fragment(tree, index, leaf, static_cast<int>(hosts.size()));
+  };
+  std::vector<Swap> out;
+  std::vector<NodeId> taken;
+  for (auto& [leaf, hosts_there] : on_leaf) {
+    if (leaf < 0) continue;
+    int units_there = 0;
+    for (NodeId h : hosts_there) units_there += units(free, request, h);
+    const double without = best.score.structure - leaf_terms(leaf, hosts_there);
+    for (const LeafPool& pool : pools) {
+      if (on_leaf.contains(pool.leaf) || pool.pod != tree.leaves()[leaf].pod || pool.capacity < units_there)
+        continue;
+      taken.clear();
+      take(pool, units_there, free, request, taken);
+      out.push_back({without + leaf_terms(pool.leaf, taken), leaf, &pool});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Swap& a, const Swap& b) {
+    return std::tie(a.structure, a.leaf, a.pool->leaf) < std::tie(b.structure, b.leaf, b.pool->leaf);
+  });
+  return out;
 }
 
 }  // namespace
+
+Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                         std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
+  FreeIndex index(tree, free, hosts);
+  return complete(tree, free, index, request, std::move(hosts), weights, with_estimate);
+}
 
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                        int count, const SearchOptions& options) {
   if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))
     return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
-  std::vector<LeafPool> pools = make_pools(tree, free, request);
+  const FreeIndex index(tree, free);
+  std::vector<LeafPool> pools = make_pools(tree, free, index, request);
   int capacity = 0;
   for (const LeafPool& p : pools) capacity += p.capacity;
   if (capacity < need(request))
@@ -311,7 +366,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
       std::vector<NodeId> key = hosts;
       std::sort(key.begin(), key.end());
       if (!seen.insert(key).second) continue;
-      Placement p = make_placement(tree, free, request, std::move(hosts), options.weights, false);
+      Placement p = complete(tree, free, index, request, std::move(hosts), options.weights, false);
       if (within_limits(p, request)) ranked.push_back(std::move(p));
     }
   }
@@ -323,36 +378,36 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(keep);
-  for (Placement& p : ranked) add_estimate(tree, free, request, p, options.weights);
+  for (Placement& p : ranked) add_estimate(tree, free, index, request, p, options.weights);
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
-  // Local improvement: swap one leaf of the best for an unused leaf of its pod.
+  // Local improvement: swap one leaf of the best for an unused leaf of its
+  // pod. Swaps are ranked on structure, which costs a few sums each; the
+  // comm_model, the costly part, only for the first few that already win on
+  // structure (a swap rarely changes the estimate alone).
+  const Weights& w = options.weights;
   for (int round = 0; round < options.improvement_rounds && ranked.front().leaves.size() > 1; ++round) {
-    Placement best = ranked.front();
+    const Placement best = ranked.front();
     bool improved = false;
-    std::map<int, std::vector<NodeId>> on_leaf;
-    for (NodeId h : best.hosts) on_leaf[tree.home_leaf(h)].push_back(h);
-    for (auto& [leaf, hosts_there] : on_leaf) {
+    int estimated = 0;
+    for (const Swap& swap : swaps_of(tree, free, index, request, pools, best, w)) {
+      const Score& b = ranked.front().score;
+      if (estimated >= options.estimated_swaps || swap.structure >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9)
+        break;
+      std::vector<NodeId> trial;
       int units_there = 0;
-      for (NodeId h : hosts_there) units_there += units(free, request, h);
-      for (const LeafPool& pool : pools) {
-        if (on_leaf.contains(pool.leaf) || pool.pod != tree.leaves()[leaf].pod || pool.capacity < units_there)
-          continue;
-        std::vector<NodeId> trial;
-        for (NodeId h : best.hosts)
-          if (tree.home_leaf(h) != leaf) trial.push_back(h);
-        take(pool, units_there, free, request, trial);
-        // The comm_model only for swaps that already win on structure: it is
-        // the costly part, and a swap rarely changes the estimate alone.
-        Placement p = make_placement(tree, free, request, std::move(trial), options.weights, false);
-        const Score& b = ranked.front().score;
-        if (!within_limits(p, request) || p.score.total >= b.total - options.weights.slowdown * (b.slowdown - 1) - 1e-9)
-          continue;
-        add_estimate(tree, free, request, p, options.weights);
-        if (p.score.total < ranked.front().score.total - 1e-9) {
-          ranked.insert(ranked.begin(), std::move(p));
-          improved = true;
-        }
+      for (NodeId h : best.hosts) {
+        if (tree.home_leaf(h) != swap.leaf) trial.push_back(h);
+        else units_there += units(free, request, h);
+      }
+      take(*swap.pool, units_there, free, request, trial);
+      Placement p = complete(tree, free, index, request, std::move(trial), w, false);
+      if (!within_limits(p, request) || p.score.total >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9) continue;
+      add_estimate(tree, free, index, request, p, w);
+      ++estimated;
+      if (p.score.total < ranked.front().score.total - 1e-9) {
+        ranked.insert(ranked.begin(), std::move(p));
+        improved = true;
       }
     }
     if (!improved) break;

@@ -11,7 +11,9 @@
 //    its share.
 // 3. Candidates are pre-ranked without the comm_model, the best few scored
 //    with it, and the winner improved by swapping one of its leaves for an
-//    unused one of its pod while that lowers the score.
+//    unused one of its pod while that lowers the score: swaps ranked on
+//    structure, the comm_model for the first few that win on it.
+// The cluster state is read through one FreeIndex per decision.
 // The result holds the hosts in ring order and the reasons in words.
 #pragma once
 
@@ -36,6 +38,7 @@ struct SearchOptions {
   Weights weights;
   int scored_candidates = 6;  // how many pre-ranked candidates get the comm_model
   int improvement_rounds = 2;
+  int estimated_swaps = 2;    // per improvement round: swaps that get the comm_model
 };
 
 // The best placement, or one with feasible == false and the reason why not.

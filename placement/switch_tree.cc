@@ -34,28 +34,33 @@ SwitchTree::SwitchTree(const Fabric& fabric)
     leaves_.push_back(std::move(leaf));
   }
 
+  uplink_of_.assign(fabric.cables().size(), -1);
+  for (size_t i = 0; i < leaves_.size(); ++i)
+    for (LinkId e : leaves_[i].uplinks) uplink_of_[fabric.link(e).id] = static_cast<int>(i);
+
   std::set<int> pods;
   for (const Leaf& l : leaves_) pods.insert(l.pod);
   pods_ = static_cast<int>(pods.size());
 
+  // A host's leaf is the one PathIndex gives its first port (the lowest
+  // rail's Active cable): the model and the placement read the same fact.
+  const PathIndex& paths = *paths_;
+  std::vector<int> tree_leaf(paths.leaves().size(), -1);
+  for (size_t i = 0; i < paths.leaves().size(); ++i)
+    if (auto it = leaf_index.find(paths.leaves()[i]); it != leaf_index.end()) tree_leaf[i] = it->second;
   for (NodeId h : fabric.hosts()) {
-    int best_rail = 1 << 30;
     for (NodeId hca : fabric.hcas_of(h))
       for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
         const Link& l = fabric.link(e);
-        NodeId p = fabric.peer(e, hca);
-        if (l.kind != LinkKind::Cable || fabric.node(p).kind != NodeKind::Switch) continue;
+        if (l.kind != LinkKind::Cable || fabric.node(fabric.peer(e, hca)).kind != NodeKind::Switch) continue;
         cables_[h].push_back(e);
         if (l.degraded) degraded_[h].push_back(e);
-        int rail = fabric.node(hca).rail;
-        auto it = leaf_index.find(p);
-        if (it != leaf_index.end() && l.state == PortState::Active && rail < best_rail) {
-          best_rail = rail;
-          home_[h] = it->second;
-          port_[h] = fabric.local_port(e, p);
-        }
       }
-    if (home_[h] >= 0) leaves_[home_[h]].hosts.push_back(h);
+    std::span<const PathIndex::Port> ports = paths.ports(paths.host_index(h));
+    if (ports.empty() || tree_leaf[ports.front().leaf] < 0) continue;
+    home_[h] = tree_leaf[ports.front().leaf];
+    port_[h] = fabric.local_port(ports.front().cable, leaves_[home_[h]].node);
+    leaves_[home_[h]].hosts.push_back(h);
   }
   for (Leaf& l : leaves_)
     std::sort(l.hosts.begin(), l.hosts.end(), [&](NodeId a, NodeId b) { return port_[a] < port_[b]; });

@@ -32,9 +32,10 @@ class SwitchTree {
   std::span<const Leaf> leaves() const { return leaves_; }
   int pods() const { return pods_; }
 
-  // The leaf a host belongs to for placement: the leaf of its first rail
-  // (rail-optimized hosts sit on one leaf per rail, all in the same group).
-  // -1 for a host with no cabled HCA.
+  // The leaf a host belongs to for placement: the leaf of its first port in
+  // the PathIndex, its lowest rail with an Active cable (rail-optimized
+  // hosts sit on one leaf per rail, all in the same group). -1 for a host
+  // with no Active HCA cable.
   int home_leaf(NodeId host) const { return host < home_.size() ? home_[host] : -1; }
   // Position of the host on its home leaf, for rail-aligned ring order.
   int leaf_port(NodeId host) const { return host < port_.size() ? port_[host] : 0; }
@@ -42,12 +43,15 @@ class SwitchTree {
   std::span<const LinkId> degraded_cables(NodeId host) const;
   // Every HCA cable of the host.
   std::span<const LinkId> cables(NodeId host) const;
+  // The leaf whose uplink the cable is (by Link::id), -1 for any other.
+  int uplink_of(int cable) const { return cable >= 0 && cable < int(uplink_of_.size()) ? uplink_of_[cable] : -1; }
 
  private:
   const Fabric* fabric_;
   std::unique_ptr<PathIndex> paths_;
   std::vector<Leaf> leaves_;
   std::vector<int> home_, port_;
+  std::vector<int> uplink_of_;  // by Link::id
   std::vector<std::vector<LinkId>> cables_, degraded_;
   int pods_ = 0;
 };

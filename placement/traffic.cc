@@ -23,11 +23,11 @@ std::vector<Request> profile_requests(Profile profile, double bytes, int gpus_pe
 
 bool follows_ring(Profile profile) { return profile != Profile::AllToAll && profile != Profile::None; }
 
-void switch_cables(const Fabric& fabric, NodeId from, NodeId to, std::vector<int>& out) {
-  std::vector<NodeId> a = fabric.hcas_of(from), b = fabric.hcas_of(to);
-  std::vector<int> path;
+void switch_cables(const PathIndex& paths, NodeId from, NodeId to, std::vector<int>& out) {
+  std::span<const PathIndex::Port> a = paths.ports(paths.host_index(from)), b = paths.ports(paths.host_index(to));
+  thread_local std::vector<int> path;
   for (size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
-    trace_static_cables(fabric, a[r], b[r], path);
+    trace_static_cables(paths.fabric(), a[r].hca, b[r].hca, path);
     // The first cable is the source's own, the last (on a complete route) the
     // destination's.
     for (size_t i = 1; i + 1 < path.size(); ++i) out.push_back(path[i]);
@@ -73,16 +73,11 @@ JobTraffic job_traffic(const SwitchTree& tree, const RunningJob& job, double byt
     Estimate alone = estimate(tree.paths(), job.ring, r);
     if (!(alone.time_s > 0) || !std::isfinite(alone.time_s)) continue;
     LinkLoad load = ring_load(tree.paths(), job.ring, r);
-    for (LinkId e : fabric.cables()) {
-      const Link& l = fabric.link(e);
-      for (NodeId from : {static_cast<NodeId>(l.end_a), static_cast<NodeId>(l.end_b)})
-        if (double b = load.bytes_on(e, from); b > 0)
-          gbps[directed_cable(l, from)] += b * 8 / 1e9 / alone.time_s * each;
-    }
+    for (auto [cable, b] : load.cables()) gbps[cable] += b * 8 / 1e9 / alone.time_s * each;
     if (!fabric.routing().is_static()) continue;
     each_flow(r.collective, job.ring, [&](NodeId a, NodeId b, double w) {
       cables.clear();
-      switch_cables(fabric, a, b, cables);
+      switch_cables(tree.paths(), a, b, cables);
       for (int c : cables) flows[c] += w * each;
     });
   }

@@ -38,8 +38,9 @@ bool follows_ring(Profile profile);
 // flows from host `from` to host `to` cross under the fabric's static
 // tables, one flow per rail both hosts have, appended to `out`. Hosts' own
 // cables are left out: no other job shares them. A route the tables do not
-// complete adds the cables it reached.
-void switch_cables(const Fabric& fabric, NodeId from, NodeId to, std::vector<int>& out);
+// complete adds the cables it reached. Rails pair up as the hosts' ports
+// do in the PathIndex (Active ports, by rail).
+void switch_cables(const PathIndex& paths, NodeId from, NodeId to, std::vector<int>& out);
 
 // One running job's traffic: (directed cable, Gb/s) and (directed cable,
 // flows), each sorted by cable. Flows stay empty under adaptive routing.

@@ -386,6 +386,60 @@ TEST(Placement, AdaptiveRoutingKeepsRingOrder) {
   EXPECT_DOUBLE_EQ(p.score.seam_flows, 0);
 }
 
+// The index built once per decision gives every candidate the score the
+// candidate's own index gives it, with the comm_model and without.
+TEST(Placement, OneIndexPerDecisionScoresAsEachCandidatesOwn) {
+  Fabric f = make_synthetic("leafspine:leaves=8,hosts_per_leaf=8,spines=4,oversub=2");
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  std::mt19937 rng(5);
+  FreeMap free = FreeMap::all_free(f, 8);
+  std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
+  std::shuffle(all.begin(), all.end(), rng);
+  for (int j = 0; j < 4; ++j) {
+    RunningJob job{{all.begin() + 6 * j, all.begin() + 6 * j + 6}, Profile::AllReduce, 8, 1.0};
+    for (NodeId h : job.ring) free.free_gpus[h] = 0;
+    free.running.push_back(job);
+  }
+  free.avoid_hosts.insert(all[30]);
+  fill_traffic(tree, free);
+  const FreeIndex index(tree, free);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<NodeId> ring(all.begin() + 24, all.begin() + 24 + 2 + rng() % 20);
+    PlacementRequest r = hosts_x8(static_cast<int>(ring.size()));
+    for (bool with_estimate : {false, true}) {
+      Score a = score(tree, free, r, ring, Weights{}, with_estimate);
+      Score b = score(tree, free, index, r, ring, Weights{}, with_estimate);
+      EXPECT_NEAR(a.total, b.total, 1e-9) << trial;
+      EXPECT_NEAR(a.structure, b.structure, 1e-9) << trial;
+      EXPECT_NEAR(a.pressure, b.pressure, 1e-12) << trial;
+      EXPECT_NEAR(a.fragment, b.fragment, 1e-12) << trial;
+      EXPECT_NEAR(a.slowdown, b.slowdown, 1e-12) << trial;
+      if (!with_estimate) {
+        EXPECT_DOUBLE_EQ(a.total, a.structure);
+      }
+    }
+    std::shuffle(all.begin() + 24, all.end(), rng);
+  }
+}
+
+// Placement reads a host's leaf where the model does (the PathIndex):
+// the leaf of its first rail, also on rail-optimized fabrics.
+TEST(Placement, HomeLeafIsTheLeafOfTheFirstRail) {
+  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=8,spines=2", "railopt:hosts=8,rails=4,spines=2",
+                           "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4"}) {
+    Fabric f = make_synthetic(spec);
+    SwitchTree tree(f);
+    for (NodeId h : f.hosts()) {
+      ASSERT_GE(tree.home_leaf(h), 0) << spec;
+      EXPECT_EQ(tree.leaves()[tree.home_leaf(h)].node, f.leaves_of(h).front()) << spec << " " << f.node(h).name;
+      NodeId leaf = tree.leaves()[tree.home_leaf(h)].node;
+      LinkId e = *f.cable_at(leaf, tree.leaf_port(h));  // the host's port on its leaf
+      EXPECT_EQ(f.node(f.peer(e, leaf)).host, f.node(h).name);
+    }
+  }
+}
+
 TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
   Fabric f = make_synthetic("leafspine:leaves=8,hosts_per_leaf=8,spines=4,oversub=2");
   f.set_routing(testing::dmodk_routing(f));

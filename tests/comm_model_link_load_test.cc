@@ -1,0 +1,114 @@
+// Where a collective's bytes land (ring_load, LinkLoad): on the routes the
+// fabric's routing gives, spread under adaptive, one path under static.
+#include "comm_model/link_load.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "comm_model/estimate.h"
+#include "placement/traffic.h"
+#include "tests/dmodk_routing.h"
+#include "topology/error.h"
+#include "topology/route.h"
+#include "topology/synthetic.h"
+
+namespace topo {
+namespace {
+
+LinkId cable_at(const Fabric& f, std::string_view name, int port) {
+  NodeId s = *f.find(name);
+  for (auto e : boost::make_iterator_range(boost::out_edges(s, f.graph())))
+    if (f.local_port(e, s) == port) return e;
+  throw std::runtime_error(fmt::format("no cable on {}:{}", name, port));
+}
+
+// Two leaves with four uplinks each (ports 9-12, two to each spine): the
+// adaptive spread puts a quarter of a flow on each, a static table all of
+// it on one.
+constexpr const char* kSpec = "leafspine:leaves=2,hosts_per_leaf=8,spines=2,oversub=2";
+
+std::vector<NodeId> ring(const Fabric& f) { return {*f.find_host("gpu001"), *f.find_host("gpu009")}; }
+
+const Request kAllReduce{Collective::AllReduce, 1 << 20, Dtype::Bf16, 1};
+
+// Bytes leaving `leaf` on each of its uplinks, by port.
+std::vector<double> uplink_bytes(const Fabric& f, const LinkLoad& load, std::string_view leaf) {
+  std::vector<double> out;
+  for (int port = 9; port <= 12; ++port) out.push_back(load.bytes_on(cable_at(f, leaf, port), *f.find(leaf)));
+  return out;
+}
+
+TEST(LinkLoad, AdaptiveRoutingSpreadsOverEveryUplink) {
+  Fabric f = make_synthetic(kSpec);
+  PathIndex index(f);
+  LinkLoad load = ring_load(index, ring(f), kAllReduce);
+  // Two ranks: each sends the whole buffer to the other once.
+  for (double b : uplink_bytes(f, load, "leaf01")) EXPECT_DOUBLE_EQ(b, (1 << 20) / 4.0);
+  EXPECT_EQ(load.max_switches(), 3);
+}
+
+TEST(LinkLoad, StaticRoutingFollowsTheTablesOnOnePath) {
+  Fabric f = make_synthetic(kSpec);
+  f.set_routing(testing::dmodk_routing(f));
+  PathIndex index(f);
+  LinkLoad load = ring_load(index, ring(f), kAllReduce);
+  NodeId a = f.hcas_of(*f.find_host("gpu001")).front(), b = f.hcas_of(*f.find_host("gpu009")).front();
+  for (auto [from, to, leaf] : {std::tuple{a, b, "leaf01"}, std::tuple{b, a, "leaf02"}}) {
+    StaticRoute route = trace_static_route(f, from, to);
+    ASSERT_EQ(route.status, RouteStatus::Ok);
+    ASSERT_EQ(route.hops.size(), 4u);  // HCA, leaf, spine, leaf
+    std::vector<double> up = uplink_bytes(f, load, leaf);
+    int loaded = 0;
+    for (double x : up) loaded += x > 0;
+    EXPECT_EQ(loaded, 1) << leaf;
+    // Every cable of the table's path carries the whole flow.
+    for (const RouteHop& hop : route.hops) EXPECT_DOUBLE_EQ(load.bytes_on(hop.cable, hop.from), 1 << 20) << leaf;
+  }
+  // Nothing else: the two paths, four hops each, are every loaded cable.
+  EXPECT_EQ(load.cables().size(), 8u);
+  EXPECT_EQ(load.max_switches(), 3);
+}
+
+TEST(LinkLoad, RunningJobsGbpsLandOnTheirStaticPaths) {
+  Fabric f = make_synthetic(kSpec);
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  RunningJob job{ring(f), Profile::AllReduce, 1, 0.5};
+  JobTraffic t = job_traffic(tree, job);
+  // Gb/s on the same switch-to-switch cables as the flows, and only there
+  // beside the hosts' own cables.
+  std::vector<int> switch_cables;
+  for (auto [c, g] : t.gbps) {
+    EXPECT_GT(g, 0);
+    const Link& l = f.link(f.cables()[c / 2]);
+    if (f.node(l.end_a).kind == NodeKind::Switch && f.node(l.end_b).kind == NodeKind::Switch)
+      switch_cables.push_back(c);
+  }
+  std::vector<int> flow_cables;
+  for (auto [c, n] : t.flows) flow_cables.push_back(c);
+  EXPECT_EQ(switch_cables, flow_cables);
+  EXPECT_EQ(flow_cables.size(), 4u);
+}
+
+TEST(LinkLoad, AStaticTableThatLeadsNowhereNamesBothHosts) {
+  Fabric f = make_synthetic(kSpec);
+  Routing r = testing::dmodk_routing(f);
+  NodeId to = f.hcas_of(*f.find_host("gpu009")).front();
+  r.lft[f.switch_index(*f.find("leaf01"))][f.node(to).lid] = kNoPort;  // a hole
+  f.set_routing(std::move(r));
+  PathIndex index(f);
+  std::vector<int> hosts = {index.host_index(*f.find_host("gpu001")), index.host_index(*f.find_host("gpu009"))};
+  LinkLoad load(index, hosts);
+  try {
+    load.add(0, 0, 1, 0, 1);
+    FAIL() << "a hole, no error";
+  } catch (const FabricError& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu001"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpu009"), std::string::npos) << e.what();
+  }
+  load.add(1, 0, 0, 0, 1);  // the other way is routed
+  EXPECT_EQ(load.max_switches(), 3);
+}
+
+}  // namespace
+}  // namespace topo
