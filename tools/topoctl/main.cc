@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(topoctl::add_simulate);
   add(topoctl::add_score);
   add(topoctl::add_report);
+  add(topoctl::add_health);
 
   try {
     app.parse(argc, argv);
