@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add(topoctl::add_score);
   add(topoctl::add_report);
   add(topoctl::add_health);
+  add(topoctl::add_baseline);
 
   try {
     app.parse(argc, argv);
