@@ -241,5 +241,31 @@ TEST(HealthMetrics, PortCountersAndCableRatesInTheExpositionFormat) {
   for (const auto& [name, n] : types) EXPECT_EQ(n, 1) << name;
 }
 
+TEST(HealthMetrics, NcclRunsAsNewestBaselineAndModelBusBandwidth) {
+  NcclRunRecord first, second;
+  first.hosts = second.hosts = {"gpu001", "gpu002"};
+  first.run.test = second.run.test = "all_reduce_perf";
+  NcclTestsRow row;
+  row.size = 1 << 20;
+  row.type = "float";
+  row.oop_busbw = 20;
+  first.run.rows = {row};
+  row.oop_busbw = 10;
+  second.run.rows = {row};
+  second.model_busbw = {24.5};
+  std::ostringstream out;
+  topoctl::write_baseline_metrics(out, {first, second});
+  const std::string labels = "test=\"all_reduce_perf\",hosts=\"gpu[001-002]\",size=\"1048576\"";
+  EXPECT_NE(out.str().find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"newest\"} 1e+10\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"baseline\"} 2e+10\n"),
+            std::string::npos);
+  EXPECT_NE(out.str().find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 2.45e+10\n"),
+            std::string::npos);
+  EXPECT_NE(out.str().find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace topo

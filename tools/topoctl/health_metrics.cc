@@ -1,5 +1,6 @@
 #include "tools/topoctl/health_metrics.h"
 
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "db/health_store.h"
 #include "db/snapshot_store.h"
+#include "topology/hostlist.h"
 
 namespace topoctl {
 namespace {
@@ -104,6 +106,47 @@ void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t
   std::vector<topo::CableHealth> health =
       last.size() == 2 ? topo::cable_health(fabric, last[0], last[1]) : std::vector<topo::CableHealth>{};
   write_health_metrics(out, fabric, &last.back(), health, thresholds);
+}
+
+void write_baseline_metrics(std::ostream& out, const std::vector<topo::NcclRunRecord>& runs) {
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<const topo::NcclRunRecord*>> sets;
+  for (const topo::NcclRunRecord& r : runs) sets[{r.run.test, r.hosts}].push_back(&r);
+  if (sets.empty()) return;
+  fmt::print(out, "# HELP topo_aware_nccl_bus_bandwidth_bytes_per_second nccl-tests out-of-place bus bandwidth at the "
+                  "newest run's largest size: the newest run and the host set's first (baseline).\n"
+                  "# TYPE topo_aware_nccl_bus_bandwidth_bytes_per_second gauge\n");
+  std::string model_lines, count_lines;
+  for (const auto& [key, list] : sets) {
+    const topo::NcclRunRecord& now = *list.back();
+    if (now.run.rows.empty()) continue;
+    size_t last = now.run.rows.size() - 1;
+    const topo::NcclTestsRow& row = now.run.rows[last];
+    std::string labels = fmt::format("test=\"{}\",hosts=\"{}\",size=\"{}\"", escape(key.first),
+                                     escape(topo::compress_hostlist(key.second)), row.size);
+    fmt::print(out, "topo_aware_nccl_bus_bandwidth_bytes_per_second{{{},run=\"newest\"}} {:g}\n", labels,
+               row.oop_busbw * 1e9);
+    for (const topo::NcclTestsRow& b : list.front()->run.rows)
+      if (b.size == row.size && b.type == row.type) {
+        fmt::print(out, "topo_aware_nccl_bus_bandwidth_bytes_per_second{{{},run=\"baseline\"}} {:g}\n", labels,
+                   b.oop_busbw * 1e9);
+        break;
+      }
+    if (last < now.model_busbw.size() && now.model_busbw[last])
+      model_lines += fmt::format("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{{{}}} {:g}\n", labels,
+                                 *now.model_busbw[last] * 1e9);
+    count_lines += fmt::format("topo_aware_nccl_runs{{test=\"{}\",hosts=\"{}\"}} {}\n", escape(key.first),
+                               escape(topo::compress_hostlist(key.second)), list.size());
+  }
+  fmt::print(out, "# HELP topo_aware_nccl_model_bus_bandwidth_bytes_per_second The model's bus bandwidth for the same "
+                  "hosts and size.\n# TYPE topo_aware_nccl_model_bus_bandwidth_bytes_per_second gauge\n{}",
+             model_lines);
+  fmt::print(out, "# HELP topo_aware_nccl_runs nccl-tests runs imported for the host set.\n"
+                  "# TYPE topo_aware_nccl_runs gauge\n{}",
+             count_lines);
+}
+
+void write_baseline_metrics(std::ostream& out, const std::string& db_path) {
+  write_baseline_metrics(out, topo::NcclBaselineStore(db_path).list());
 }
 
 }  // namespace topoctl

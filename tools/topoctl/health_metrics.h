@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "db/nccl_baseline_store.h"
 #include "topology/fabric.h"
 #include "topology/port_health.h"
 
@@ -32,5 +33,14 @@ void write_health_metrics(std::ostream& out, const topo::Fabric& fabric, const t
 // written when it has none). Throws DbError.
 void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t snapshot_id,
                           const topo::HealthThresholds& thresholds = {});
+
+// nccl-tests runs (db/nccl_baseline_store.h), per host set and test: the
+// out-of-place bus bandwidth of the newest run and of the first (the
+// baseline) at the newest run's largest size, and the model's there:
+//   topo_aware_nccl_bus_bandwidth_bytes_per_second{test="all_reduce_perf",hosts="gpu[001-002]",run="newest"}
+//   topo_aware_nccl_model_bus_bandwidth_bytes_per_second{test=,hosts=}
+//   topo_aware_nccl_runs{test=,hosts=}
+void write_baseline_metrics(std::ostream& out, const std::vector<topo::NcclRunRecord>& runs);
+void write_baseline_metrics(std::ostream& out, const std::string& db_path);
 
 }  // namespace topoctl
