@@ -127,6 +127,69 @@ CREATE TABLE lft (
   PRIMARY KEY (snapshot_id, switch)
 ) WITHOUT ROWID;
 )sql",
+    // 3 -> 4: port counters read over time, and nccl-tests runs with the
+    // model's prediction beside them.
+    R"sql(
+CREATE TABLE health_collection (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  snapshot_id INTEGER NOT NULL REFERENCES snapshot(id),
+  taken_at    TEXT NOT NULL,
+  taken_ms    INTEGER NOT NULL,
+  source      TEXT NOT NULL,
+  ports       INTEGER NOT NULL,
+  unanswered  TEXT NOT NULL
+);
+CREATE INDEX health_collection_snapshot ON health_collection(snapshot_id, id);
+CREATE TABLE port_sample (
+  collection_id   INTEGER NOT NULL REFERENCES health_collection(id),
+  node            TEXT NOT NULL,
+  port            INTEGER NOT NULL,
+  symbol_errors   INTEGER NOT NULL,
+  link_recoveries INTEGER NOT NULL,
+  link_downed     INTEGER NOT NULL,
+  rcv_errors      INTEGER NOT NULL,
+  xmit_discards   INTEGER NOT NULL,
+  xmit_wait       INTEGER NOT NULL,
+  xmit_data       INTEGER NOT NULL,
+  rcv_data        INTEGER NOT NULL,
+  xmit_packets    INTEGER NOT NULL,
+  rcv_packets     INTEGER NOT NULL,
+  extended        INTEGER NOT NULL,
+  PRIMARY KEY (collection_id, node, port)
+) WITHOUT ROWID;
+CREATE TABLE nccl_run (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  imported_at  TEXT NOT NULL,
+  ran_at       TEXT NOT NULL,
+  snapshot_id  INTEGER,
+  file         TEXT NOT NULL,
+  job_id       INTEGER,
+  test         TEXT NOT NULL,
+  nccl_version TEXT NOT NULL,
+  ranks        INTEGER NOT NULL,
+  hosts        TEXT NOT NULL,
+  devices      TEXT NOT NULL,
+  avg_busbw    REAL NOT NULL
+);
+CREATE INDEX nccl_run_hosts ON nccl_run(hosts, test, id);
+CREATE TABLE nccl_result (
+  run_id      INTEGER NOT NULL REFERENCES nccl_run(id),
+  ordinal     INTEGER NOT NULL,
+  size        INTEGER NOT NULL,
+  count       INTEGER NOT NULL,
+  type        TEXT NOT NULL,
+  redop       TEXT NOT NULL,
+  root        INTEGER NOT NULL,
+  oop_time_us REAL NOT NULL,
+  oop_algbw   REAL NOT NULL,
+  oop_busbw   REAL NOT NULL,
+  ip_time_us  REAL NOT NULL,
+  ip_algbw    REAL NOT NULL,
+  ip_busbw    REAL NOT NULL,
+  model_busbw REAL,
+  PRIMARY KEY (run_id, ordinal)
+) WITHOUT ROWID;
+)sql",
 };
 
 // Refuses files that are not ours; returns the schema version. One

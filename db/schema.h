@@ -45,6 +45,32 @@
 //             out port for LID i, 255 no path), `switch` being the switch's
 //             ordinal. Only static snapshots have rows here.
 //
+// Version 4 adds fabric health (db/health_store.h) and nccl-tests
+// baselines (db/nccl_baseline_store.h); nothing earlier changes:
+//
+//   health_collection  id (grows), snapshot_id (the snapshot the ports
+//             were read against), taken_at (UTC ISO-8601), taken_ms (Unix
+//             milliseconds, for rates between close collections), source
+//             ('libibmad:mlx5_0'), ports (answered), unanswered (one
+//             "<node>:<port>" a line)
+//   port_sample (collection_id, node, port) the counters of one port as
+//             read (topology/port_counters.h), node being the Fabric vertex
+//             id: symbol_errors, link_recoveries, link_downed, rcv_errors,
+//             xmit_discards, xmit_wait, xmit_data and rcv_data (4-octet
+//             words), xmit_packets, rcv_packets, extended (0/1); 64-bit
+//             values stored bit for bit
+//   nccl_run  id (grows), imported_at, ran_at (UTC ISO-8601), snapshot_id
+//             (NULL when none), file, job_id (NULL unless given), test
+//             ('all_reduce_perf'), nccl_version, ranks, hosts (sorted,
+//             comma-separated: the host set), devices (one
+//             "rank host gpu bus name" a line), avg_busbw (GB/s, as the
+//             file's footer prints it)
+//   nccl_result (run_id, ordinal) one row of the run's table: size
+//             (bytes), count, type, redop, root, time_us, algbw, busbw
+//             (GB/s) out of place and in place, model_busbw (GB/s, the
+//             comm_model's prediction for the same hosts and size; NULL
+//             when the collective has no model)
+//
 // Snapshots saved before version 3 read as adaptive, and their LIDs are
 // numbered afresh on load (FabricBuilder::finish()), as when first saved.
 //
@@ -62,7 +88,7 @@
 
 namespace topo {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 // "Topo", so that `file` and sqlite3 tell our databases from others.
 inline constexpr int32_t kApplicationId = 0x546f706f;
 

@@ -188,9 +188,10 @@ std::vector<std::string> reasons_for(const SwitchTree& tree, const std::vector<L
     const SwitchTree::Leaf& l = tree.leaves()[pool.leaf];
     if (used.contains(l.node) || l.degraded_uplinks.empty()) continue;
     const Link& link = f.link(l.degraded_uplinks.front());
-    out.push_back(fmt::format("{} skipped: uplink {} degraded to {}", f.node(l.node).name,
+    out.push_back(fmt::format("{} skipped: uplink {} degraded {}{}", f.node(l.node).name,
                               fmt::format("{}:{}", f.node(l.node).name, f.local_port(l.degraded_uplinks.front(), l.node)),
-                              link.rate.str()));
+                              link.degraded_why.empty() ? "to " : "by its port counters: ",
+                              link.degraded_why.empty() ? link.rate.str() : link.degraded_why));
   }
   if (p.score.degraded_links > 0)
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,

@@ -28,6 +28,7 @@
 #include "placement/search.h"
 #include "placement/traffic.h"
 #include "plugin/engine_config.h"
+#include "db/health_store.h"
 #include "plugin/placement_writer.h"
 #include "topology/error.h"
 
@@ -266,6 +267,10 @@ struct topo_engine {
   std::optional<int64_t> snapshot_id;
   std::unique_ptr<Fabric> fabric;
   std::unique_ptr<SwitchTree> tree;
+  // What the tree's cable health was read from: the newest port counter
+  // collection and the config (its thresholds) at the time.
+  std::optional<int64_t> health_collection;
+  uint64_t health_config_generation = 0;
   // Lives while DbPath stays the same: it owns the journal, and reopens its
   // own connection after a failure.
   std::unique_ptr<PlacementWriter> writer;
@@ -393,8 +398,15 @@ struct topo_engine {
         throw EngineError(TOPO_ENGINE_NO_FABRIC, fmt::format("{}: holds no fabric snapshot yet (run topoctl discover "
                                                              "--db {})",
                                                              config.db_path, config.db_path));
-      if (!tree || latest != snapshot_id) {
+      HealthStore health(config.db_path);
+      std::optional<int64_t> collection = health.newest();
+      if (!tree || latest != snapshot_id || collection != health_collection ||
+          health_config_generation != config_generation) {
         auto f = std::make_unique<Fabric>(snapshots->load(*latest));
+        // Cables whose port counters pass the thresholds count as degraded.
+        apply_health(*f, check_health(latest_cable_health(health, *f, *latest), config.health));
+        health_collection = collection;
+        health_config_generation = config_generation;
         auto t = std::make_unique<SwitchTree>(*f);
         fabric = std::move(f);
         tree = std::move(t);

@@ -32,6 +32,13 @@
  *   Partitions=a,b        every job of these partitions is placed as if it
  *                         asked for --network=topo-aware
  *   Candidates=8          how many ranked host sets are tried
+ *   HealthErrorsPerHour=10   a cable whose two ends' error counters
+ *                         (SymbolErrorCounter, LinkErrorRecoveryCounter,
+ *                         LinkDownedCounter, PortRcvErrors, PortXmitDiscards)
+ *                         grow by this many per hour between the last two
+ *                         `topoctl health --collect` counts as degraded
+ *   HealthXmitWaitShare=0.10   likewise a cable that waited to transmit
+ *                         (PortXmitWait) this share of the time, either way
  * A missing file means defaults (open says so in msg); a bad line is an
  * error naming file:line.
  *

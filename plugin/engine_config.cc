@@ -126,10 +126,20 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
       if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
         throw ParseError(path, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", value));
       c.candidates = static_cast<int>(*n);
+    } else if (key == "healtherrorsperhour") {
+      auto n = parse_number(value);
+      if (!n || *n <= 0)
+        throw ParseError(path, line, fmt::format("HealthErrorsPerHour '{}': expected a number above 0", value));
+      c.health.errors_per_hour = *n;
+    } else if (key == "healthxmitwaitshare") {
+      auto n = parse_number(value);
+      if (!n || *n <= 0 || *n > 1)
+        throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", value));
+      c.health.xmit_wait_share = *n;
     } else {
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
-                                   "Partitions, Candidates)",
+                                   "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare)",
                                    trim(text.substr(0, eq))));
     }
   }

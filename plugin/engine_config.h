@@ -9,6 +9,7 @@
 
 #include "placement/objective.h"
 #include "placement/request.h"
+#include "topology/port_health.h"
 
 namespace topo {
 
@@ -22,6 +23,7 @@ struct EngineConfig {
   bool strict = false;
   std::set<std::string> partitions;
   int candidates = 8;
+  HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
 
   // The fabric's name for a Slurm NodeName.
   std::string fabric_host(const std::string& node_name) const;

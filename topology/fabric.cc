@@ -160,6 +160,15 @@ void Fabric::assign(Self&& o) {
     if (graph_[e].kind == LinkKind::Cable && graph_[e].id >= 0) cables_[static_cast<size_t>(graph_[e].id)] = e;
 }
 
+void Fabric::mark_degraded(int cable, std::string why) {
+  if (cable < 0 || static_cast<size_t>(cable) >= cables_.size())
+    throw FabricError(fmt::format("cable {} is not one of the fabric's {} cables", cable, cables_.size()));
+  Link& l = graph_[cables_[static_cast<size_t>(cable)]];
+  l.degraded = true;
+  l.degraded_why = why;
+  faults_.push_back({FaultKind::DegradedLink, describe_link(*this, cables_[static_cast<size_t>(cable)]), std::move(why)});
+}
+
 Fabric& Fabric::operator=(const Fabric& other) {
   if (this != &other) assign(other);
   return *this;

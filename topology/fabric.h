@@ -98,7 +98,8 @@ struct Link {
   // Classification.
   Tier tier = Tier::Other;
   LinkRate expected;      // the usual rate of this tier
-  bool degraded = false;  // narrower or slower than `expected`
+  bool degraded = false;  // narrower or slower than `expected`, or marked by mark_degraded()
+  std::string degraded_why;  // set by mark_degraded(): which counter, how high
 
   double gbps() const { return state == PortState::Active ? rate.gbps() : 0; }
 };
@@ -196,6 +197,12 @@ class Fabric {
   // Where the fabric came from: "ibnetdiscover:/path", "synthetic:spec", ...
   const std::string& source() const { return source_; }
   void set_source(std::string source) { source_ = std::move(source); }
+
+  // A cable whose port counters pass a threshold (topology/port_health.h)
+  // counts as degraded from then on: placement avoids it as it avoids a
+  // slow cable, and faults() lists it as a degraded link with `why`.
+  // Throws FabricError for a cable id out of range.
+  void mark_degraded(int cable, std::string why);
 
   // hwloc data arrives per node after discovery.
   void set_gpus(NodeId host, std::vector<Gpu> gpus) { graph_[host].gpus = std::move(gpus); }

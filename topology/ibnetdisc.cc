@@ -18,14 +18,10 @@
 #include <infiniband/umad.h>
 
 #include "topology/error.h"
+#include "topology/ibnetdisc_walk.h"
 
 namespace topo {
-namespace {
-
-struct FabricDeleter {
-  void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
-};
-using FabricHandle = std::unique_ptr<ibnd_fabric_t, FabricDeleter>;
+namespace ibnd_walk {
 
 std::string node_id(const ibnd_node_t* n) {
   return fmt::format("{}-{:016x}", n->type == IB_NODE_SWITCH ? 'S' : 'H', n->guid);
@@ -37,6 +33,12 @@ std::string description(const ibnd_node_t* n) {
   while (!d.empty() && (d.back() == ' ' || d.back() == '\t' || d.back() == '\n')) d.pop_back();
   return d.empty() ? node_id(n) : d;
 }
+
+}  // namespace ibnd_walk
+
+namespace {
+
+using namespace ibnd_walk;
 
 std::optional<LinkWidth> width_of(unsigned code) {
   switch (code) {  // IBTA PortInfo:LinkWidthActive
@@ -99,6 +101,10 @@ LinkRate rate_of(const ibnd_port_t* p, const std::string& source) {
   return {*width, *speed};
 }
 
+}  // namespace
+
+namespace ibnd_walk {
+
 bool is_cabled(const ibnd_port_t* port) {
   return port && port->remoteport && port->remoteport->node &&
          (port->remoteport->node->type == IB_NODE_SWITCH || port->remoteport->node->type == IB_NODE_CA);
@@ -118,6 +124,10 @@ std::string vertex_id(const ibnd_node_t* n, int port) {
   if (n->type == IB_NODE_SWITCH || cabled_ports(n).size() <= 1) return node_id(n);
   return fmt::format("{}:{}", node_id(n), port);
 }
+
+}  // namespace ibnd_walk
+
+namespace {
 
 Fabric convert(const ibnd_fabric_t* f, const HostNaming& naming, std::string source) {
   // Nodes in a stable order (by description, then GUID) whatever order the
@@ -251,11 +261,7 @@ Fabric discover_ibnetdisc(const IbnetdiscOptions& options, const HostNaming& nam
                  options.ca_port ? fmt::format("ibnetdisc:{}/{}", ca, options.ca_port) : "ibnetdisc:" + ca);
 }
 
-namespace {
-
-struct MadPortDeleter {
-  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
-};
+namespace ibnd_walk {
 
 FabricHandle discover_handle(const IbnetdiscOptions& options, std::string& ca) {
   check_simulator();
@@ -271,6 +277,14 @@ FabricHandle discover_handle(const IbnetdiscOptions& options, std::string& ca) {
   if (!fabric) throw DiscoveryError(fmt::format("libibnetdisc could not discover the fabric through {}", ca));
   return fabric;
 }
+
+}  // namespace ibnd_walk
+
+namespace {
+
+struct MadPortDeleter {
+  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
+};
 
 // One switch's table: LinearFDBTop from the SwitchInfo discovery read, then
 // the blocks by directed route.

@@ -32,5 +32,7 @@ Run add_job(CLI::App& app);
 Run add_simulate(CLI::App& app);
 Run add_score(CLI::App& app);
 Run add_report(CLI::App& app);
+Run add_health(CLI::App& app);
+Run add_baseline(CLI::App& app);
 
 }  // namespace topoctl

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "db/health_store.h"
 #include "db/snapshot_store.h"
 #include "topology/routing_engine.h"
 #include "topology/synthetic.h"
@@ -35,7 +36,11 @@ LoadedFabric load(const FabricInput& input) {
   topo::SnapshotStore store(input.db_path);
   int64_t id = store.resolve(input.snapshot);
   topo::SnapshotInfo info = store.info(id);
-  return {store.load(id), id, info.taken_at};
+  topo::Fabric fabric = store.load(id);
+  // Cables whose port counters pass the default thresholds count as degraded.
+  topo::HealthStore health(input.db_path);
+  topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id), {}));
+  return {std::move(fabric), id, info.taken_at};
 }
 
 void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where) {

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   add(topoctl::add_simulate);
   add(topoctl::add_score);
   add(topoctl::add_report);
+  add(topoctl::add_health);
+  add(topoctl::add_baseline);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,144 @@
+#include "db/health_store.h"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "db/schema.h"
+
+namespace topo {
+namespace {
+
+constexpr const char* kSampleColumns =
+    "node, port, symbol_errors, link_recoveries, link_downed, rcv_errors, xmit_discards, xmit_wait, xmit_data, "
+    "rcv_data, xmit_packets, rcv_packets, extended";
+
+std::string iso(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(t));
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+CollectionInfo info_row(const Statement& s) {
+  return {s.column_int(0), s.column_int(1), s.column_text(2), s.column_int(3),
+          s.column_text(4), static_cast<int>(s.column_int(5)), lines(s.column_text(6))};
+}
+
+}  // namespace
+
+HealthStore::HealthStore(std::string path) : connection_(std::move(path), std::chrono::milliseconds(5000)) {
+  prepare_schema(connection_);
+}
+
+int64_t HealthStore::add(int64_t snapshot_id, const std::vector<PortSample>& samples, const std::string& source,
+                         const std::vector<std::string>& unanswered, std::optional<int64_t> taken_ms) {
+  int64_t ms = taken_ms.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  Transaction tx(connection_, "a port counter collection");
+  {
+    Statement known = connection_.prepare("SELECT count(*) FROM snapshot WHERE id = ?1");
+    known.bind(1, snapshot_id).step();
+    if (known.column_int(0) == 0)
+      throw DbError(DbErrorKind::UnknownSnapshot, connection_.path(),
+                    fmt::format("no snapshot {} to save port counters against", snapshot_id));
+  }
+  std::string missing;
+  for (const std::string& u : unanswered) missing += u + "\n";
+  Statement c = connection_.prepare(
+      "INSERT INTO health_collection (snapshot_id, taken_at, taken_ms, source, ports, unanswered) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+      "cannot save a port counter collection");
+  c.bind(1, snapshot_id).bind(2, iso(ms)).bind(3, ms).bind(4, source).bind(5, static_cast<int64_t>(samples.size()));
+  c.bind(6, missing).run();
+  int64_t id = connection_.last_insert_rowid();
+  Statement s = connection_.prepare(
+      fmt::format("INSERT INTO port_sample (collection_id, {}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                  "?11, ?12, ?13, ?14)",
+                  kSampleColumns),
+      "cannot save a port's counters");
+  for (const PortSample& p : samples) {
+    const PortCounters& k = p.counters;
+    auto v = [](uint64_t x) { return static_cast<int64_t>(x); };  // bit for bit
+    s.bind(1, id).bind(2, p.node).bind(3, p.port).bind(4, v(k.symbol_errors)).bind(5, v(k.link_recoveries));
+    s.bind(6, v(k.link_downed)).bind(7, v(k.rcv_errors)).bind(8, v(k.xmit_discards)).bind(9, v(k.xmit_wait));
+    s.bind(10, v(k.xmit_data)).bind(11, v(k.rcv_data)).bind(12, v(k.xmit_packets)).bind(13, v(k.rcv_packets));
+    s.bind(14, k.extended ? 1 : 0).run();
+  }
+  tx.commit();
+  return id;
+}
+
+std::vector<CollectionInfo> HealthStore::list(int64_t snapshot_id) const {
+  Statement s = connection_.prepare(
+      "SELECT id, snapshot_id, taken_at, taken_ms, source, ports, unanswered FROM health_collection "
+      "WHERE snapshot_id = ?1 ORDER BY id",
+      "cannot list the port counter collections");
+  s.bind(1, snapshot_id);
+  std::vector<CollectionInfo> out;
+  while (s.step()) out.push_back(info_row(s));
+  return out;
+}
+
+std::optional<int64_t> HealthStore::newest() const {
+  Statement s = connection_.prepare("SELECT max(id) FROM health_collection", "cannot read the newest collection");
+  s.step();
+  if (s.column_is_null(0)) return std::nullopt;
+  return s.column_int(0);
+}
+
+CounterCollection HealthStore::load(int64_t collection_id) const {
+  Statement h = connection_.prepare("SELECT taken_at, taken_ms FROM health_collection WHERE id = ?1",
+                                    "cannot read a port counter collection");
+  h.bind(1, collection_id);
+  if (!h.step())
+    throw DbError(DbErrorKind::UnknownSnapshot, connection_.path(),
+                  fmt::format("no port counter collection {}", collection_id));
+  CounterCollection out{collection_id, h.column_text(0), h.column_int(1), {}};
+  Statement s = connection_.prepare(
+      fmt::format("SELECT {} FROM port_sample WHERE collection_id = ?1 ORDER BY node, port", kSampleColumns),
+      "cannot read a collection's port counters");
+  s.bind(1, collection_id);
+  while (s.step()) {
+    PortSample p;
+    p.node = s.column_text(0);
+    p.port = static_cast<int>(s.column_int(1));
+    auto v = [&](int i) { return static_cast<uint64_t>(s.column_int(i)); };
+    p.counters = {v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9), v(10), v(11), s.column_int(12) != 0};
+    out.samples.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<CounterCollection> HealthStore::latest(int64_t snapshot_id, int count) const {
+  Statement s = connection_.prepare(
+      "SELECT id FROM health_collection WHERE snapshot_id = ?1 ORDER BY id DESC LIMIT ?2",
+      "cannot list the port counter collections");
+  s.bind(1, snapshot_id).bind(2, count);
+  std::vector<int64_t> ids;
+  while (s.step()) ids.push_back(s.column_int(0));
+  std::vector<CounterCollection> out;
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) out.push_back(load(*it));
+  return out;
+}
+
+std::vector<CableHealth> latest_cable_health(const HealthStore& store, const Fabric& fabric, int64_t snapshot_id) {
+  std::vector<CounterCollection> last = store.latest(snapshot_id, 2);
+  if (last.size() < 2) return {};
+  return cable_health(fabric, last[0], last[1]);
+}
+
+}  // namespace topo

@@ -1,0 +1,162 @@
+// Port counters read live from a simulated fabric, end to end through topoctl.
+//
+// ibsim serves a synthetic fabric, OpenSM (under libumad2sim) assigns LIDs
+// and programs the tables, and topoctl, run under the same preload, does
+// what an admin does: discover, `health --collect`, and later `health` and
+// `lint`. Between two collections the test raises SymbolErrorCounter on one
+// end of one cable through ibsim's console (PerformanceSet); both `health`
+// and `lint` must then name that cable by both its ends and the counter,
+// and `place` must keep a job off it.
+//
+// Skips only when ibsim is not installed. Every process it starts is
+// stopped and reaped when the test ends, also on failure.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/system/ibsim_processes.h"
+#include "topology/classify.h"
+#include "topology/ibnetdiscover.h"
+#include "topology/synthetic.h"
+
+extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
+
+namespace topo {
+namespace {
+
+using namespace system_test;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+struct Output {
+  int status = -1;  // exit code, or -1 when it did not exit
+  std::string out, err;
+};
+
+class SimulatedFabric {
+ public:
+  explicit SimulatedFabric(const Fabric& fabric) : socket_(fmt::format("topohealth{}", getpid())) {
+    fs::path net = dir_.path() / "fabric.net";
+    {
+      std::ofstream out(net);
+      write_ibnetdiscover(fabric, out);
+    }
+    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net.string()},
+                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
+    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
+      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("ibsim did not start:\n" + read_file(dir_.path() / "ibsim.log"));
+      std::this_thread::sleep_for(20ms);
+    }
+    auto opensm = find_program("opensm");
+    if (!opensm) throw std::runtime_error("opensm is not installed (scripts/install-deps.sh installs it)");
+    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir_.path() / "opensm.log").string()},
+                    with_preload({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()},
+                                 socket_),
+                    dir_.path(), dir_.path() / "opensm.out", false);
+  }
+
+  // topoctl with `args`, under the preload, in the temporary directory
+  // (libumad2sim creates ./sys-<pid> there).
+  Output topoctl(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{TOPOCTL_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--db");
+    argv.push_back(db());
+    fs::path out = dir_.path() / fmt::format("topoctl{}.out", ++runs_), err = dir_.path() / fmt::format("topoctl{}.err", runs_);
+    Process p(argv, with_preload({}, socket_), dir_.path(), out, false, err);
+    auto status = p.wait(120s);
+    Output r;
+    if (status && WIFEXITED(*status)) r.status = WEXITSTATUS(*status);
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  void console(const std::string& command) { ibsim_->send(command); }
+  std::string db() const { return (dir_.path() / "topo.db").string(); }
+  std::string diagnostics() const {
+    return "--- ibsim.log\n" + read_file(dir_.path() / "ibsim.log") + "--- opensm.out\n" +
+           read_file(dir_.path() / "opensm.out");
+  }
+
+ private:
+  TempDir dir_;  // declared first: destroyed after the processes that use it
+  std::string socket_;
+  std::optional<Process> ibsim_;
+  std::optional<Process> opensm_;
+  int runs_ = 0;
+};
+
+TEST(IbsimHealth, SymbolErrorsRaisedOnOneCableAreNamedByHealthLintAndPlacement) {
+  if (!find_program("ibsim")) GTEST_SKIP() << "ibsim is not installed";
+  Fabric planned = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=2");
+  SimulatedFabric sim(planned);
+
+  // Discover once OpenSM has every cable Active (lint then finds nothing).
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    Output d = sim.topoctl({"discover", "--ibnetdisc", "--json"});
+    Output lint = d.status == 0 ? sim.topoctl({"lint", "--json"}) : Output{};
+    if (lint.status == 0) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the simulated fabric never came up clean:\n" << d.err << lint.out << sim.diagnostics();
+    std::this_thread::sleep_for(500ms);
+  }
+
+  Output first = sim.topoctl({"health", "--collect"});
+  ASSERT_EQ(first.status, 0) << first.out << first.err << sim.diagnostics();
+  EXPECT_NE(first.out.find("stored collection 1"), std::string::npos) << first.out;
+  // 8 cables, both ends read: 16 ports.
+  EXPECT_NE(first.out.find("16 ports, 0 unanswered"), std::string::npos) << first.out;
+  Output one = sim.topoctl({"health", "--json"});
+  EXPECT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(json::parse(one.out).at("collections"), 1);
+
+  // The sick cable: gpu001's, errors counted at its leaf's port 1.
+  NodeId leaf01 = planned.leaves_of(*planned.find_host("gpu001")).front();
+  LinkId sick = *planned.cable_at(leaf01, 1);
+  const std::string subject = describe_link(planned, sick);
+  sim.console(fmt::format("PerformanceSet \"{}\"[1] PortCounters.SymbolErrorCounter=500", planned.node(leaf01).id));
+  std::this_thread::sleep_for(1s);
+
+  Output second = sim.topoctl({"health", "--collect"});
+  ASSERT_EQ(second.status, 0) << second.out << second.err;
+  Output health = sim.topoctl({"health", "--json"});
+  ASSERT_EQ(health.status, 1) << health.out << health.err;
+  json h = json::parse(health.out);
+  ASSERT_EQ(h.at("findings").size(), 1u) << h.dump(1);
+  const json& f = h["findings"][0];
+  EXPECT_EQ(f.at("link"), subject);
+  EXPECT_EQ(f.at("counter"), "SymbolErrorCounter");
+  EXPECT_NE(f.at("detail").get<std::string>().find(planned.node(leaf01).name + ":1 +500"), std::string::npos)
+      << f.dump();
+  Output text = sim.topoctl({"health"});
+  EXPECT_EQ(text.status, 1);
+  EXPECT_NE(text.out.find(subject), std::string::npos) << text.out;
+  std::cout << text.out;
+
+  Output lint = sim.topoctl({"lint", "--json"});
+  ASSERT_EQ(lint.status, 1) << lint.out << lint.err;
+  json l = json::parse(lint.out);
+  bool named = false;
+  for (const json& fault : l.at("faults"))
+    named |= fault.at("kind") == "degraded_link" && fault.at("subject") == subject &&
+             fault.at("detail").get<std::string>().find("SymbolErrorCounter") != std::string::npos;
+  EXPECT_TRUE(named) << l.dump(1);
+
+  // Two whole hosts: one leaf holds them, and it is not gpu001's.
+  Output place = sim.topoctl({"place", "--gpus", "16", "--json"});
+  ASSERT_EQ(place.status, 0) << place.out << place.err;
+  EXPECT_EQ(place.out.find("gpu001"), std::string::npos) << place.out;
+}
+
+}  // namespace
+}  // namespace topo

@@ -1,0 +1,188 @@
+// topoctl health: the port counters of every switch and HCA port, read live
+// (--collect) and stored as a time series per snapshot; without --collect,
+// the rates between the snapshot's last two collections: errors per hour per
+// cable, with both ends, and the share of time each waited to transmit.
+// Cables past a threshold are findings (exit 1); lint and placement treat
+// them as degraded (tools/topoctl/input.cc, plugin/engine.cc).
+#include <algorithm>
+#include <iostream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "db/health_store.h"
+#include "db/snapshot_store.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "topology/port_counters.h"
+#include "topology/port_health.h"
+
+namespace topoctl {
+namespace {
+
+struct Options {
+  FabricInput input;
+  bool collect = false;
+  bool json = false;
+  bool all = false;
+  std::string ca;
+  int ca_port = 0;
+  int timeout_ms = 0;
+  topo::HealthThresholds thresholds;
+};
+
+// Progress on stderr: a line every tenth of a large fabric's ports.
+topo::PortProgress progress_printer(bool quiet) {
+  if (quiet) return {};
+  return [step = size_t{0}](size_t done, size_t total) mutable {
+    if (total < 100) return;
+    if (step == 0) step = std::max<size_t>(1, total / 10);
+    if (done % step == 0 || done == total) fmt::print(stderr, "health: {}/{} ports read\n", done, total);
+  };
+}
+
+int collect(const Options& o) {
+  topo::SnapshotStore snapshots(o.input.db_path);
+  int64_t snapshot = snapshots.resolve(o.input.snapshot);
+  topo::IbnetdiscOptions live;
+  live.ca = o.ca;
+  live.ca_port = o.ca_port;
+  live.timeout_ms = o.timeout_ms;
+  if (!o.json) fmt::print(stderr, "health: reading port counters through libibmad\n");
+  topo::PortCounterRead read = topo::read_port_counters_live(live, progress_printer(o.json));
+  // Ports the snapshot does not know would be stored but never rated: say so.
+  topo::Fabric fabric = snapshots.load(snapshot);
+  size_t unknown = 0;
+  for (const topo::PortSample& s : read.samples) {
+    auto v = fabric.find(s.node);
+    unknown += !v || !fabric.cable_at(*v, s.port);
+  }
+  topo::HealthStore store(o.input.db_path);
+  std::string source = "libibmad:" + (o.ca.empty() ? std::string("first HCA") : o.ca);
+  int64_t id = store.add(snapshot, read.samples, source, read.unanswered);
+  if (o.json) {
+    std::cout << nlohmann::json{{"collection", id},      {"snapshot", snapshot},
+                                {"ports", read.samples.size()}, {"unanswered", read.unanswered},
+                                {"not_in_snapshot", unknown}}
+                     .dump(2)
+              << "\n";
+  } else {
+    fmt::print("stored collection {} of snapshot {}: {} ports, {} unanswered{}\n", id, snapshot,
+               read.samples.size(), read.unanswered.size(),
+               unknown ? fmt::format(", {} not cabled in the snapshot (discover again?)", unknown) : "");
+    for (const std::string& u : read.unanswered) fmt::print("  no answer: {}\n", u);
+  }
+  return kOk;
+}
+
+nlohmann::json end_json(const topo::PortRates& r) {
+  nlohmann::json errors = nlohmann::json::object(), per_hour = nlohmann::json::object();
+  for (size_t i = 0; i < std::size(topo::kErrorCounters); ++i) {
+    errors[std::string(topo::name(topo::kErrorCounters[i]))] = r.errors[i];
+    per_hour[std::string(topo::name(topo::kErrorCounters[i]))] = r.errors_per_hour[i];
+  }
+  return {{"node", r.node},           {"name", r.name},
+          {"port", r.port},           {"errors", errors},
+          {"errors_per_hour", per_hour}, {"xmit_wait", r.xmit_wait},
+          {"xmit_wait_share", r.xmit_wait_share}, {"xmit_gbps", r.xmit_gbps},
+          {"rcv_gbps", r.rcv_gbps},   {"reset", r.reset}};
+}
+
+int show(const Options& o) {
+  topo::SnapshotStore snapshots(o.input.db_path);
+  int64_t snapshot = snapshots.resolve(o.input.snapshot);
+  topo::HealthStore store(o.input.db_path);
+  std::vector<topo::CounterCollection> last = store.latest(snapshot, 2);
+  if (last.size() < 2) {
+    std::string why = fmt::format("snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
+                                  "--collect twice, some time apart)",
+                                  snapshot, last.size(), last.size() == 1 ? "" : "s");
+    if (o.json)
+      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", last.size()}, {"note", why}}.dump(2) << "\n";
+    else
+      fmt::print("{}\n", why);
+    return kOk;
+  }
+  topo::Fabric fabric = snapshots.load(snapshot);
+  std::vector<topo::CableHealth> health = topo::cable_health(fabric, last[0], last[1]);
+  std::vector<topo::HealthFinding> findings = topo::check_health(health, o.thresholds);
+  std::stable_sort(health.begin(), health.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.errors_per_hour, a.xmit_wait_share) > std::make_pair(b.errors_per_hour, b.xmit_wait_share);
+  });
+  auto noisy = [&](const topo::CableHealth& h) { return o.all || h.errors_per_hour > 0 || h.xmit_wait_share > 0; };
+  if (o.json) {
+    nlohmann::json cables = nlohmann::json::array(), found = nlohmann::json::array();
+    for (const topo::CableHealth& h : health) {
+      if (!noisy(h)) continue;
+      nlohmann::json ends = nlohmann::json::array();
+      for (const topo::PortRates& r : h.ends) ends.push_back(end_json(r));
+      cables.push_back({{"cable", h.cable},
+                        {"link", h.subject},
+                        {"errors_per_hour", h.errors_per_hour},
+                        {"worst_counter", topo::name(h.worst)},
+                        {"xmit_wait_share", h.xmit_wait_share},
+                        {"ends", ends}});
+    }
+    for (const topo::HealthFinding& x : findings)
+      found.push_back({{"cable", x.cable}, {"link", x.subject}, {"counter", topo::name(x.counter)},
+                       {"value", x.value}, {"threshold", x.threshold}, {"detail", x.why}});
+    std::cout << nlohmann::json{{"snapshot", snapshot},
+                                {"from", {{"collection", last[0].id}, {"taken_at", last[0].taken_at}}},
+                                {"to", {{"collection", last[1].id}, {"taken_at", last[1].taken_at}}},
+                                {"seconds", (last[1].taken_ms - last[0].taken_ms) / 1000.0},
+                                {"thresholds",
+                                 {{"errors_per_hour", o.thresholds.errors_per_hour},
+                                  {"xmit_wait_share", o.thresholds.xmit_wait_share}}},
+                                {"cables_rated", health.size()},
+                                {"cables", cables},
+                                {"findings", found}}
+                     .dump(2)
+              << "\n";
+  } else {
+    fmt::print("snapshot {}: collections {} ({}) -> {} ({}), {:.1f} s, {} cables rated\n", snapshot, last[0].id,
+               last[0].taken_at, last[1].id, last[1].taken_at, (last[1].taken_ms - last[0].taken_ms) / 1000.0,
+               health.size());
+    size_t shown = 0;
+    for (const topo::CableHealth& h : health) {
+      if (!noisy(h)) continue;
+      if (shown++ == 0)
+        fmt::print("{:<44} {:>12} {:<26} {:>9}\n", "link", "errors/h", "mostly", "xmitwait");
+      fmt::print("{:<44} {:>12.4g} {:<26} {:>8.2f}%\n", h.subject, h.errors_per_hour,
+                 h.errors_per_hour > 0 ? topo::name(h.worst) : "-", 100 * h.xmit_wait_share);
+    }
+    if (shown == 0) fmt::print("no errors and no transmit wait on any cable\n");
+    for (const topo::HealthFinding& x : findings) fmt::print("sick  {:<44} {}\n", x.subject, x.why);
+    fmt::print("{} cable{} past a threshold (errors/h >= {:g}, XmitWait >= {:g}%)\n", findings.size(),
+               findings.size() == 1 ? "" : "s", o.thresholds.errors_per_hour, 100 * o.thresholds.xmit_wait_share);
+  }
+  return findings.empty() ? kOk : kFindings;
+}
+
+}  // namespace
+
+Run add_health(CLI::App& app) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "health", "port counters per cable: collect them live, or show the rates between the last two collections");
+  add_db_option(*cmd, opts->input.db_path);
+  cmd->add_option("--snapshot", opts->input.snapshot, "snapshot the ports belong to: id, or 'latest'")
+      ->capture_default_str();
+  cmd->add_flag("--collect", opts->collect,
+                "read every switch and HCA port's counters through libibmad (PortCounters, PortCountersExtended) "
+                "and store them");
+  cmd->add_option("--ca", opts->ca, "HCA to query through (default: the first one)");
+  cmd->add_option("--ca-port", opts->ca_port, "port of that HCA (default: the first active one)");
+  cmd->add_option("--timeout-ms", opts->timeout_ms, "per-query timeout (default: libibmad's)");
+  cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
+                  "a cable whose ends count this many errors per hour is sick")
+      ->capture_default_str();
+  cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
+                  "a cable that waits to transmit this share of the time (0-1) is sick")
+      ->capture_default_str();
+  cmd->add_flag("--all", opts->all, "list every rated cable, quiet ones too");
+  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  return [opts] { return opts->collect ? collect(*opts) : show(*opts); };
+}
+
+}  // namespace topoctl

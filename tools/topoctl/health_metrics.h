@@ -1,0 +1,46 @@
+// Fabric health as Prometheus metrics, in the text exposition format
+// (the node_exporter textfile collector reads it): the counters of every
+// port as last collected, and each rated cable's error rate and XmitWait
+// share between the last two collections. `topoctl metrics` appends this
+// to its own output.
+//
+//   topo_aware_port_symbol_errors_total{switch="leaf01",port="3"} 12
+//   topo_aware_port_symbol_errors_total{host="gpu001",hca="mlx5_0",port="1"} 0
+//   topo_aware_cable_errors_per_hour{link="gpu001 mlx5_0:1 <-> leaf01:1"} 0.5
+//
+// Switch ports carry `switch` and `port`; HCA ports `host`, `hca` and
+// `port`. Counters are the ports' own (they restart when a port resets);
+// data counters are converted from 4-octet words to bytes.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "db/nccl_baseline_store.h"
+#include "topology/fabric.h"
+#include "topology/port_health.h"
+
+namespace topoctl {
+
+// From values: `newest` is the last collection (may be null: no port
+// metrics), `health` the cables rated between the last two.
+void write_health_metrics(std::ostream& out, const topo::Fabric& fabric, const topo::CounterCollection* newest,
+                          const std::vector<topo::CableHealth>& health, const topo::HealthThresholds& thresholds);
+
+// From the database: the collections of snapshot `snapshot_id` (nothing is
+// written when it has none). Throws DbError.
+void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t snapshot_id,
+                          const topo::HealthThresholds& thresholds = {});
+
+// nccl-tests runs (db/nccl_baseline_store.h), per host set and test: the
+// out-of-place bus bandwidth of the newest run and of the first (the
+// baseline) at the newest run's largest size, and the model's there:
+//   topo_aware_nccl_bus_bandwidth_bytes_per_second{test="all_reduce_perf",hosts="gpu[001-002]",run="newest"}
+//   topo_aware_nccl_model_bus_bandwidth_bytes_per_second{test=,hosts=}
+//   topo_aware_nccl_runs{test=,hosts=}
+void write_baseline_metrics(std::ostream& out, const std::vector<topo::NcclRunRecord>& runs);
+void write_baseline_metrics(std::ostream& out, const std::string& db_path);
+
+}  // namespace topoctl
