@@ -590,10 +590,20 @@ class Reader {
       if (own && seen_from_peer && own != seen_from_peer)
         fail(line, fmt::format("{} has LID {} on its own line but LID {} on its peer's", end_name(node, port), own,
                                seen_from_peer));
-      if (lid) builder.set_lid(vertex_id(node, port), lid);
+      if (lid) set_lid(builder, vertex_id(node, port), lid, line);
     };
     set(a.node, a.port, a.own_lid, b ? b->peer_lid : 0, a.line);
     set(d.remote_node, a.remote_port, b ? b->own_lid : 0, a.peer_lid, b ? b->line : a.line);
+  }
+
+  // Two nodes with one LID are an error at the line of the second, not
+  // only once the whole fabric is built.
+  void set_lid(FabricBuilder& builder, std::string id, uint32_t lid, int line) const {
+    auto [it, fresh] = lid_owners_.try_emplace(lid, id, line);
+    if (!fresh && it->second.first != id)
+      fail(line, fmt::format("LID {} of '{}' is already given to '{}' on line {}", lid, id, it->second.first,
+                             it->second.second));
+    builder.set_lid(id, lid);
   }
 
   Fabric build(const HostNaming& naming) {
@@ -604,7 +614,7 @@ class Reader {
       try {
         if (n.type == NodeType::Switch) {
           builder.add_switch(std::string(n.id), n.desc, n.ports, n.guid);
-          if (n.lid) builder.set_lid(n.id, n.lid);
+          if (n.lid) set_lid(builder, std::string(n.id), n.lid, n.line);
         } else if (n.type == NodeType::Ca && split(static_cast<int>(i))) {
           for (int port : cabled_[i]) builder.add_hca(vertex_id(static_cast<int>(i), port), n.desc, n.ports, n.guid);
         } else if (n.type == NodeType::Ca) {
@@ -640,6 +650,7 @@ class Reader {
   std::vector<PortRecord> ports_;
   std::vector<LinkDraft> drafts_;
   std::vector<std::vector<int>> cabled_;  // per node, its cabled ports
+  mutable std::unordered_map<uint32_t, std::pair<std::string, int>> lid_owners_;  // LID -> vertex id, line
   std::unordered_map<std::string_view, LinkRate> rate_words_;
   int current_ = -1;
   Masks defaults_;
