@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topoctl {
 
@@ -13,15 +14,23 @@ using nlohmann::json;
 
 topo::Schedule read_schedule(std::istream& in, const std::string& path, const topo::Fabric& fabric,
                              std::string& trace) {
+  // A replay of a million jobs is a few hundred megabytes.
+  std::string text = topo::read_all(in, path, 1 << 30);
   json doc;
   try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
     throw topo::ParseError(path, 0, fmt::format("not JSON: {}", e.what()));
   }
   auto field = [&](const json& j, const char* key, const std::string& where) -> const json& {
     if (!j.is_object() || !j.contains(key)) throw topo::ParseError(path, 0, fmt::format("{}: no '{}'", where, key));
     return j.at(key);
+  };
+  // nlohmann converts 1e300 or 2^40 to int by a plain cast: out of range, that is undefined.
+  auto count = [&](const json& v, const std::string& where) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000)
+      throw topo::ParseError(path, 0, fmt::format("{}: expected a whole number of GPUs, got {}", where, v.dump()));
+    return static_cast<int>(v.get<int64_t>());
   };
   topo::Schedule s;
   try {
@@ -37,7 +46,7 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
       std::string where = fmt::format("jobs[{}]", i);
       topo::ScheduledJob job;
       job.id = field(j, "id", where).get<std::string>();
-      job.gpus = field(j, "gpus", where).get<int>();
+      job.gpus = count(field(j, "gpus", where), where + ".gpus");
       job.submit_s = field(j, "submit_s", where).get<double>();
       job.start_s = field(j, "start_s", where).get<double>();
       job.end_s = field(j, "end_s", where).get<double>();
@@ -46,7 +55,10 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
         if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, job.id, host));
         job.ring.push_back(*h);
       }
-      job.host_gpus = field(j, "host_gpus", where).get<std::vector<int>>();
+      const json& host_gpus = field(j, "host_gpus", where);
+      if (!host_gpus.is_array()) throw topo::ParseError(path, 0, fmt::format("{}.host_gpus: expected a list", where));
+      for (size_t k = 0; k < host_gpus.size(); ++k)
+        job.host_gpus.push_back(count(host_gpus[k], fmt::format("{}.host_gpus[{}]", where, k)));
       if (job.host_gpus.size() != job.ring.size())
         throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, job.id,
                                                     job.ring.size(), job.host_gpus.size()));
@@ -54,7 +66,7 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
         throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, job.id));
       s.jobs.push_back(std::move(job));
     }
-  } catch (const json::type_error& e) {
+  } catch (const json::exception& e) {
     throw topo::ParseError(path, 0, fmt::format("wrong type: {}", e.what()));
   }
   return s;
