@@ -141,7 +141,8 @@ uint64_t parse_u64(std::string_view text, bool* ok) {
   }
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
-  *ok = ec == std::errc() && end != text.data();
+  // The whole word: "0p100000" is no GUID, nor is "4x" a width mask.
+  *ok = ec == std::errc() && end != text.data() && end == text.data() + text.size();
   return v;
 }
 
@@ -262,6 +263,8 @@ class Reader {
       uint64_t v = number();
       if (!relative) guid_base_[t] = v;
       next_guid_[t] = relative ? guid_base_[t] + v : v;
+      // GUID 0 is what the model (and the writer) take for "none".
+      if (next_guid_[t] == 0 && *guid_type != NodeType::Router) fail(no, fmt::format("{}{}: 0 is not a GUID", key, rest));
       return;
     }
     if (relative) fail(no, fmt::format("expected '{}=<value>'", key));
@@ -318,6 +321,7 @@ class Reader {
 
     auto t = static_cast<size_t>(type);
     uint64_t guid = next_guid_[t];
+    if (guid == 0 && type != NodeType::Router) fail(no, "the GUIDs counted up from the last guid= line wrap to 0");
     next_guid_[t] += type == NodeType::Switch ? 1 : static_cast<uint64_t>(*ports) + 1;  // ibsim reserves port GUIDs
     nodes_.push_back({type, id, std::move(desc), *ports, guid, no, defaults_, lid});
     current_ = static_cast<int>(nodes_.size()) - 1;
