@@ -10,7 +10,7 @@
 # dictionary. --ci: the seed corpus alone in a fresh work directory, as
 # scripts/test.sh runs it. No target named: every one.
 #
-# A crash, leak, timeout (over 10 s on one input), out-of-memory (over 2 GB)
+# A crash, leak, timeout (over 60 s on one input: 2 shared cores), out-of-memory (over 2 GB)
 # or failed assertion stops that target with its input saved as
 # DIR/fuzz-work/<target>-crash-*; the script then exits 1 after the others.
 # Each target's last line of figures (executions, coverage) is printed.
@@ -64,7 +64,7 @@ for t in "${targets[@]}"; do
   seeds=$root/tests/fuzz/corpus/$t
   dict=$root/tests/fuzz/dict/$t.dict
   mkdir -p "$work/$t" "$seeds"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536
+  args=(-max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536
         -print_final_stats=1 -artifact_prefix="$work/$t-" -close_fd_mask=1)
   [ -f "$dict" ] && args+=(-dict="$dict")
   ((jobs > 1)) && args+=(-fork="$jobs")

@@ -155,7 +155,7 @@ TEST(ResourceLimits, BusyAndRunningFilesStopAtTheirBound) {
   std::istream busy(&comments);
   FreeMap free = FreeMap::all_free(f, 8);
   EXPECT_EQ(error_of([&] { read_busy(busy, "busy", f, free); }).line(), 1);
-  Endless blank("# a comment line of a running-jobs file\n");
+  Endless blank("# a long comment line of a running-jobs file " + std::string(4000, '.') + "\n");
   std::istream running(&blank);
   ParseError e = error_of([&] { read_running(running, "running", f, 8, free); });
   EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();

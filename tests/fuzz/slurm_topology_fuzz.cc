@@ -1,7 +1,9 @@
 // Slurm's topology.conf, Include directives and all (relative ones resolve
 // in tests/fixtures/slurm, so the fixtures' include/ files can be reached).
-// What it accepts is written and read again: the second writing equals the
-// first, and every host comes back. What it rejects names a line.
+// What it accepts is written and read again: the second writing lists the
+// same switches and hosts as the first (the first may have had to drop a
+// host's second leaf, which its header comments say), and every host comes
+// back. What it rejects names a line.
 #include <algorithm>
 #include <sstream>
 
@@ -16,6 +18,15 @@ std::vector<std::string> host_names(const topo::Fabric& f) {
   std::vector<std::string> out;
   for (topo::NodeId h : f.hosts()) out.push_back(f.node(h).name);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The lines Slurm reads, without the header's comments.
+std::string lines(const std::string& conf) {
+  std::istringstream in(conf);
+  std::string out, line;
+  while (std::getline(in, line))
+    if (!line.starts_with("#")) out += line + "\n";
   return out;
 }
 
@@ -55,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception& e) {
     topo_fuzz::fail(fmt::format("the written topology.conf does not read and write again: {}\n{}", e.what(), first));
   }
-  if (first != second) topo_fuzz::fail(fmt::format("written twice, it differs:\n{}\n---\n{}", first, second));
+  if (lines(first) != lines(second)) topo_fuzz::fail(fmt::format("written twice, it differs:\n{}\n---\n{}", first, second));
   if (host_names(fabric) != host_names(again))
     topo_fuzz::fail(fmt::format("hosts lost in writing:\n{}", first));
   return 0;
