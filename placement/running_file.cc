@@ -8,6 +8,7 @@
 
 #include "topology/error.h"
 #include "topology/hostlist.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
@@ -30,9 +31,12 @@ double parse_duty(const std::string& field, const std::string& filename, int num
 
 void read_running(std::istream& in, const std::string& filename, const Fabric& fabric, int gpus_per_host,
                   FreeMap& free) {
-  std::string line;
+  // Every host of a 100k-host cluster in running jobs is a few megabytes.
+  LineSource lines(in, filename, kMaxLineBytes, 64 << 20);
   std::set<NodeId> seen;
-  for (int number = 1; std::getline(in, line); ++number) {
+  for (std::string_view view; lines.next(view);) {
+    int number = lines.number();
+    std::string line(view);
     if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     std::istringstream words(line);
     std::string hosts, field;

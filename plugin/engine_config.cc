@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
@@ -81,10 +82,13 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
   }
   EngineConfig c;
   c.source = path;
-  std::string raw;
+  // A few lines by hand: a megabyte is no topo_aware.conf.
+  LineSource lines(in, path, 64 << 10, 1 << 20);
+  std::string_view view;
   int line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
+  while (lines.next(view)) {
+    line = lines.number();
+    std::string raw(view);
     std::string text = trim(raw.substr(0, raw.find('#')));
     if (text.empty()) continue;
     size_t eq = text.find('=');
@@ -143,7 +147,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
                                    trim(text.substr(0, eq))));
     }
   }
-  if (in.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+  if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);
   return c;
 }
 

@@ -33,6 +33,14 @@ static int fail(struct topo_network_request *request, char *error, size_t error_
   return -1;
 }
 
+/*
+ * What a message quotes of the user's text: enough to find the mistake,
+ * short enough that the syntax hint after it survives a small buffer and a
+ * megabyte option does not become a megabyte log line.
+ */
+#define QUOTE_MAX 64
+static int quote_len(size_t len) { return len > QUOTE_MAX ? QUOTE_MAX : (int)len; }
+
 /* A key of ours, or one that looks like a misspelling of "topo-aware". */
 static bool is_our_key(const char *key, size_t key_len) {
   return same_word(key, key_len, "profile") || same_word(key, key_len, "maxleaves") ||
@@ -81,14 +89,15 @@ int topo_network_parse(const char *network, struct topo_network_request *request
 
     if (len == 0) {
       if (parsed.topo_aware || has_ours)
-        return fail(request, error, error_size, "empty item in --network=%s", network);
+        return fail(request, error, error_size, "empty item in --network=%.*s",
+                    quote_len(strlen(network)), network);
     } else if (same_word(token, key_len, "topo-aware") && value) {
-      return fail(request, error, error_size, "topo-aware takes no value, got '%.*s'", (int)len,
+      return fail(request, error, error_size, "topo-aware takes no value, got '%.*s'", quote_len(len),
                   token);
     } else if (same_word(token, len, "topo-aware")) {
       if (parsed.topo_aware)
-        return fail(request, error, error_size, "topo-aware given twice in --network=%s",
-                    network);
+        return fail(request, error, error_size, "topo-aware given twice in --network=%.*s",
+                    quote_len(strlen(network)), network);
       parsed.topo_aware = true;
     } else if (!is_our_key(token, key_len)) {
       if (!foreign) {
@@ -114,7 +123,7 @@ int topo_network_parse(const char *network, struct topo_network_request *request
         else
           return fail(request, error, error_size,
                       "unknown profile '%.*s' (allowed: allreduce, alltoall, mixed)",
-                      (int)value_len, value ? value : "");
+                      quote_len(value_len), value ? value : "");
       } else if (same_word(token, key_len, "maxleaves")) {
         if (seen_max_leaves)
           return fail(request, error, error_size, "maxleaves given twice");
@@ -122,18 +131,18 @@ int topo_network_parse(const char *network, struct topo_network_request *request
         if (!value || parse_max_leaves(value, value_len, &parsed.max_leaves) != 0)
           return fail(request, error, error_size,
                       "maxleaves needs a whole number from 1 to %u, not '%.*s'",
-                      TOPO_NETWORK_MAX_LEAVES, (int)value_len, value ? value : "");
+                      TOPO_NETWORK_MAX_LEAVES, quote_len(value_len), value ? value : "");
       } else if (same_word(token, key_len, "pod")) {
         if (seen_pod)
           return fail(request, error, error_size, "pod given twice");
         if (value)
-          return fail(request, error, error_size, "pod takes no value, got '%.*s'", (int)len,
+          return fail(request, error, error_size, "pod takes no value, got '%.*s'", quote_len(len),
                       token);
         seen_pod = true;
         parsed.pod = true;
       } else {
         return fail(request, error, error_size, "unknown item '%.*s' (did you mean topo-aware?)",
-                    (int)len, token);
+                    quote_len(len), token);
       }
     }
     if (!end)
@@ -143,10 +152,10 @@ int topo_network_parse(const char *network, struct topo_network_request *request
 
   if (has_ours && !parsed.topo_aware)
     return fail(request, error, error_size, "'%.*s' needs topo-aware in the same --network",
-                (int)first_ours_len, first_ours);
+                quote_len(first_ours_len), first_ours);
   if (parsed.topo_aware && foreign)
     return fail(request, error, error_size, "unknown item '%.*s' beside topo-aware",
-                (int)foreign_len, foreign);
+                quote_len(foreign_len), foreign);
   *request = parsed;
   return 0;
 }

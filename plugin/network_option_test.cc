@@ -131,3 +131,20 @@ TEST(NetworkOption, ErrorIsTruncatedNotOverrun) {
 }
 
 }  // namespace
+
+namespace {
+
+// A long option quotes only its start: the syntax hint still fits the
+// plugins' message buffers, and slurmctld's log gets no megabyte line.
+TEST(NetworkOption, LongOptionIsQuotedInPart) {
+  std::string bad = "topo-aware,profile=" + std::string(100000, 'z');
+  std::string empty = "topo-aware,," + std::string(100000, 'y');
+  for (const std::string& network : {bad, empty, "topo_" + std::string(100000, 'a')}) {
+    Parsed p = parse(network.c_str());
+    EXPECT_EQ(p.rc, -1);
+    EXPECT_LT(p.error.size(), 255u);
+    EXPECT_NE(p.error.find("expected --network=topo-aware["), std::string::npos) << p.error;
+  }
+}
+
+}  // namespace

@@ -4,7 +4,9 @@
 #      OpenSM, and a Slurm cluster of 32 slurmd with the plugins, which the
 #      tests start and stop themselves),
 #   2. an AddressSanitizer + UBSan build: the unit tests again,
-#   3. every benchmark in a short mode, printing its figures.
+#   3. every libFuzzer target (clang, ASan + UBSan) a few seconds on its
+#      corpus (scripts/fuzz.sh --ci; TOPO_FUZZ_SECONDS, default 5),
+#   4. every benchmark in a short mode, printing its figures.
 # Build trees live in $TOPO_BUILD_DIR (default: build/ in the checkout).
 set -euo pipefail
 
@@ -44,6 +46,9 @@ cmake -S "$root" -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANIT
 ninja -C "$build/asan" -j "$jobs" topo_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build/asan" -L unit --output-on-failure -j "$jobs"
+
+step "fuzz targets, ${TOPO_FUZZ_SECONDS:-5} s each on their corpus"
+TOPO_BUILD_DIR=$build bash "$root/scripts/fuzz.sh" --ci --seconds "${TOPO_FUZZ_SECONDS:-5}"
 
 step "benchmarks (short mode)"
 for bench in "$build/release"/tests/*_bench; do

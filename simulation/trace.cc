@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topo {
 
@@ -113,11 +114,13 @@ Trace read_trace_csv(const std::string& path) {
   if (!in) throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
   Trace trace;
   trace.source = path;
-  std::string text;
+  // The largest ITP trace is under 1 MB: a gigabyte is no trace.
+  LineSource lines(in, path, kMaxLineBytes, uint64_t{1} << 30);
+  std::string_view text;
   int line_no = 0;
   std::optional<Columns> columns;
-  while (std::getline(in, text)) {
-    ++line_no;
+  while (lines.next(text)) {
+    line_no = lines.number();
     std::string_view line = trim(text);
     if (line.empty()) continue;
     if (line.find('\0') != std::string_view::npos) throw ParseError(path, line_no, "holds a NUL byte; expected CSV text");
@@ -136,7 +139,7 @@ Trace read_trace_csv(const std::string& path) {
     job.gpus = parse_gpus(path, line_no, fields[columns->gpus]);
     trace.jobs.push_back(std::move(job));
   }
-  if (in.bad()) throw ParseError(path, 0, "read error");
+  if (lines.bad()) throw ParseError(path, 0, "read error");
   if (!columns) throw ParseError(path, 0, fmt::format("is empty; expected a header {},{},{},{} and one job a line", kIdColumn,
                                                       kSubmitColumn, kDurationColumn, kGpuColumn));
   sort_by_submission(trace.jobs);

@@ -1,10 +1,14 @@
 // ibnetdiscover text (both dialects), its writer, and libibnetdisc cache files.
 #include "topology/ibnetdiscover.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -207,6 +211,41 @@ TEST(IbnetdiscCache, RefusesWhatIsNotACache) {
   }
 }
 
+// rdma-core's loader trusts the file: a damaged cache must be refused
+// before it (topology/ibnetdisc_cache.h), saying what does not hold.
+TEST(IbnetdiscCache, RefusesADamagedCacheBeforeRdmaCore) {
+  std::ifstream in(kDir + "ibsim.cache", std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(good.size(), 200u);
+  struct Case {
+    std::string bytes;
+    const char* message;
+  };
+  std::string no_ports = good;
+  no_ports[28 + 4 + 64 + 8 + 1] = 0;  // the first node's port count
+  std::string bad_type = good;
+  bad_type[28 + 4 + 64 + 8] = 9;
+  const Case cases[] = {
+      {good.substr(0, good.size() - 1), "ends inside port"},
+      {good + "x", "1 bytes after its last port"},
+      {good.substr(0, 20), "ends inside its header"},
+      {no_ports, "past its 0 ports"},
+      {bad_type, "type 9 is no CA, switch or router"},
+  };
+  std::string path = ::testing::TempDir() + "damaged." + std::to_string(getpid()) + ".cache";
+  for (const Case& c : cases) {
+    std::ofstream(path, std::ios::binary) << c.bytes;
+    try {
+      load_ibnetdisc_cache(path);
+      ADD_FAILURE() << "accepted a cache damaged so: " << c.message;
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  std::remove(path.c_str());
+}
+
 TEST(IbnetdiscLive, NoHcaIsATypedError) {
   if (std::filesystem::exists("/sys/class/infiniband_mad") || std::getenv("LD_PRELOAD"))
     GTEST_SKIP() << "this host has an HCA (or a simulated one): the no-HCA path cannot be seen here";
@@ -285,6 +324,11 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
       {"switchguid=zz\n", 1, "expected a number after 'switchguid='"},
       {"Ca 1 \"H-1\"  # \"  \"\n", 1, "does not match the host pattern"},
       {"# ibnetdiscover failed before printing anything\n\n", 0, "no node in the file"},
+      {"Switch 8 \"A\"  # \"a\" enhanced port 0 lid 3 lmc 0\n\nSwitch 8 \"B\"  # \"b\" enhanced port 0 lid 3 lmc 0\n", 3,
+       "LID 3 of 'B' is already given to 'A' on line 1"},
+      {"caguid=0p100000\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "expected a number after 'caguid=', got '0p100000'"},
+      {"caguid=0\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "caguid=0: 0 is not a GUID"},
+      {"Switch 8 \"A\"\n[1] \"B\"[1]  w=4x\n", 2, "expected a number in 'w=4x'"},
   };
   for (const Case& c : cases) {
     std::istringstream in(c.text);

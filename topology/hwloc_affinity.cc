@@ -20,6 +20,7 @@
 #include <hwloc.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 #include "topology/hostlist.h"
 
 namespace topo {
@@ -529,10 +530,8 @@ NodeAffinity affinity_of(hwloc_topology_t topology) {
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ParseError(path, 0, "read error");
-  return text.str();
+  // lstopo's export of a large node is under a megabyte.
+  return read_all(in, path, 64 << 20);
 }
 
 // hwloc prints its verdict on a bad export ("out-of-order XML topology

@@ -1,5 +1,8 @@
 #include "topology/ibnetdisc.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -18,9 +21,38 @@
 #include <infiniband/umad.h>
 
 #include "topology/error.h"
+#include "topology/ibnetdisc_cache.h"
 #include "topology/ibnetdisc_walk.h"
+#include "topology/line_source.h"
 
 namespace topo {
+namespace {
+
+// Bytes in an anonymous in-memory file, for a loader that takes a path.
+class MemoryFile {
+ public:
+  MemoryFile(std::string_view bytes, const std::string& name) : fd_(memfd_create("topo-ibnetdisc-cache", MFD_CLOEXEC)) {
+    if (fd_ < 0) throw ParseError(name, 0, fmt::format("cannot hold the cache in memory: {}", std::strerror(errno)));
+    for (size_t done = 0; done < bytes.size();) {
+      ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) {
+        close(fd_);
+        throw ParseError(name, 0, fmt::format("cannot hold the cache in memory: {}", std::strerror(errno)));
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+  ~MemoryFile() { close(fd_); }
+  std::string path() const { return fmt::format("/proc/self/fd/{}", fd_); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 namespace ibnd_walk {
 
 std::string node_id(const ibnd_node_t* n) {
@@ -343,11 +375,17 @@ Routing read_lfts_live(const IbnetdiscOptions& options, const Fabric& fabric) {
 }
 
 Fabric load_ibnetdisc_cache(const std::string& path, const HostNaming& naming) {
+  std::string bytes;
   {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
+    bytes = read_all(in, path, kMaxIbnetdiscCacheBytes);
   }
-  FabricHandle fabric(ibnd_load_fabric(path.c_str(), 0));
+  check_ibnetdisc_cache(bytes, path);
+  // rdma-core loads from a path: the bytes checked, not the file again,
+  // which may have changed since.
+  MemoryFile checked(bytes, path);
+  FabricHandle fabric(ibnd_load_fabric(checked.path().c_str(), 0));
   if (!fabric)
     throw ParseError(path, 0, "not a libibnetdisc cache file: expected one written by 'ibnetdiscover --cache FILE'");
   return convert(fabric.get(), naming, "ibnetdisc-cache:" + path);

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
@@ -140,7 +141,8 @@ uint64_t parse_u64(std::string_view text, bool* ok) {
   }
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
-  *ok = ec == std::errc() && end != text.data();
+  // The whole word: "0p100000" is no GUID, nor is "4x" a width mask.
+  *ok = ec == std::errc() && end != text.data() && end == text.data() + text.size();
   return v;
 }
 
@@ -261,6 +263,8 @@ class Reader {
       uint64_t v = number();
       if (!relative) guid_base_[t] = v;
       next_guid_[t] = relative ? guid_base_[t] + v : v;
+      // GUID 0 is what the model (and the writer) take for "none".
+      if (next_guid_[t] == 0 && *guid_type != NodeType::Router) fail(no, fmt::format("{}{}: 0 is not a GUID", key, rest));
       return;
     }
     if (relative) fail(no, fmt::format("expected '{}=<value>'", key));
@@ -317,6 +321,7 @@ class Reader {
 
     auto t = static_cast<size_t>(type);
     uint64_t guid = next_guid_[t];
+    if (guid == 0 && type != NodeType::Router) fail(no, "the GUIDs counted up from the last guid= line wrap to 0");
     next_guid_[t] += type == NodeType::Switch ? 1 : static_cast<uint64_t>(*ports) + 1;  // ibsim reserves port GUIDs
     nodes_.push_back({type, id, std::move(desc), *ports, guid, no, defaults_, lid});
     current_ = static_cast<int>(nodes_.size()) - 1;
@@ -589,10 +594,20 @@ class Reader {
       if (own && seen_from_peer && own != seen_from_peer)
         fail(line, fmt::format("{} has LID {} on its own line but LID {} on its peer's", end_name(node, port), own,
                                seen_from_peer));
-      if (lid) builder.set_lid(vertex_id(node, port), lid);
+      if (lid) set_lid(builder, vertex_id(node, port), lid, line);
     };
     set(a.node, a.port, a.own_lid, b ? b->peer_lid : 0, a.line);
     set(d.remote_node, a.remote_port, b ? b->own_lid : 0, a.peer_lid, b ? b->line : a.line);
+  }
+
+  // Two nodes with one LID are an error at the line of the second, not
+  // only once the whole fabric is built.
+  void set_lid(FabricBuilder& builder, std::string id, uint32_t lid, int line) const {
+    auto [it, fresh] = lid_owners_.try_emplace(lid, id, line);
+    if (!fresh && it->second.first != id)
+      fail(line, fmt::format("LID {} of '{}' is already given to '{}' on line {}", lid, id, it->second.first,
+                             it->second.second));
+    builder.set_lid(id, lid);
   }
 
   Fabric build(const HostNaming& naming) {
@@ -603,7 +618,7 @@ class Reader {
       try {
         if (n.type == NodeType::Switch) {
           builder.add_switch(std::string(n.id), n.desc, n.ports, n.guid);
-          if (n.lid) builder.set_lid(n.id, n.lid);
+          if (n.lid) set_lid(builder, std::string(n.id), n.lid, n.line);
         } else if (n.type == NodeType::Ca && split(static_cast<int>(i))) {
           for (int port : cabled_[i]) builder.add_hca(vertex_id(static_cast<int>(i), port), n.desc, n.ports, n.guid);
         } else if (n.type == NodeType::Ca) {
@@ -639,6 +654,7 @@ class Reader {
   std::vector<PortRecord> ports_;
   std::vector<LinkDraft> drafts_;
   std::vector<std::vector<int>> cabled_;  // per node, its cabled ports
+  mutable std::unordered_map<uint32_t, std::pair<std::string, int>> lid_owners_;  // LID -> vertex id, line
   std::unordered_map<std::string_view, LinkRate> rate_words_;
   int current_ = -1;
   Masks defaults_;
@@ -676,8 +692,8 @@ void check_writable(const Node& n) {
 }  // namespace
 
 Fabric read_ibnetdiscover(std::istream& in, const std::string& filename, const HostNaming& naming) {
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ParseError(filename, 0, "read error");
+  // A 16k-host, 8-rail fabric's ibnetdiscover output is about 50 MB.
+  std::string text = read_all(in, filename, 256 << 20);
   return Reader(text, filename).read(naming);
 }
 

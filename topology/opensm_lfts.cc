@@ -16,51 +16,10 @@
 #include <fmt/ranges.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
-
-// Lines of a stream, read in large blocks: a dump of a 16k-host fabric is
-// hundreds of megabytes, never held whole.
-class LineSource {
- public:
-  explicit LineSource(std::istream& in) : in_(in), buf_(1 << 20) {}
-
-  bool next(std::string_view& line) {
-    for (;;) {
-      const char* nl = static_cast<const char*>(std::memchr(buf_.data() + begin_, '\n', end_ - begin_));
-      if (nl) {
-        line = std::string_view(buf_.data() + begin_, static_cast<size_t>(nl - (buf_.data() + begin_)));
-        begin_ = static_cast<size_t>(nl - buf_.data()) + 1;
-        return true;
-      }
-      if (eof_) {
-        if (begin_ == end_) return false;
-        line = std::string_view(buf_.data() + begin_, end_ - begin_);
-        begin_ = end_;
-        return true;
-      }
-      refill();
-    }
-  }
-  bool bad() const { return in_.bad(); }
-
- private:
-  void refill() {
-    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the block
-    in_.read(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
-    end_ += static_cast<size_t>(in_.gcount());
-    if (in_.gcount() == 0) eof_ = true;
-  }
-
-  std::istream& in_;
-  std::vector<char> buf_;
-  size_t begin_ = 0, end_ = 0;
-  bool eof_ = false;
-};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -135,7 +94,7 @@ class DumpReader {
     routing_.kind = RoutingKind::Static;
     routing_.source = "opensm-dump:" + file_;
     routing_.lft.assign(fabric_.switches().size(), {});
-    LineSource lines(in);
+    LineSource lines(in, file_);
     std::string_view raw;
     while (lines.next(raw)) {
       ++line_;

@@ -15,9 +15,11 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "topology/error.h"
 #include "topology/hostlist.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
@@ -136,20 +138,74 @@ std::vector<KeyValue> split_pairs(const LogicalLine& line) {
   return out;
 }
 
+// Files read so far through Include, and the bytes they held: a file that
+// includes itself (directly or around a loop) is an error, and so is more
+// text than any cluster's topology.conf holds (a few includes of a large
+// file, many times over, could otherwise take any time and memory).
+struct Includes {
+  std::vector<std::filesystem::path> chain;  // the including files, outermost first
+  uint64_t bytes = 0;
+};
+constexpr uint64_t kMaxTotalBytes = 64 << 20;
+
+std::filesystem::path canonical_or_same(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::path c = std::filesystem::weakly_canonical(p, ec);
+  return ec ? p : c;
+}
+
+void read_lines(std::istream& in, const std::string& file, Includes& includes, std::vector<LogicalLine>& out);
+
+void read_include(const std::string& file, int line, std::string_view name, Includes& includes,
+                  std::vector<LogicalLine>& out) {
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(file).parent_path() / path;
+  std::filesystem::path canonical = canonical_or_same(path);
+  if (std::find(includes.chain.begin(), includes.chain.end(), canonical) != includes.chain.end()) {
+    std::vector<std::string> loop;
+    for (const auto& p : includes.chain) loop.push_back(p.string());
+    throw ParseError(file, line,
+                     fmt::format("Include of '{}' includes a file that includes it: {} -> {}", name,
+                                 fmt::join(loop, " -> "), canonical.string()));
+  }
+  if (includes.chain.size() >= static_cast<size_t>(kMaxIncludeDepth))
+    throw ParseError(file, line, fmt::format("Include of '{}' nests deeper than {} files", name, kMaxIncludeDepth));
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw ParseError(file, line, fmt::format("Include: '{}' is not a regular file", path.string()));
+  std::ifstream included(path);
+  if (!included)
+    throw ParseError(file, line, fmt::format("Include: cannot read '{}': {}", path.string(), std::strerror(errno)));
+  read_lines(included, path.string(), includes, out);
+}
+
 // Reads logical lines, following Include directives.
-void read_lines(std::istream& in, const std::string& file, int depth, std::vector<LogicalLine>& out) {
+void read_lines(std::istream& in, const std::string& file, Includes& includes, std::vector<LogicalLine>& out) {
+  includes.chain.push_back(canonical_or_same(file));
+  LineSource lines(in, file, kMaxLineBytes, kMaxTotalBytes);
+  std::string_view view;
   std::string physical;
-  int number = 0;
-  while (std::getline(in, physical)) {
-    ++number;
-    LogicalLine line{file, number, ""};
+  auto next = [&] {
+    if (!lines.next(view)) return false;
+    includes.bytes += view.size() + 1;
+    if (includes.bytes > kMaxTotalBytes)
+      throw ParseError(file, lines.number(),
+                       fmt::format("more than {} bytes with the files it includes; expected a topology.conf",
+                                   kMaxTotalBytes));
+    physical.assign(view);
+    return true;
+  };
+  while (next()) {
+    LogicalLine line{file, lines.number(), ""};
     while (true) {
       if (!physical.empty() && physical.back() == '\r') physical.pop_back();
       strip_comment(physical);
       bool more = strip_continuation(physical);
       line.text += physical;
-      if (!more || !std::getline(in, physical)) break;
-      ++number;
+      if (line.text.size() > kMaxLineBytes)
+        throw ParseError(file, line.line,
+                         fmt::format("line continues past {} bytes; expected lines of a topology.conf", kMaxLineBytes));
+      if (!more || !next()) break;
     }
     line.text = strip_escapes(line.text);
     std::string_view t = line.text;
@@ -162,21 +218,13 @@ void read_lines(std::istream& in, const std::string& file, int depth, std::vecto
       std::string_view after = rest.substr(name.size());
       if (name.empty() || after.find_first_not_of(" \t") != std::string_view::npos)
         throw ParseError(file, line.line, "expected 'Include <file>' with a single file name");
-      std::filesystem::path path(name);
-      if (path.is_relative()) path = std::filesystem::path(file).parent_path() / path;
-      if (depth >= kMaxIncludeDepth)
-        throw ParseError(file, line.line,
-                         fmt::format("Include of '{}' nests deeper than {} files", name, kMaxIncludeDepth));
-      std::ifstream included(path);
-      if (!included)
-        throw ParseError(file, line.line,
-                         fmt::format("Include: cannot read '{}': {}", path.string(), std::strerror(errno)));
-      read_lines(included, path.string(), depth + 1, out);
+      read_include(file, line.line, name, includes, out);
       continue;
     }
     out.push_back(std::move(line));
   }
-  if (in.bad()) throw ParseError(file, 0, "read error");
+  if (lines.bad()) throw ParseError(file, 0, "read error");
+  includes.chain.pop_back();
 }
 
 struct SwitchLine {
@@ -316,7 +364,8 @@ std::string one_line(std::string_view text) {
 
 Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate) {
   std::vector<LogicalLine> lines;
-  read_lines(in, filename, 0, lines);
+  Includes includes;
+  read_lines(in, filename, includes, lines);
 
   std::vector<SwitchLine> switches;
   std::unordered_map<std::string, size_t> index;

@@ -2,6 +2,8 @@
 #include <iostream>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,6 +39,27 @@ int main(int argc, char** argv) {
   add(topoctl::add_report);
   add(topoctl::add_health);
   add(topoctl::add_baseline);
+
+  // CLI11 takes a misspelt command for a stray argument, and with --help
+  // beside it prints the main help and exits 0: a script could not tell a
+  // typo from success. The first word that is not an option names the
+  // command (the main level takes no option with a value).
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (!word.empty() && word.front() == '-') continue;
+    std::vector<std::string> names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names.push_back(sub->get_name());
+      known = known || sub->check_name(std::string(word));
+    }
+    if (!known) {
+      std::cerr << fmt::format("topoctl: unknown command '{}'; the commands are {} (topoctl --help)\n", word,
+                               fmt::join(names, ", "));
+      return topoctl::kError;
+    }
+    break;
+  }
 
   try {
     app.parse(argc, argv);

@@ -20,6 +20,7 @@
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/outcome_json.h"
+#include "tools/topoctl/schedule_json.h"
 #include "topology/error.h"
 
 namespace topoctl {
@@ -139,57 +140,6 @@ std::vector<std::string> split_policies(const std::string& text) {
     if (!item.empty()) out.push_back(item);
   if (out.empty()) throw std::invalid_argument("--policies: no policy named");
   return out;
-}
-
-// A schedule file from the real cluster (format in tests/slurm/replay.sh).
-topo::Schedule read_schedule(const std::string& path, const topo::Fabric& fabric, std::string& trace) {
-  std::ifstream in(path);
-  if (!in) throw topo::ParseError(path, 0, "cannot open the schedule file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw topo::ParseError(path, 0, fmt::format("not JSON: {}", e.what()));
-  }
-  auto field = [&](const json& j, const char* key, const std::string& where) -> const json& {
-    if (!j.is_object() || !j.contains(key)) throw topo::ParseError(path, 0, fmt::format("{}: no '{}'", where, key));
-    return j.at(key);
-  };
-  topo::Schedule s;
-  try {
-    s.policy = field(doc, "policy", "document").get<std::string>();
-    if (doc.contains("trace")) trace = doc["trace"].get<std::string>();
-    if (doc.contains("scheduler"))
-      for (auto& [k, v] : doc["scheduler"].items())
-        if (v.is_number()) s.scheduler[k] = v.get<double>();
-    if (doc.contains("rejected")) s.rejected = doc["rejected"].get<std::vector<std::string>>();
-    const json& jobs = field(doc, "jobs", "document");
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const json& j = jobs[i];
-      std::string where = fmt::format("jobs[{}]", i);
-      topo::ScheduledJob job;
-      job.id = field(j, "id", where).get<std::string>();
-      job.gpus = field(j, "gpus", where).get<int>();
-      job.submit_s = field(j, "submit_s", where).get<double>();
-      job.start_s = field(j, "start_s", where).get<double>();
-      job.end_s = field(j, "end_s", where).get<double>();
-      for (const std::string& host : field(j, "ring", where).get<std::vector<std::string>>()) {
-        auto h = fabric.find_host(host);
-        if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, job.id, host));
-        job.ring.push_back(*h);
-      }
-      job.host_gpus = field(j, "host_gpus", where).get<std::vector<int>>();
-      if (job.host_gpus.size() != job.ring.size())
-        throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, job.id,
-                                                    job.ring.size(), job.host_gpus.size()));
-      if (job.end_s < job.start_s || job.start_s < job.submit_s)
-        throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, job.id));
-      s.jobs.push_back(std::move(job));
-    }
-  } catch (const json::type_error& e) {
-    throw topo::ParseError(path, 0, fmt::format("wrong type: {}", e.what()));
-  }
-  return s;
 }
 
 }  // namespace
@@ -351,7 +301,7 @@ Run add_score(CLI::App& app) {
     c.title = opts->title.empty() ? "Slurm cluster replay" : opts->title;
     for (const std::string& path : opts->schedules) {
       std::string trace;
-      topo::Schedule s = read_schedule(path, loaded.fabric, trace);
+      topo::Schedule s = read_schedule_file(path, loaded.fabric, trace);
       // A real cluster's schedule says where jobs ran, not how they
       // communicate: they get the profile the simulator would draw.
       for (topo::ScheduledJob& job : s.jobs) {

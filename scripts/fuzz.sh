@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of tests/fuzz (see README.md, "Fuzzing").
+#
+#   scripts/fuzz.sh [--seconds N] [--build DIR] [--jobs J] [--ci] [target...]
+#
+# Builds them first (clang, -DTOPO_FUZZ=ON, in DIR, default build/fuzz), then
+# runs each target N seconds (default 600), one after the other, on its seed
+# corpus (tests/fuzz/corpus/<target>, never written to) plus a work corpus
+# of its own (DIR/fuzz-work/<target>, kept between runs) with its
+# dictionary. --ci: the seed corpus alone in a fresh work directory, as
+# scripts/test.sh runs it. No target named: every one.
+#
+# A crash, leak, timeout (over 60 s on one input: 2 shared cores), out-of-memory (over 2 GB)
+# or failed assertion stops that target with its input saved as
+# DIR/fuzz-work/<target>-crash-*; the script then exits 1 after the others.
+# Each target's last line of figures (executions, coverage) is printed.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=600
+build=${TOPO_BUILD_DIR:-$root/build}/fuzz
+jobs=1
+ci=0
+targets=()
+while (($#)); do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --ci) ci=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds takes a whole number" >&2; exit 2; }
+
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTOPO_FUZZ=ON -DTOPO_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
+fi
+ninja -C "$build" topo_fuzzers
+
+if ((${#targets[@]} == 0)); then
+  for f in "$root"/tests/fuzz/*_fuzz.cc; do
+    t=$(basename "$f" _fuzz.cc)
+    [ -x "$build/tests/fuzz/fuzz_$t" ] && targets+=("$t")
+  done
+fi
+
+work=$build/fuzz-work
+if ((ci)); then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+failed=()
+for t in "${targets[@]}"; do
+  bin=$build/tests/fuzz/fuzz_$t
+  [ -x "$bin" ] || { echo "fuzz.sh: no target $t (tests/fuzz/${t}_fuzz.cc, topo_fuzz_target in tests/fuzz/CMakeLists.txt)" >&2; exit 2; }
+  seeds=$root/tests/fuzz/corpus/$t
+  dict=$root/tests/fuzz/dict/$t.dict
+  mkdir -p "$work/$t" "$seeds"
+  args=(-max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536
+        -print_final_stats=1 -artifact_prefix="$work/$t-" -close_fd_mask=1)
+  [ -f "$dict" ] && args+=(-dict="$dict")
+  ((jobs > 1)) && args+=(-fork="$jobs")
+  log=$work/$t.log
+  echo "--- $t: ${seconds} s"
+  if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$bin" "${args[@]}" "$work/$t" "$seeds" </dev/null >"$log" 2>&1; then
+    grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | tail -2 || true
+  else
+    echo "fuzz.sh: $t FAILED; its log follows (input saved under $work/$t-*)"
+    grep -v '^#[0-9]' "$log" | tail -60
+    failed+=("$t")
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz.sh: findings in ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} targets clean"

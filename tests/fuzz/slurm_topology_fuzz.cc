@@ -1,0 +1,73 @@
+// Slurm's topology.conf, Include directives and all (relative ones resolve
+// in tests/fixtures/slurm, so the fixtures' include/ files can be reached).
+// What it accepts is written and read again: the second writing lists the
+// same switches and hosts as the first (the first may have had to drop a
+// host's second leaf, which its header comments say), and every host comes
+// back. What it rejects names a line.
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "tests/fuzz/fuzz_input.h"
+#include "topology/slurm_topology.h"
+
+namespace {
+
+std::vector<std::string> host_names(const topo::Fabric& f) {
+  std::vector<std::string> out;
+  for (topo::NodeId h : f.hosts()) out.push_back(f.node(h).name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The lines Slurm reads, without the header's comments.
+std::string lines(const std::string& conf) {
+  std::istringstream in(conf);
+  std::string out, line;
+  while (std::getline(in, line))
+    if (!line.starts_with("#")) out += line + "\n";
+  return out;
+}
+
+std::string write(const topo::Fabric& f) {
+  std::ostringstream out;
+  topo::write_slurm_topology(f, out);
+  return out.str();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string file = TOPO_FIXTURES "/slurm/fuzz.conf";
+  std::string input(topo_fuzz::text(data, size));
+  std::istringstream in(input);
+  topo::Fabric fabric;
+  try {
+    fabric = topo::read_slurm_topology(in, file);
+  } catch (const topo::ParseError& e) {
+    // An error inside an included file names that file and its line.
+    if (e.file() != file && e.line() > 0) return 0;
+    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input), {"no switch defined"});
+    return 0;
+  }
+  std::string first;
+  try {
+    first = write(fabric);
+  } catch (const topo::FabricError&) {
+    return 0;  // no host cabled, or a host name Slurm cannot take (documented)
+  }
+  std::istringstream written(first);
+  topo::Fabric again;
+  std::string second;
+  try {
+    again = topo::read_slurm_topology(written, file);
+    second = write(again);
+  } catch (const std::exception& e) {
+    topo_fuzz::fail(fmt::format("the written topology.conf does not read and write again: {}\n{}", e.what(), first));
+  }
+  if (lines(first) != lines(second)) topo_fuzz::fail(fmt::format("written twice, it differs:\n{}\n---\n{}", first, second));
+  if (host_names(fabric) != host_names(again))
+    topo_fuzz::fail(fmt::format("hosts lost in writing:\n{}", first));
+  return 0;
+}

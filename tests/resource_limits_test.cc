@@ -1,0 +1,165 @@
+// Inputs built to exhaust a reader: a line of megabytes, a stream that
+// never ends, a topology.conf that includes itself. Each is a ParseError
+// naming the file and line, reached without holding the input.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "placement/busy_file.h"
+#include "placement/running_file.h"
+#include "simulation/trace.h"
+#include "topology/error.h"
+#include "topology/line_source.h"
+#include "topology/slurm_topology.h"
+#include "topology/synthetic.h"
+
+namespace topo {
+namespace {
+
+// An endless stream, as /dev/zero or /dev/urandom give: `pattern` over and over.
+class Endless : public std::streambuf {
+ public:
+  explicit Endless(const std::string& pattern) {
+    while (block_.size() < (1 << 16)) block_ += pattern;
+    setg(block_.data(), block_.data(), block_.data() + block_.size());
+  }
+
+ protected:
+  int_type underflow() override {
+    setg(block_.data(), block_.data(), block_.data() + block_.size());
+    return traits_type::to_int_type(block_[0]);
+  }
+
+ private:
+  std::string block_;
+};
+
+// The error `read` throws; fails the test when it throws none.
+template <typename F>
+ParseError error_of(F read) {
+  try {
+    read();
+  } catch (const ParseError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no ParseError";
+  return ParseError("", 0, "");
+}
+
+std::string temp_dir() {
+  std::string dir = ::testing::TempDir() + "resource_limits_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(ResourceLimits, LineOfMegabytesNamesItsLine) {
+  std::string text = "first\nsecond\n" + std::string(kMaxLineBytes + 1, 'x') + "\n";
+  std::istringstream in(text);
+  LineSource lines(in, "big.txt");
+  std::string_view line;
+  ASSERT_TRUE(lines.next(line));
+  ASSERT_TRUE(lines.next(line));
+  ParseError e = error_of([&] { lines.next(line); });
+  EXPECT_EQ(e.file(), "big.txt");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("longer than 1048576 bytes"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, EndlessStreamStopsAtTheBound) {
+  Endless zeros(std::string(1, '\0')), lines_of_a("a\n");
+  std::istream no_breaks(&zeros), only_breaks(&lines_of_a);
+  std::string_view line;
+  LineSource one(no_breaks, "/dev/zero");
+  EXPECT_EQ(error_of([&] { one.next(line); }).line(), 1);
+  LineSource many(only_breaks, "/dev/urandom", kMaxLineBytes, 8 << 20);
+  ParseError e = error_of([&] { while (many.next(line)) {} });
+  EXPECT_NE(std::string(e.what()).find("more than 8388608 bytes"), std::string::npos) << e.what();
+  std::istream again(&zeros);
+  e = error_of([&] { read_all(again, "cache", 4 << 20); });
+  EXPECT_NE(std::string(e.what()).find("more than 4194304 bytes"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, LinesUpToTheBoundAreRead) {
+  std::string text = std::string(kMaxLineBytes, 'y') + "\nlast";
+  std::istringstream in(text);
+  LineSource lines(in, "edge.txt");
+  std::string_view line;
+  ASSERT_TRUE(lines.next(line));
+  EXPECT_EQ(line.size(), kMaxLineBytes);
+  ASSERT_TRUE(lines.next(line));
+  EXPECT_EQ(line, "last");
+  EXPECT_FALSE(lines.next(line));
+}
+
+TEST(ResourceLimits, TopologyConfIncludingItselfIsRefusedAtOnce) {
+  std::string dir = temp_dir();
+  write_file(dir + "/self.conf", "SwitchName=s1 Nodes=n[1-2]\nInclude self.conf\n");
+  ParseError e = error_of([&] { read_slurm_topology_file(dir + "/self.conf"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("includes a file that includes it"), std::string::npos) << e.what();
+
+  // Around a loop of two, and twice per file (which would otherwise grow
+  // as 2^depth).
+  write_file(dir + "/a.conf", "SwitchName=s1 Nodes=n[1-2]\nInclude b.conf\nInclude b.conf\n");
+  write_file(dir + "/b.conf", "Include a.conf\nInclude a.conf\n");
+  e = error_of([&] { read_slurm_topology_file(dir + "/a.conf"); });
+  EXPECT_EQ(e.file(), dir + "/b.conf");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(std::string(e.what()).find("a.conf -> "), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, TopologyConfIncludeOfADeviceIsRefused) {
+  std::istringstream in("SwitchName=s1 Nodes=n[1-2]\nInclude /dev/zero\n");
+  ParseError e = error_of([&] { read_slurm_topology(in, "topology.conf"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, TopologyConfIncludedManyTimesStopsAtTheBudget) {
+  std::string dir = temp_dir();
+  // 1 MiB included 100 times is more text than any cluster's topology.conf.
+  std::string line = "# " + std::string(256 << 10, '.') + "\n";
+  std::string leaf = line + line + line + line;
+  write_file(dir + "/big.conf", leaf);
+  std::string main = "SwitchName=s1 Nodes=n[1-2]\n";
+  for (int i = 0; i < 100; ++i) main += "Include big.conf\n";
+  write_file(dir + "/many.conf", main);
+  ParseError e = error_of([&] { read_slurm_topology_file(dir + "/many.conf"); });
+  EXPECT_NE(std::string(e.what()).find("with the files it includes"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, TopologyConfContinuationsCannotJoinForever) {
+  std::string text = "SwitchName=s1 Nodes=n[1-2] \\\n";
+  for (int i = 0; i < 40; ++i) text += std::string(64 << 10, ' ') + "\\\n";
+  std::istringstream in(text);
+  ParseError e = error_of([&] { read_slurm_topology(in, "topology.conf"); });
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(std::string(e.what()).find("continues past"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, TraceFromAnEndlessFileNamesLineOne) {
+  ParseError e = error_of([] { read_trace_csv("/dev/zero"); });
+  EXPECT_EQ(e.file(), "/dev/zero");
+  EXPECT_EQ(e.line(), 1);
+}
+
+TEST(ResourceLimits, BusyAndRunningFilesStopAtTheirBound) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  Endless comments("#");
+  std::istream busy(&comments);
+  FreeMap free = FreeMap::all_free(f, 8);
+  EXPECT_EQ(error_of([&] { read_busy(busy, "busy", f, free); }).line(), 1);
+  Endless blank("# a long comment line of a running-jobs file " + std::string(4000, '.') + "\n");
+  std::istream running(&blank);
+  ParseError e = error_of([&] { read_running(running, "running", f, 8, free); });
+  EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace topo

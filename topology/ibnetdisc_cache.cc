@@ -1,0 +1,113 @@
+#include "topology/ibnetdisc_cache.h"
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "topology/error.h"
+
+namespace topo {
+namespace {
+
+constexpr uint32_t kMagic = 0x8FE7832B;
+constexpr size_t kSmpData = 64;
+constexpr size_t kHeader = 28;
+constexpr size_t kNode = 15 + 3 * kSmpData;
+constexpr size_t kKey = 9;
+constexpr size_t kPort = 31 + kSmpData;
+
+// Little-endian fields at a cursor that never reads past the end.
+class Cursor {
+ public:
+  Cursor(std::string_view bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+
+  void need(size_t n, std::string_view what) const {
+    if (bytes_.size() - at_ < n)
+      throw ParseError(path_, 0, fmt::format("libibnetdisc cache ends inside {} (byte {} of {})", what, at_,
+                                             bytes_.size()));
+  }
+  uint64_t number(size_t width) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; ++i) v |= uint64_t{static_cast<uint8_t>(bytes_[at_ + i])} << (8 * i);
+    at_ += width;
+    return v;
+  }
+  void skip(size_t n) { at_ += n; }
+  size_t at() const { return at_; }
+  size_t left() const { return bytes_.size() - at_; }
+
+ private:
+  std::string_view bytes_;
+  const std::string& path_;
+  size_t at_ = 0;
+};
+
+using PortKey = std::pair<uint64_t, uint8_t>;  // (port GUID, port number)
+
+}  // namespace
+
+void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
+  auto fail = [&](const std::string& what) -> void { throw ParseError(path, 0, what); };
+  Cursor c(bytes, path);
+  c.need(kHeader, "its header");
+  if (c.number(4) != kMagic || c.number(4) != 1)
+    fail("not a libibnetdisc cache file (version 1): expected one written by 'ibnetdiscover --cache FILE'");
+  uint64_t nodes = c.number(4), ports = c.number(4), from = c.number(8);
+  c.skip(4);
+  if (nodes > c.left() / kNode || ports > c.left() / kPort)
+    fail(fmt::format("libibnetdisc cache claims {} nodes and {} ports, more than its {} bytes hold", nodes, ports,
+                     bytes.size()));
+
+  std::map<uint64_t, uint8_t> port_count;  // node GUID -> its port count
+  std::set<PortKey> stored;                 // the ports nodes list
+  for (uint64_t n = 0; n < nodes; ++n) {
+    c.need(kNode, fmt::format("node {}", n));
+    c.skip(4 + kSmpData);
+    uint64_t guid = c.number(8), type = c.number(1), count = c.number(1);
+    c.skip(2 * kSmpData);
+    uint64_t keys = c.number(1);
+    if (type < 1 || type > 3) fail(fmt::format("libibnetdisc cache node {} (GUID {:#x}): type {} is no CA, switch or router", n, guid, type));
+    if (!port_count.emplace(guid, static_cast<uint8_t>(count)).second)
+      fail(fmt::format("libibnetdisc cache node {}: GUID {:#x} given twice", n, guid));
+    c.need(keys * kKey, fmt::format("the ports of node {}", n));
+    for (uint64_t k = 0; k < keys; ++k) {
+      PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
+      if (key.second > count)
+        fail(fmt::format("libibnetdisc cache node {} (GUID {:#x}): port {} past its {} ports", n, guid, key.second, count));
+      if (!stored.insert(key).second)
+        fail(fmt::format("libibnetdisc cache node {}: port {:#x}/{} listed twice", n, key.first, key.second));
+    }
+  }
+  if (!port_count.count(from)) fail(fmt::format("libibnetdisc cache: the start node {:#x} is not among its nodes", from));
+
+  std::set<PortKey> seen;
+  std::vector<PortKey> peers;
+  for (uint64_t p = 0; p < ports; ++p) {
+    c.need(kPort, fmt::format("port {}", p));
+    PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
+    c.skip(1 + 2 + 1 + kSmpData);
+    uint64_t node = c.number(8), cabled = c.number(1);
+    PortKey peer{c.number(8), static_cast<uint8_t>(c.number(1))};
+    auto owner = port_count.find(node);
+    if (owner == port_count.end())
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): its node {:#x} is not among the nodes", p, key.first,
+                       key.second, node));
+    if (key.second > owner->second)
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): past its node's {} ports", p, key.first, key.second,
+                       owner->second));
+    if (!seen.insert(key).second) fail(fmt::format("libibnetdisc cache port {}: {:#x}/{} given twice", p, key.first, key.second));
+    if (cabled > 1) fail(fmt::format("libibnetdisc cache port {}: peer flag {} is neither 0 nor 1", p, cabled));
+    if (cabled) peers.push_back(peer);
+  }
+  if (c.left() != 0)
+    fail(fmt::format("libibnetdisc cache has {} bytes after its last port (byte {})", c.left(), c.at()));
+  for (const PortKey& key : stored)
+    if (!seen.count(key)) fail(fmt::format("libibnetdisc cache: a node lists port {:#x}/{}, which is not stored", key.first, key.second));
+  for (const PortKey& key : peers)
+    if (!seen.count(key)) fail(fmt::format("libibnetdisc cache: a port's peer {:#x}/{} is not stored", key.first, key.second));
+}
+
+}  // namespace topo
