@@ -32,5 +32,8 @@ Run add_job(CLI::App& app);
 Run add_simulate(CLI::App& app);
 Run add_score(CLI::App& app);
 Run add_report(CLI::App& app);
+Run add_draw(CLI::App& app);
+Run add_serve(CLI::App& app);
+Run add_metrics(CLI::App& app);
 
 }  // namespace topoctl

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   add(topoctl::add_simulate);
   add(topoctl::add_score);
   add(topoctl::add_report);
+  add(topoctl::add_draw);
+  add(topoctl::add_serve);
+  add(topoctl::add_metrics);
 
   try {
     app.parse(argc, argv);
