@@ -119,6 +119,10 @@ class ServeBrowser : public ::testing::Test {
     fs::create_directories(dir_);
     db_ = (dir_ / "topo.db").string();
   }
+  // The screenshots stay; Chromium's profiles go.
+  void TearDown() override {
+    for (int i = 1; i <= runs_; ++i) fs::remove_all(dir_ / fmt::format("chromium-profile-{}", i));
+  }
 
   // Chromium, headless as root, on a fresh profile; the page's DOM.
   Ran chromium(const std::string& url, const std::string& extra = "--dump-dom") {

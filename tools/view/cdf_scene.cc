@@ -139,9 +139,9 @@ Scene slowdown_cdf_scene(std::span<const CdfPanel> panels) {
     axis.width = kPlotW;
     auto y_of = [&](double f) { return bottom + kPlotH * f; };
 
-    pen.text({kLeft, y0 + kPanel - 20}, panel.title, 15, "black", true).css_class = "text title";
-    pen.text({kLeft, y0 + kPanel - 35}, shorten("fabric " + panel.fabric, 115), 11, "#555555", true);
-    pen.text({kLeft, y0 + kPanel - 48}, shorten("trace " + panel.trace, 115), 11, "#555555", true);
+    pen.text({kLeft, y0 + kPanel - 14}, panel.title, 15, "black", true).css_class = "text title";
+    pen.text({kLeft, y0 + kPanel - 29}, shorten("fabric " + panel.fabric, 115), 11, "#555555", true);
+    pen.text({kLeft, y0 + kPanel - 41}, shorten("trace " + panel.trace, 115), 11, "#555555", true);
     // Frame, grid and ticks.
     for (double f : {0.0, 0.25, 0.5, 0.75, 1.0}) {
       pen.line({{kLeft, y_of(f)}, {kLeft + kPlotW, y_of(f)}}, f == 0 || f == 1 ? "#333333" : "#dddddd", 1);
@@ -158,7 +158,7 @@ Scene slowdown_cdf_scene(std::span<const CdfPanel> panels) {
              axis.log ? "AllReduce time over the ideal (log scale), multi-host jobs"
                       : "AllReduce time over the ideal, multi-host jobs",
              12);
-    pen.text({kLeft, top_y + 10}, "fraction of jobs at or below", 11, "black", true);
+    pen.text({kLeft, top_y + 4}, "fraction of jobs at or below", 11, "black", true);
 
     // One step line and one legend entry per policy.
     for (size_t i = 0; i < panel.lines.size(); ++i) {
