@@ -78,7 +78,7 @@ TEST(FabricScene, LargeFabricCollapsesHostsPerLeafWithCounts) {
   ASSERT_NE(first, s.boxes.end());
   EXPECT_EQ(first->lines.front(), "32 hosts");
   EXPECT_EQ(first->lines.at(1), "2 busy");
-  EXPECT_TRUE(contains(first->tooltip, "gpu[001-032]")) << first->tooltip;
+  EXPECT_TRUE(contains(first->tooltip, "gpu[0001-0032]")) << first->tooltip;
   // Host cables bundled per leaf: 128 of them, plus 128 x 16 uplinks.
   EXPECT_EQ(s.lines.size(), 128u + 128 * 16);
 }
@@ -120,11 +120,11 @@ TEST(FabricScene, RingAndLoadFromPlacementRecords) {
   p.cable_gbps = jobs.cable_gbps;
   p.rings = {"42"};
   Scene s = fabric_scene(f, p);
-  EXPECT_EQ(lines_with(s, "job-42"), 4u);  // every step crosses a leaf
+  EXPECT_EQ(lines_with(s, "job_42"), 4u);  // every step crosses a leaf
   EXPECT_GT(lines_with(s, "loaded"), 0u);
   EXPECT_EQ(boxes_with(s, "busy"), 4u);
   std::string svg = render(s, Format::Svg);
-  EXPECT_EQ(count(svg, "class=\"edge ring job-42\""), 4u);
+  EXPECT_EQ(count(svg, "class=\"edge ring job_42\""), 4u);
 }
 
 TEST(Render, NamesAreEscapedAndPngIsDrawn) {

@@ -176,7 +176,7 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
   // The job's page: its ring over the fabric, its reasons escaped.
   Ran page = chromium(server.url("/job/4242"));
   ASSERT_EQ(page.code, 0) << page.out;
-  EXPECT_TRUE(contains(page.out, "class=\"edge ring job-4242\"")) << page.out.substr(0, 2000);
+  EXPECT_TRUE(contains(page.out, "class=\"edge ring job_4242\"")) << page.out.substr(0, 2000);
   EXPECT_TRUE(contains(page.out, "gpu001 -&gt; gpu003 -&gt; gpu002 -&gt; gpu004"));
   EXPECT_TRUE(contains(page.out, "&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_FALSE(contains(page.out, "<script>alert"));

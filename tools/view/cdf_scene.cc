@@ -178,7 +178,7 @@ Scene slowdown_cdf_scene(std::span<const CdfPanel> panels) {
       }
       points.push_back({axis.x(axis.top), y_of(static_cast<double>(below) / n)});
       Line& curve = pen.line(std::move(points), colour, 2);
-      curve.css_class = safe_id("cdf policy-", c.policy);
+      curve.css_class = safe_id("cdf policy_", c.policy);
       curve.tooltip = c.policy;
 
       double ly = top_y - 10 - 34 * static_cast<double>(i), lx = kLeft + kPlotW + 16;

@@ -99,10 +99,10 @@ Shown choose(const Fabric& f, const FabricPicture& p) {
 }
 
 std::string switch_box_id(const Fabric& f, NodeId sw) {
-  return safe_id(fmt::format("sw{}-", f.switch_index(sw)), f.node(sw).name);
+  return safe_id(fmt::format("sw{}_", f.switch_index(sw)), f.node(sw).name);
 }
-std::string host_box_id(const Fabric& f, NodeId host) { return safe_id("host-", f.node(host).name); }
-std::string group_box_id(const Fabric& f, NodeId leaf) { return "hosts-" + switch_box_id(f, leaf); }
+std::string host_box_id(const Fabric& f, NodeId host) { return safe_id("host_", f.node(host).name); }
+std::string group_box_id(const Fabric& f, NodeId leaf) { return "hosts_" + switch_box_id(f, leaf); }
 
 }  // namespace
 
@@ -261,7 +261,7 @@ Scene fabric_scene(const Fabric& f, const FabricPicture& p) {
     Line line;
     line.from = b.upper;
     line.to = b.lower;
-    line.id = "cable-" + b.upper + "-" + b.lower;
+    line.id = "cable_" + b.upper + "_" + b.lower;
     std::string css = "cable";
     std::vector<std::string> label;
     if (b.cables > 1) label.push_back(fmt::format("x{}", b.cables));
@@ -320,13 +320,13 @@ Scene fabric_scene(const Fabric& f, const FabricPicture& p) {
       if (!hops.contains(key)) order.push_back(key);
       hops[key].push_back(fmt::format("{}: {} -> {}", i + 1, f.node(a).name, f.node(b).name));
     }
-    std::string job_class = safe_id("job-", id);
+    std::string job_class = safe_id("job_", id);
     for (size_t k = 0; k < order.size(); ++k) {
       const std::vector<std::string>& steps = hops[order[k]];
       Line line;
       line.from = order[k].first;
       line.to = order[k].second;
-      line.id = fmt::format("ring-{}-{}", job_class, k + 1);
+      line.id = fmt::format("ring_{}_{}", job_class, k + 1);
       line.css_class = "ring " + job_class;
       line.colour = colour;
       line.width = 2.5;

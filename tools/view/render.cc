@@ -13,7 +13,8 @@ namespace topo::view {
 
 std::string safe_id(std::string_view prefix, std::string_view text) {
   std::string out(prefix);
-  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  // Graphviz writes '-' in SVG attributes as "&#45;": ids and classes keep to '_'.
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(0, "x");
   return out;
 }

@@ -6,8 +6,9 @@
 // Names and labels are plain text: the renderer escapes them for Graphviz
 // and Graphviz for SVG. `id` and `css_class` are written into the SVG as the
 // element's id and class so that pages, scripts and tests can find a leaf,
-// a degraded cable or a job's ring; they must be made of [A-Za-z0-9_-] (and
-// spaces between classes), which scene builders get from safe_id().
+// a degraded cable or a job's ring; they must be made of [A-Za-z0-9_] (and
+// spaces between classes; Graphviz writes '-' as "&#45;"), which scene
+// builders get from safe_id().
 #pragma once
 
 #include <optional>
@@ -77,8 +78,9 @@ struct Scene {
   std::vector<std::string> legend;  // lines of text drawn under the title
 };
 
-// `text` as an id or class token: characters outside [A-Za-z0-9_-] become
-// '_' and a leading digit gets a prefix, so "leaf 01/a" -> "leaf_01_a".
+// `prefix` then `text` as an id or class token: characters of `text` outside
+// [A-Za-z0-9] become '_' and a leading digit gets a prefix, so ("job_",
+// "leaf 01/a") -> "job_leaf_01_a".
 std::string safe_id(std::string_view prefix, std::string_view text);
 
 }  // namespace topo::view
