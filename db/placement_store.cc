@@ -133,6 +133,19 @@ std::optional<PlacementRecord> PlacementStore::latest_for_job(uint32_t job_id) c
   return read_record(s);
 }
 
+std::vector<PlacementRecord> PlacementStore::recent(size_t limit) const {
+  // The newest row of each job, newest job first.
+  Statement s = connection_.prepare(
+      fmt::format("SELECT {} FROM placement WHERE id IN (SELECT MAX(id) FROM placement GROUP BY job_id) "
+                  "ORDER BY id DESC LIMIT ?1",
+                  kColumns),
+      "cannot list the recent placements");
+  s.bind(1, static_cast<int64_t>(limit));
+  std::vector<PlacementRecord> out;
+  while (s.step()) out.push_back(read_record(s));
+  return out;
+}
+
 std::vector<PlacementRecord> PlacementStore::history(uint32_t job_id) const {
   Statement s = connection_.prepare(fmt::format("SELECT {} FROM placement WHERE job_id = ?1 ORDER BY id", kColumns),
                                     fmt::format("cannot read the placements of job {}", job_id));

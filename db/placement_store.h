@@ -77,6 +77,10 @@ class PlacementStore {
 
   // The newest record of a job; nullopt when it has none.
   std::optional<PlacementRecord> latest_for_job(uint32_t job_id) const;
+  // The current (newest) record of the `limit` most recently placed jobs,
+  // newest first. The database keeps no job ends: running or ended is
+  // Slurm's to say.
+  std::vector<PlacementRecord> recent(size_t limit) const;
   // Every record of a job, oldest first.
   std::vector<PlacementRecord> history(uint32_t job_id) const;
 

@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   ibsim-utils opensm libsimgrid-dev lldpd
   clang libclang-rt-14-dev  # libFuzzer with ASan + UBSan (tests/fuzz, scripts/fuzz.sh)
+  libgraphviz-dev libcpp-httplib-dev chromium python3-prometheus-client  # draw, serve, the browser test
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
   # Slurm 24.11 from source (scripts/slurm-24.sh) needs only build-essential, pkg-config and libmunge-dev above

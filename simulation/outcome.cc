@@ -49,6 +49,7 @@ JobOutcome shape_of(const SwitchTree& tree, const ScheduledJob& job) {
   o.id = job.id;
   o.gpus = job.gpus;
   o.hosts = static_cast<int>(job.ring.size());
+  for (NodeId h : job.ring) o.ring.push_back(tree.fabric().node(h).name);
   o.wait_s = job.start_s - job.submit_s;
   std::set<int> leaves, pods;
   for (NodeId h : job.ring) {

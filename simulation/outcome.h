@@ -18,6 +18,7 @@ struct JobOutcome {
   Profile profile = Profile::AllReduce;  // how it communicates; None for single-host jobs
   int gpus = 0;
   int hosts = 0;
+  std::vector<std::string> ring;  // its hosts' names in ring order (for pictures)
   double wait_s = 0;
   int leaves = 0;            // distinct home leaves of its hosts
   int pods = 0;

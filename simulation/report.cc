@@ -1,7 +1,6 @@
 #include "simulation/report.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <set>
 
@@ -299,194 +298,24 @@ std::string report_markdown(std::span<const Comparison> runs, std::string_view p
   return md;
 }
 
-namespace {
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // Control characters other than tab and newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
-}
-
-constexpr std::array<std::string_view, 8> kColours = {"#2ca02c", "#d62728", "#1f77b4", "#ff7f0e",
-                                                     "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-
-// A fixed colour per known policy, so pictures compare at a glance.
-std::string_view colour_of(const std::string& policy, size_t index) {
-  if (policy == kTopoAware) return kColours[0];
-  if (policy == kTree) return kColours[1];
-  if (policy == kLinear) return kColours[2];
-  return kColours[3 + index % (kColours.size() - 3)];
-}
-
-// The x axis from 1 to `top`: linear while the slowdowns stay below 3,
-// where most of them sit just above 1; logarithmic beyond, so a few jobs
-// slowed 10x do not squash the rest against the left edge.
-struct Axis {
-  bool log = false;
-  double top = 1;
-  double left = 0, width = 1;  // in pixels
-
-  double x(double v) const {
-    v = std::clamp(v, 1.0, top);
-    double f = log ? std::log(v) / std::log(top) : (v - 1) / (top - 1);
-    return left + width * f;
-  }
-
-  // 1-2-5 ticks (1.1, 1.2, 1.5 near 1 on a log axis) at least 44 px apart.
-  std::vector<double> ticks() const {
-    std::vector<double> all;
-    if (log) {
-      all = {1, 1.1, 1.2, 1.5};
-      for (double decade = 1; decade <= 1e9; decade *= 10)
-        for (double m : {2.0, 5.0, 10.0}) all.push_back(m * decade);
-    } else {
-      double span = top - 1, step = 0;
-      for (double decade = 1e-6; decade <= 1e9 && step == 0; decade *= 10)
-        for (double m : {1.0, 2.0, 2.5, 5.0})
-          if (span / (m * decade) <= 6) {
-            step = m * decade;
-            break;
-          }
-      if (step == 0) step = span;
-      for (int i = 0; 1 + i * step <= top * (1 + 1e-12); ++i) all.push_back(1 + i * step);
-    }
-    std::vector<double> kept;
-    for (double t : all)
-      if (t <= top * (1 + 1e-12) && (kept.empty() || x(t) - x(kept.back()) >= 44)) kept.push_back(t);
-    return kept;
-  }
-};
-
-std::string shorten(std::string_view text, size_t limit) {
-  if (text.size() <= limit) return std::string(text);
-  return std::string(text.substr(0, limit - 3)) + "...";
-}
-
-struct Curve {
-  std::string policy;
-  std::vector<double> finite;  // sorted
-  size_t infinite = 0;
-  size_t count() const { return finite.size() + infinite; }
-};
-
-}  // namespace
-
-std::string slowdown_cdf_svg(std::span<const Comparison> runs) {
-  constexpr double kWidth = 800, kPanel = 440;
-  constexpr double kLeft = 70, kRight = 230, kTop = 62, kBottom = 56;
-  constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kPanel - kTop - kBottom;
-  double height = kPanel * static_cast<double>(std::max<size_t>(runs.size(), 1));
-
-  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  svg += fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n",
-      kWidth, height);
-  svg += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"white\"/>\n", kWidth, height);
-  if (runs.empty()) svg += "<text x=\"20\" y=\"40\">no runs to show</text>\n";
-
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const Comparison& run = runs[r];
-    double y0 = kPanel * static_cast<double>(r);
-    std::vector<Curve> curves;
-    double top = 1;
+std::vector<CdfPanel> slowdown_cdfs(std::span<const Comparison> runs) {
+  std::vector<CdfPanel> panels;
+  for (const Comparison& run : runs) {
+    CdfPanel panel{run.title.empty() ? "replay" : run.title, run.fabric, run.trace, {}};
     for (const PolicyOutcome& p : run.policies) {
-      Curve c;
-      c.policy = p.policy;
+      CdfLine line;
+      line.policy = p.policy;
       for (const JobOutcome& j : p.jobs) {
         if (j.hosts <= 1) continue;
-        if (std::isfinite(j.allreduce_slowdown)) c.finite.push_back(std::max(1.0, j.allreduce_slowdown));
-        else ++c.infinite;
+        if (std::isfinite(j.allreduce_slowdown)) line.finite.push_back(std::max(1.0, j.allreduce_slowdown));
+        else ++line.infinite;
       }
-      std::sort(c.finite.begin(), c.finite.end());
-      if (!c.finite.empty()) top = std::max(top, c.finite.back());
-      curves.push_back(std::move(c));
+      std::sort(line.finite.begin(), line.finite.end());
+      panel.lines.push_back(std::move(line));
     }
-    // Some room past the largest value so the last step shows.
-    Axis axis;
-    axis.top = std::max(1.05, 1 + (top - 1) * 1.05);
-    axis.log = axis.top > 3;
-    axis.left = kLeft;
-    axis.width = kPlotW;
-    auto x_of = [&](double v) { return axis.x(v); };
-    auto y_of = [&](double f) { return y0 + kTop + kPlotH * (1 - f); };
-
-    svg += fmt::format("<g id=\"run{}\">\n", r + 1);
-    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, y0 + 22,
-                       xml_escape(run.title.empty() ? "replay" : run.title));
-    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", kLeft, y0 + 36,
-                       xml_escape(shorten("fabric " + run.fabric, 115)));
-    svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", kLeft, y0 + 49,
-                       xml_escape(shorten("trace " + run.trace, 115)));
-    // Frame, grid and ticks.
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#333\"/>\n",
-                       kLeft, y0 + kTop, kPlotW, kPlotH);
-    for (int i = 0; i <= 4; ++i) {
-      double f = i / 4.0, y = y_of(f);
-      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kLeft, y,
-                         kLeft + kPlotW, y);
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kLeft - 6, y + 4, f);
-    }
-    for (double t : axis.ticks()) {
-      double x = x_of(t);
-      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", x, y0 + kTop, x,
-                         y0 + kTop + kPlotH);
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", x,
-                         y0 + kTop + kPlotH + 16, t);
-    }
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kLeft + kPlotW / 2,
-                       y0 + kPanel - 14,
-                       axis.log ? "AllReduce time over the ideal (log scale), multi-host jobs"
-                                : "AllReduce time over the ideal, multi-host jobs");
-    svg += fmt::format(
-        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} {1:.1f})\">{2}</text>\n",
-        kLeft - 44, y0 + kTop + kPlotH / 2, "fraction of jobs at or below");
-
-    // One step line and one legend entry per policy.
-    for (size_t i = 0; i < curves.size(); ++i) {
-      const Curve& c = curves[i];
-      std::string_view colour = colour_of(c.policy, i);
-      double n = static_cast<double>(std::max<size_t>(c.count(), 1));
-      std::string points = fmt::format("{:.1f},{:.1f}", x_of(1), y_of(0));
-      size_t below = 0;
-      for (size_t k = 0; k < c.finite.size();) {
-        size_t same = k;
-        while (same < c.finite.size() && c.finite[same] == c.finite[k]) ++same;
-        double x = x_of(c.finite[k]);
-        points += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", x, y_of(below / n), x, y_of(same / n));
-        below = same;
-        k = same;
-      }
-      points += fmt::format(" {:.1f},{:.1f}", x_of(axis.top), y_of(below / n));
-      svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>\n",
-                         colour, points, xml_escape(c.policy));
-
-      double ly = y0 + kTop + 10 + 34 * static_cast<double>(i);
-      double lx = kLeft + kPlotW + 16;
-      svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"3\"/>\n", lx,
-                         ly, lx + 24, ly, colour);
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 30, ly + 4, xml_escape(c.policy));
-      std::string note = c.count() == 0 ? "no multi-host jobs" : fmt::format("{} jobs", c.count());
-      if (c.infinite > 0) note += fmt::format(", {} infinite", c.infinite);
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">{}</text>\n", lx + 30, ly + 18,
-                         xml_escape(note));
-    }
-    svg += "</g>\n";
+    panels.push_back(std::move(panel));
   }
-  svg += "</svg>\n";
-  return svg;
+  return panels;
 }
 
 }  // namespace topo

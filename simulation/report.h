@@ -1,8 +1,8 @@
 // The benchmark's report: replays of one trace under several policies, side
 // by side, as a markdown page (tables, ratios of topo-aware against Slurm's
 // topology/tree and cons_tres's linear choice, the goals as pass /
-// miss) and an SVG picture of each job's AllReduce slowdown as a CDF per
-// policy.
+// miss) and the data of a picture of each job's AllReduce slowdown as a CDF
+// per policy (drawn by tools/view, like every picture).
 // Pure functions: outcomes in, text out; the caller writes the files.
 #pragma once
 
@@ -55,12 +55,25 @@ std::optional<double> percent_change(double value, double reference);
 // leaves the link out.
 std::string report_markdown(std::span<const Comparison> runs, std::string_view picture_file);
 
-// A self-contained SVG: a panel per run, x = AllReduce time over the ideal
-// for multi-host jobs (from 1 to the largest finite value; linear up to 3,
-// logarithmic beyond), y =
-// fraction of those jobs at or below it, a step line (one <polyline>) per
-// policy with a legend. Jobs with an infinite slowdown keep their policy's
-// line below 1 and are counted in the legend.
-std::string slowdown_cdf_svg(std::span<const Comparison> runs);
+// The slowdown CDF of one policy in one run: the AllReduce time over the
+// ideal of each multi-host job (at least 1), sorted, and how many jobs had
+// an infinite one (a full cable), which keep the line below 1.
+struct CdfLine {
+  std::string policy;
+  std::vector<double> finite;  // sorted ascending
+  size_t infinite = 0;
+  size_t count() const { return finite.size() + infinite; }
+};
+
+struct CdfPanel {
+  std::string title;  // the run's title ("replay" when it has none)
+  std::string fabric;
+  std::string trace;
+  std::vector<CdfLine> lines;  // one per policy, in the run's order
+};
+
+// A panel per run, a line per policy: what the report's CDF picture shows
+// (tools/view/cdf_scene.h draws it).
+std::vector<CdfPanel> slowdown_cdfs(std::span<const Comparison> runs);
 
 }  // namespace topo

@@ -17,6 +17,8 @@
 
 #include "simulation/report.h"
 #include "tools/topoctl/outcome_json.h"
+#include "tools/view/cdf_scene.h"
+#include "tools/view/render.h"
 #include "topology/error.h"
 
 namespace topo {
@@ -254,45 +256,60 @@ std::vector<std::string> balanced_tags(const std::string& xml, std::string& prob
   return seen;
 }
 
+TEST(Report, CdfLinesHoldEachPolicysMultiHostJobs) {
+  Comparison a = sample(), b = sample();
+  b.title = "";
+  b.policies.pop_back();
+  std::vector<Comparison> runs = {a, b};
+  std::vector<CdfPanel> panels = slowdown_cdfs(runs);
+  ASSERT_EQ(panels.size(), 2u);
+  EXPECT_EQ(panels[1].title, "replay");
+  ASSERT_EQ(panels[0].lines.size(), 3u);
+  ASSERT_EQ(panels[1].lines.size(), 2u);
+  const CdfLine& tree = panels[0].lines[1];
+  EXPECT_EQ(tree.policy, "tree");
+  EXPECT_EQ(tree.infinite, 1u);
+  EXPECT_EQ(tree.finite, (std::vector<double>{1.1, 1.3, 2.05}));
+  EXPECT_EQ(tree.count(), 4u);  // the single-host job is left out
+  EXPECT_TRUE(std::is_sorted(panels[0].lines[0].finite.begin(), panels[0].lines[0].finite.end()));
+}
+
 TEST(Report, CdfPictureIsWellFormedWithALinePerPolicy) {
   Comparison a = sample(), b = sample();
   b.title = "second run";
   b.policies.pop_back();
   std::vector<Comparison> runs = {a, b};
-  std::string svg = slowdown_cdf_svg(runs);
+  auto draw = [](std::span<const Comparison> r) {
+    return view::render(view::slowdown_cdf_scene(slowdown_cdfs(r)), view::Format::Svg);
+  };
+  std::string svg = draw(runs);
   std::string problem;
   std::vector<std::string> tags = balanced_tags(svg, problem);
   EXPECT_EQ(problem, "") << svg;
-  EXPECT_EQ(std::count(tags.begin(), tags.end(), "polyline"), static_cast<long>(a.policies.size() + b.policies.size()));
   EXPECT_EQ(std::count(tags.begin(), tags.end(), "svg"), 1);
+  for (const char* policy : {"linear", "tree", "topo_aware"})
+    EXPECT_TRUE(contains(svg, fmt::format("class=\"edge cdf policy_{}\"", policy))) << policy;
+  size_t lines = 0;
+  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1)) ++lines;
+  EXPECT_EQ(lines, a.policies.size() + b.policies.size());
   EXPECT_TRUE(contains(svg, "2:1 leaf/spine &lt;loaded&gt; &amp; interleaved"));
   EXPECT_FALSE(contains(svg, "<loaded>"));
   EXPECT_TRUE(contains(svg, "1 infinite"));  // tree's full-cable job
-  for (const char* policy : {"linear", "tree", "topo-aware"}) EXPECT_TRUE(contains(svg, fmt::format(">{}<", policy)));
-
-  // Each step line climbs to the share of finite jobs: its last point's y is
-  // the plot's top for policies without infinite jobs, lower for tree's.
-  std::vector<double> last_y;
-  for (size_t p = svg.find("points=\""); p != std::string::npos; p = svg.find("points=\"", p + 1)) {
-    std::string points = svg.substr(p + 8, svg.find('"', p + 8) - p - 8);
-    std::string last = points.substr(points.rfind(' ') + 1);
-    last_y.push_back(std::stod(last.substr(last.find(',') + 1)));
-  }
-  ASSERT_EQ(last_y.size(), 5u);
-  EXPECT_EQ(last_y[0], last_y[2]);  // linear and topo-aware reach 1
-  EXPECT_GT(last_y[1], last_y[0]);  // tree stops at 3/4 (svg y grows downwards)
+  // Graphviz writes '-' in text as a character reference.
+  for (const char* policy : {"linear", "tree", "topo&#45;aware"}) EXPECT_TRUE(contains(svg, fmt::format(">{}<", policy)));
 
   // A linear axis while slowdowns stay small, a log axis past 3.
   Comparison mild = sample();
   for (PolicyOutcome& p : mild.policies)
     for (JobOutcome& job : p.jobs) job.allreduce_slowdown = std::min(job.allreduce_slowdown, 1.6);
-  EXPECT_FALSE(contains(slowdown_cdf_svg(std::span<const Comparison>(&mild, 1)), "log scale"));
+  EXPECT_FALSE(contains(draw(std::span<const Comparison>(&mild, 1)), "log scale"));
   mild.policies[0].jobs[0].allreduce_slowdown = 12;
-  EXPECT_TRUE(contains(slowdown_cdf_svg(std::span<const Comparison>(&mild, 1)), "log scale"));
+  EXPECT_TRUE(contains(draw(std::span<const Comparison>(&mild, 1)), "log scale"));
 
-  std::string empty = slowdown_cdf_svg({});
+  std::string empty = draw({});
   balanced_tags(empty, problem);
   EXPECT_EQ(problem, "");
+  EXPECT_TRUE(contains(empty, "no runs to show"));
 }
 
 TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
@@ -394,6 +411,7 @@ TEST(ReportCli, WritesTheReportAndPictureFromResultsFiles) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   Comparison c = sample();
+  c.policies[2].jobs[0].ring = {"gpu001", "gpu017", "gpu002"};
   std::ofstream(dir / "results.json") << topoctl::to_json(c).dump(1);
   std::filesystem::path out = dir / "out";
 
@@ -403,14 +421,22 @@ TEST(ReportCli, WritesTheReportAndPictureFromResultsFiles) {
   EXPECT_TRUE(contains(ok.out, (out / "report.md").string()));
   EXPECT_TRUE(contains(ok.out, (out / "slowdown-cdf.svg").string()));
   std::string md = slurp(out / "report.md"), svg = slurp(out / "slowdown-cdf.svg");
-  EXPECT_EQ(md, report_markdown(std::vector<Comparison>{topoctl::read_comparison_file((dir / "results.json").string()),
-                                                        topoctl::read_comparison_file((dir / "results.json").string())},
-                                "slowdown-cdf.svg"));
+  // The report's own page, then the fabric pictures' section.
+  EXPECT_TRUE(md.starts_with(report_markdown(
+      std::vector<Comparison>{topoctl::read_comparison_file((dir / "results.json").string()),
+                              topoctl::read_comparison_file((dir / "results.json").string())},
+      "slowdown-cdf.svg")));
   EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 0, true);
   std::string problem;
   std::vector<std::string> tags = balanced_tags(svg, problem);
   EXPECT_EQ(problem, "");
-  EXPECT_EQ(std::count(tags.begin(), tags.end(), "polyline"), 6);
+  size_t lines = 0;
+  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 6u);
+  // The fabric of each run, with topo-aware's largest job's ring.
+  std::string fabric = slurp(out / "fabric-1.svg");
+  EXPECT_TRUE(contains(fabric, "class=\"edge ring job_topo_aware_0\"")) << fabric.substr(0, 3000);
+  EXPECT_TRUE(contains(md, "](fabric-1.svg)"));
 
   Ran named = topoctl_run(fmt::format("report --results {}/results.json --out {} --picture cdf.svg --json", dir.string(),
                                       out.string()));

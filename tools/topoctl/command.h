@@ -34,5 +34,8 @@ Run add_score(CLI::App& app);
 Run add_report(CLI::App& app);
 Run add_health(CLI::App& app);
 Run add_baseline(CLI::App& app);
+Run add_draw(CLI::App& app);
+Run add_serve(CLI::App& app);
+Run add_metrics(CLI::App& app);
 
 }  // namespace topoctl

@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   add(topoctl::add_report);
   add(topoctl::add_health);
   add(topoctl::add_baseline);
+  add(topoctl::add_draw);
+  add(topoctl::add_serve);
+  add(topoctl::add_metrics);
 
   // CLI11 takes a misspelt command for a stray argument, and with --help
   // beside it prints the main help and exits 0: a script could not tell a

@@ -79,6 +79,7 @@ json job_json(const topo::JobOutcome& o) {
           {"profile", topo::name(o.profile)},
           {"gpus", o.gpus},
           {"hosts", o.hosts},
+          {"ring", o.ring},
           {"wait_s", o.wait_s},
           {"leaves", o.leaves},
           {"pods", o.pods},
@@ -96,6 +97,14 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
   o.id = f.text("id");
   o.gpus = static_cast<int>(f.whole("gpus"));
   o.hosts = static_cast<int>(f.whole("hosts"));
+  // Older results carry no ring.
+  if (const json* ring = f.find("ring")) {
+    if (!ring->is_array()) f.fail(f.name("ring"), "expected an array of host names");
+    for (const json& h : *ring) {
+      if (!h.is_string()) f.fail(f.name("ring"), "expected an array of host names");
+      o.ring.push_back(h.get<std::string>());
+    }
+  }
   o.wait_s = f.number("wait_s");
   o.leaves = static_cast<int>(f.whole("leaves"));
   o.pods = static_cast<int>(f.whole("pods"));

@@ -1,6 +1,8 @@
-// topoctl report: the benchmark's markdown report and slowdown CDF picture
-// from the results files `topoctl simulate --json` (or the real cluster's
-// replay) wrote.
+// topoctl report: the benchmark's markdown report, its slowdown CDF picture
+// and a picture of each run's fabric with its largest jobs' rings, from the
+// results files `topoctl simulate --json` (or the real cluster's replay)
+// wrote. Pictures are drawn by tools/view, like `topoctl draw`.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -10,9 +12,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "db/snapshot_store.h"
 #include "simulation/report.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/outcome_json.h"
+#include "tools/view/cdf_scene.h"
+#include "tools/view/fabric_scene.h"
+#include "tools/view/render.h"
+#include "topology/synthetic.h"
 
 namespace topoctl {
 namespace {
@@ -25,6 +32,52 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   if (!out) throw std::runtime_error(fmt::format("{}: writing failed", path.string()));
 }
 
+// Rings drawn on a run's fabric picture: its largest multi-host jobs.
+constexpr size_t kRingsDrawn = 3;
+
+// The fabric a run names: a synthetic spec, or "DB snapshot REF" as
+// simulate writes it for a stored one. Throws naming what is missing.
+topo::Fabric run_fabric(const std::string& fabric) {
+  size_t at = fabric.rfind(" snapshot ");
+  if (at != std::string::npos) {
+    std::string db = fabric.substr(0, at), ref = fabric.substr(at + 10);
+    if (!std::filesystem::is_regular_file(db)) throw std::runtime_error(fmt::format("database {} is not here", db));
+    topo::SnapshotStore store(db);
+    return store.load(store.resolve(ref));
+  }
+  return topo::make_synthetic(fabric);
+}
+
+// The run's fabric with the hosts of one policy's jobs (topo-aware's when
+// it ran) and the rings of its largest jobs.
+std::string fabric_picture(const topo::Comparison& run) {
+  topo::Fabric fabric = run_fabric(run.fabric);
+  const topo::PolicyOutcome* policy = run.policies.empty() ? nullptr : &run.policies.front();
+  for (const topo::PolicyOutcome& p : run.policies)
+    if (p.policy == "topo-aware") policy = &p;
+  topo::view::FabricPicture picture;
+  picture.title = fmt::format("{}: {}", run.title.empty() ? "replay" : run.title, run.fabric);
+  std::vector<const topo::JobOutcome*> largest;
+  if (policy) {
+    for (const topo::JobOutcome& job : policy->jobs) {
+      topo::view::JobOnFabric on{job.id, {}};
+      for (const std::string& host : job.ring)
+        if (std::optional<topo::NodeId> h = fabric.find_host(host)) on.ring.push_back(*h);
+      if (on.ring.size() > 1) largest.push_back(&job);
+      picture.jobs.push_back(std::move(on));
+    }
+    std::stable_sort(largest.begin(), largest.end(),
+                     [](const topo::JobOutcome* a, const topo::JobOutcome* b) { return a->hosts > b->hosts; });
+    if (largest.size() > kRingsDrawn) largest.resize(kRingsDrawn);
+    for (const topo::JobOutcome* job : largest) picture.rings.push_back(job->id);
+  }
+  topo::view::Scene scene = topo::view::fabric_scene(fabric, picture);
+  scene.legend.push_back(policy ? fmt::format("hosts shaded: every job {} ran over the whole replay; rings: its {} largest",
+                                              policy->policy, largest.size())
+                                : "no policy in this run");
+  return topo::view::render(scene, topo::view::Format::Svg);
+}
+
 }  // namespace
 
 Run add_report(CLI::App& app) {
@@ -33,6 +86,7 @@ Run add_report(CLI::App& app) {
     std::string out_dir;
     std::string picture = "slowdown-cdf.svg";
     bool json = false;
+    bool no_fabric = false;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -43,6 +97,8 @@ Run add_report(CLI::App& app) {
   cmd->add_option("--out", opts->out_dir, "directory to write report.md and the picture into (created if missing)")
       ->required();
   cmd->add_option("--picture", opts->picture, "file name of the SVG picture inside --out")->capture_default_str();
+  cmd->add_flag("--no-fabric", opts->no_fabric,
+                "leave out the pictures of each run's fabric (fabric-N.svg) with its largest jobs' rings");
   cmd->add_flag("--json", opts->json, "print the written paths as JSON");
   cmd->footer("Each results file is {\"title\", \"fabric\", \"trace\", \"policies\": {name: outcome}}, as "
               "`topoctl simulate --json` writes it.");
@@ -59,12 +115,30 @@ Run add_report(CLI::App& app) {
     std::filesystem::create_directories(dir, ec);
     if (ec) throw std::runtime_error(fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
     std::filesystem::path report = dir / "report.md", picture = dir / picture_name;
-    write_file(report, topo::report_markdown(runs, opts->picture));
-    write_file(picture, topo::slowdown_cdf_svg(runs));
+    std::string markdown = topo::report_markdown(runs, opts->picture);
+    write_file(picture, topo::view::render(topo::view::slowdown_cdf_scene(topo::slowdown_cdfs(runs)),
+                                           topo::view::Format::Svg));
+    std::vector<std::string> fabrics;
+    if (!opts->no_fabric) {
+      markdown += "## The fabrics and their jobs\n\n";
+      for (size_t i = 0; i < runs.size(); ++i) {
+        std::string name = fmt::format("fabric-{}.svg", i + 1);
+        try {
+          write_file(dir / name, fabric_picture(runs[i]));
+          markdown += fmt::format("![{}]({})\n\n", runs[i].title.empty() ? "replay" : runs[i].title, name);
+          fabrics.push_back((dir / name).string());
+        } catch (const std::exception& e) {
+          markdown += fmt::format("No fabric picture for run {} ({}): {}\n\n", i + 1, runs[i].fabric, e.what());
+        }
+      }
+    }
+    write_file(report, markdown);
     if (opts->json) {
-      std::cout << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}, {"fabrics", fabrics}}.dump(2)
+                << "\n";
     } else {
       fmt::print("{}\n{}\n", report.string(), picture.string());
+      for (const std::string& f : fabrics) fmt::print("{}\n", f);
     }
     return kOk;
   };

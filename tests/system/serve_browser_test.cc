@@ -1,0 +1,250 @@
+// The read-only page as a person sees it: a database made by `topoctl
+// discover` from a fixture with a degraded cable and a placed job (a
+// placement record as the Slurm plugin writes it), `topoctl serve` on a free
+// loopback port, its pages loaded in headless Chromium (the DOM checked for
+// the leaves, the degraded cable and the job's ring; a screenshot kept in
+// the build tree), /metrics read by the Prometheus client's own text-format
+// parser, paths outside the routes refused, names escaped, and the page
+// still answering while `topoctl discover` writes a new snapshot.
+//
+// Needs chromium and python3-prometheus-client (scripts/install-deps.sh),
+// read by Debian's /usr/bin/python3 (a python3 earlier on PATH may lack it).
+// Every process it starts is stopped and reaped, also on failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "db/placement_store.h"
+#include "db/snapshot_store.h"
+
+namespace topo {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+// Runs a shell command, its stderr into its stdout.
+Ran sh(const std::string& cmd) {
+  Ran r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// `topoctl serve` in a child process, stopped by SIGTERM when done with.
+class Server {
+ public:
+  Server(const std::string& db, const fs::path& log) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (err >= 0) dup2(err, 2);
+      close(out[0]);
+      execl(TOPOCTL_PATH, TOPOCTL_PATH, "serve", "--db", db.c_str(), "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    // The first line names the port: "listening on http://127.0.0.1:PORT/ ...".
+    FILE* in = fdopen(out[0], "r");
+    char line[512] = {};
+    if (in && fgets(line, sizeof line, in)) {
+      std::string text(line);
+      size_t at = text.find("127.0.0.1:");
+      if (at != std::string::npos) port_ = std::stoi(text.substr(at + 10));
+    }
+    if (in) fclose(in);
+  }
+  ~Server() { stop(); }
+  int port() const { return port_; }
+  std::string url(const std::string& path) const { return fmt::format("http://127.0.0.1:{}{}", port_, path); }
+  // SIGTERM; the exit code (-1 when it had to be killed).
+  int stop() {
+    if (pid_ <= 0) return code_;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 100; ++i) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return code_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int code_ = -1;
+};
+
+class ServeBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Under the build tree, beside topoctl: the screenshots are kept there.
+    dir_ = fs::path(TOPOCTL_PATH).parent_path().parent_path() / "tests" / "serve_browser";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "topo.db").string();
+  }
+  // The screenshots stay; Chromium's profiles go.
+  void TearDown() override {
+    for (int i = 1; i <= runs_; ++i) fs::remove_all(dir_ / fmt::format("chromium-profile-{}", i));
+  }
+
+  // Chromium, headless as root, on a fresh profile; the page's DOM.
+  Ran chromium(const std::string& url, const std::string& extra = "--dump-dom") {
+    fs::path profile = dir_ / fmt::format("chromium-profile-{}", ++runs_);
+    return sh(fmt::format(
+        "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+        "--disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir={} {} {} 2>/dev/null",
+        quote(profile.string()), extra, quote(url)));
+  }
+
+  fs::path dir_;
+  std::string db_;
+  int runs_ = 0;
+};
+
+TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
+  ASSERT_EQ(sh("command -v chromium").code, 0) << "chromium is not installed (scripts/install-deps.sh)";
+  ASSERT_EQ(sh("/usr/bin/python3 -c 'import prometheus_client'").code, 0) << "python3-prometheus-client is not installed";
+
+  // The fixture: two leaves under one spine; leaf01's first uplink runs at 1x.
+  Ran discover = sh(fmt::format("{} discover --db {} --ibnetdiscover {}/ibnetdiscover/two_leaves.ibnetdiscover",
+                                TOPOCTL_PATH, quote(db_), TOPO_FIXTURES));
+  ASSERT_EQ(discover.code, 0) << discover.out;
+  int64_t snapshot = *SnapshotStore(db_).latest();
+  PlacementRecord job;
+  job.job_id = 4242;
+  job.snapshot_id = snapshot;
+  job.hosts = {"gpu001", "gpu002", "gpu003", "gpu004"};
+  job.ring_order = {"gpu001", "gpu003", "gpu002", "gpu004"};
+  job.profile = "allreduce";
+  job.estimate_s = 0.012;
+  job.ideal_s = 0.010;
+  job.reasons = {"two leaves, one spine", "a name to escape: <script>alert(1)</script>"};
+  PlacementStore(db_).record(job);
+
+  Server server(db_, dir_ / "serve.log");
+  ASSERT_GT(server.port(), 0) << "topoctl serve printed no port";
+
+  // The whole fabric: both leaves, the spine, the degraded uplink.
+  Ran home = chromium(server.url("/"));
+  ASSERT_EQ(home.code, 0) << home.out;
+  EXPECT_TRUE(contains(home.out, "class=\"node switch leaf\"")) << home.out.substr(0, 2000);
+  EXPECT_TRUE(contains(home.out, ">leaf01<"));
+  EXPECT_TRUE(contains(home.out, ">leaf02<"));
+  EXPECT_TRUE(contains(home.out, "class=\"node switch spine\""));
+  EXPECT_TRUE(contains(home.out, "class=\"edge cable degraded"));
+  EXPECT_TRUE(contains(home.out, "1xNDR")) << "the degraded cable's rate is in its tooltip";
+  EXPECT_TRUE(contains(home.out, "class=\"edge cable loaded") || contains(home.out, "class=\"edge cable degraded loaded"))
+      << "job 4242's traffic colours the uplinks";
+
+  // The job's page: its ring over the fabric, its reasons escaped.
+  Ran page = chromium(server.url("/job/4242"));
+  ASSERT_EQ(page.code, 0) << page.out;
+  EXPECT_TRUE(contains(page.out, "class=\"edge ring job_4242\"")) << page.out.substr(0, 2000);
+  EXPECT_TRUE(contains(page.out, "gpu001 -&gt; gpu003 -&gt; gpu002 -&gt; gpu004"));
+  EXPECT_TRUE(contains(page.out, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_FALSE(contains(page.out, "<script>alert"));
+  EXPECT_TRUE(contains(page.out, "1.20x"));
+
+  // A leaf zoomed into: its hosts one by one.
+  Ran leaf = chromium(server.url("/fabric?leaf=leaf02"));
+  EXPECT_TRUE(contains(leaf.out, ">gpu003<") && contains(leaf.out, ">gpu004<")) << leaf.out.substr(0, 2000);
+  EXPECT_FALSE(contains(leaf.out, ">gpu001<"));
+
+  Ran shot = chromium(server.url("/job/4242"),
+                      fmt::format("--window-size=1280,1400 --screenshot={}", quote((dir_ / "job-4242.png").string())));
+  EXPECT_TRUE(fs::exists(dir_ / "job-4242.png") && fs::file_size(dir_ / "job-4242.png") > 10000) << shot.out;
+
+  // /metrics through the Prometheus client's parser; refused paths; lint.
+  std::ofstream(dir_ / "check.py") << R"PY(
+import sys, urllib.request, urllib.error
+from prometheus_client.parser import text_string_to_metric_families
+base = sys.argv[1]
+text = urllib.request.urlopen(base + "/metrics").read().decode()
+samples = {}
+for family in text_string_to_metric_families(text):
+    for s in family.samples:
+        samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+def want(name, value, **labels):
+    got = samples.get((name, tuple(sorted(labels.items()))))
+    if got != value:
+        sys.exit("%s%s: %r, expected %r" % (name, labels, got, value))
+want("topo_fabric_hosts", 4)
+want("topo_snapshots", 1)
+want("topo_fabric_degraded_cables", 1, tier="leaf-spine")
+want("topo_fabric_switches", 2, level="leaf")
+want("topo_placement_recent_jobs", 1)
+want("topo_placement_recent_slowdown", 1.2, stat="max")
+for path in ["/../../etc/passwd", "/static/x", "/job/abc", "/job/7", "/etc/passwd"]:
+    try:
+        urllib.request.urlopen(base + path)
+        sys.exit(path + " answered")
+    except urllib.error.HTTPError as e:
+        if e.code not in (400, 404):
+            sys.exit("%s: %d" % (path, e.code))
+lint = urllib.request.urlopen(base + "/lint").read().decode()
+if "degraded_link" not in lint:
+    sys.exit("lint shows no degraded link")
+print("ok", len(samples), "samples")
+)PY";
+  Ran metrics = sh(fmt::format("/usr/bin/python3 {} {}", quote((dir_ / "check.py").string()), server.url("")));
+  EXPECT_EQ(metrics.code, 0) << metrics.out;
+
+  // A writer while pages are read: a second snapshot lands, the page keeps
+  // answering throughout and then shows it.
+  std::thread writer([&] {
+    sh(fmt::format("{} discover --db {} --synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=2", TOPOCTL_PATH,
+                   quote(db_)));
+  });
+  int answered = 0;
+  for (int i = 0; i < 10; ++i)
+    if (sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; urllib.request.urlopen('{}').read()\"",
+                       server.url("/snapshots")))
+            .code == 0)
+      ++answered;
+  writer.join();
+  EXPECT_EQ(answered, 10);
+  Ran diff = chromium(server.url("/diff?from=1&to=2"));
+  EXPECT_TRUE(contains(diff.out, "changes from snapshot 1 to 2")) << diff.out.substr(0, 2000);
+
+  EXPECT_EQ(server.stop(), 0) << "serve exits 0 on SIGTERM";
+}
+
+}  // namespace
+}  // namespace topo

@@ -1,0 +1,51 @@
+// The fabric as a picture: a tree of cores, spines, leaves and the hosts
+// under each leaf, grouped by pod, with the cables between them bundled per
+// pair of switches. Cables are coloured by the running jobs' traffic (when
+// a load is given) or by health: degraded cables dashed orange, down cables
+// dotted red. Jobs' rings are drawn over the tree as arrows in ring order.
+//
+// Stays readable at thousands of hosts: past `expand_hosts` shown hosts,
+// the hosts of a leaf become one box with their host list, count, busy
+// count and rail. Zooming into a pod keeps its leaves and the switches
+// above them; zooming into a leaf keeps it, its hosts (always drawn one by
+// one) and its uplinks' switches.
+//
+//   FabricPicture p;
+//   p.jobs = jobs.jobs; p.cable_gbps = jobs.cable_gbps; p.rings = {"4242"};
+//   std::string svg = render(fabric_scene(fabric, p), Format::Svg);
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/view/scene.h"
+#include "topology/fabric.h"
+
+namespace topo::view {
+
+// A job on the fabric: its id and its hosts in ring order.
+struct JobOnFabric {
+  std::string id;
+  std::vector<NodeId> ring;
+};
+
+struct FabricPicture {
+  std::string title;
+  std::optional<int> pod;        // zoom into one pod
+  std::optional<NodeId> leaf;    // zoom into one leaf (wins over pod)
+  int expand_hosts = 48;         // draw hosts one by one when at most this many are shown
+  std::vector<double> cable_gbps;  // the running jobs' Gb/s per cable id (busier direction); empty: no load
+  std::vector<JobOnFabric> jobs;   // running jobs: their hosts are shown busy
+  std::vector<std::string> rings;  // ids of the jobs whose ring is drawn
+  bool health_labels = false;      // name each degraded or down cable's rate on its line
+};
+
+// Throws std::invalid_argument for a pod or leaf the fabric does not have.
+Scene fabric_scene(const Fabric& fabric, const FabricPicture& picture);
+
+// The colour a cable's utilisation (load over capacity) is drawn in: grey
+// when idle, green to yellow to red as it fills, dark red past full.
+std::string load_colour(double utilisation);
+
+}  // namespace topo::view
