@@ -24,7 +24,8 @@
  *   DbPath=/var/lib/topo-aware/topo.db   the snapshot database
  *   HostPattern=REGEX     maps a Slurm NodeName to the fabric's host name:
  *                         the first capture group of a full match (names
- *                         that do not match are used as they are)
+ *                         that do not match are used as they are); POSIX
+ *                         extended syntax (topology/host_naming.h)
  *   Weights=leaf=100,pressure=10,...   objective weights (placement/objective.h)
  *   DefaultProfile=allreduce|alltoall|mixed|none   for jobs that name none
  *   Strict=yes|no         no candidate accepted: keep the job pending (yes)

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 
 #include "placement/objective.h"
 #include "placement/request.h"
+#include "topology/host_naming.h"
 #include "topology/port_health.h"
 
 namespace topo {
@@ -17,7 +17,7 @@ struct EngineConfig {
   std::string source;  // the file read, or "" for the defaults
   std::string db_path = "/var/lib/topo-aware/topo.db";
   std::string host_pattern;           // "" : Slurm NodeNames are the fabric's host names
-  std::optional<std::regex> host_regex;
+  std::optional<HostPattern> host_regex;  // the whole NodeName must match
   Weights weights;
   Profile default_profile = Profile::AllReduce;
   bool strict = false;

@@ -214,9 +214,9 @@ TEST(HealthMetrics, PortCountersAndCableRatesInTheExpositionFormat) {
   CounterCollection b{2, "t1", 3'600'000, quiet_ports(f)};
   counters_at(b.samples, f, "leaf01", 1).symbol_errors = 12;
   counters_at(b.samples, f, "leaf01", 1).xmit_data = 1000;
-  std::ostringstream out;
-  topoctl::write_health_metrics(out, f, &b, cable_health(f, a, b), {});
-  std::string text = out.str();
+  topoctl::Exposition out;
+  topoctl::health_metrics(out, f, &b, cable_health(f, a, b), {});
+  const std::string& text = out.text();
   EXPECT_NE(text.find("# TYPE topo_aware_port_symbol_errors_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("topo_aware_port_symbol_errors_total{switch=\"leaf01\",port=\"1\"} 12\n"), std::string::npos)
       << text;
@@ -253,17 +253,18 @@ TEST(HealthMetrics, NcclRunsAsNewestBaselineAndModelBusBandwidth) {
   row.oop_busbw = 10;
   second.run.rows = {row};
   second.model_busbw = {24.5};
-  std::ostringstream out;
-  topoctl::write_baseline_metrics(out, {first, second});
+  topoctl::Exposition out;
+  topoctl::baseline_metrics(out, {first, second});
+  const std::string& text = out.text();
   const std::string labels = "test=\"all_reduce_perf\",hosts=\"gpu[001-002]\",size=\"1048576\"";
-  EXPECT_NE(out.str().find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"newest\"} 1e+10\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"newest\"} 1e+10\n"),
             std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"baseline\"} 2e+10\n"),
+      << text;
+  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"baseline\"} 2e+10\n"),
             std::string::npos);
-  EXPECT_NE(out.str().find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 2.45e+10\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 2.45e+10\n"),
             std::string::npos);
-  EXPECT_NE(out.str().find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"),
             std::string::npos);
 }
 

@@ -177,9 +177,9 @@ TEST(Metrics, ExpositionEscapesLabelsAndHelp) {
   info.id = 3;
   info.taken_at = "2026-01-01T00:00:00Z";
   topoctl::snapshot_metrics(fab, {{info}, &f});
-  EXPECT_TRUE(contains(fab.text(), "topo_fabric_hosts 8\n"));
-  EXPECT_TRUE(contains(fab.text(), "topo_fabric_degraded_cables{tier=\"leaf-spine\"} 1\n")) << fab.text();
-  EXPECT_TRUE(contains(fab.text(), "topo_snapshot_latest_id 3\n"));
+  EXPECT_TRUE(contains(fab.text(), "topo_aware_fabric_hosts 8\n"));
+  EXPECT_TRUE(contains(fab.text(), "topo_aware_fabric_degraded_cables{tier=\"leaf-spine\"} 1\n")) << fab.text();
+  EXPECT_TRUE(contains(fab.text(), "topo_aware_snapshot_latest_id 3\n"));
 }
 
 }  // namespace

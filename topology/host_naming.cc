@@ -1,5 +1,8 @@
 #include "topology/host_naming.h"
 
+#include <regex.h>
+
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -19,17 +22,95 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The end of the bracket expression opening at pattern[i] ('['): the index
+// of its closing ']', or the end of the pattern when it has none (regcomp
+// then refuses it). A ']' first in the list is a member, as are classes
+// like [:digit:].
+size_t bracket_end(std::string_view pattern, size_t i) {
+  size_t j = i + 1;
+  if (j < pattern.size() && pattern[j] == '^') ++j;
+  if (j < pattern.size() && pattern[j] == ']') ++j;
+  while (j < pattern.size() && pattern[j] != ']') {
+    if (pattern[j] == '[' && j + 1 < pattern.size() && std::string_view(":.=").find(pattern[j + 1]) != std::string_view::npos) {
+      size_t close = pattern.find(std::string{pattern[j + 1], ']'}, j + 2);
+      if (close == std::string_view::npos) return pattern.size();
+      j = close + 2;
+    } else {
+      ++j;
+    }
+  }
+  return j;
+}
+
+// \d and \D, which POSIX lacks, as bracket expressions; everything else as
+// written (inside a bracket expression a backslash is a member in POSIX).
+std::string posix_syntax(std::string_view pattern) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '[') {
+      size_t end = std::min(bracket_end(pattern, i), pattern.size() - 1);
+      out += pattern.substr(i, end - i + 1);
+      i = end;
+    } else if (c == '\\' && i + 1 < pattern.size()) {
+      char next = pattern[++i];
+      if (next == 'd') out += "[0-9]";
+      else if (next == 'D') out += "[^0-9]";
+      else out += {c, next};
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+struct HostPattern::Compiled {
+  regex_t re;
+  ~Compiled() { regfree(&re); }
+};
+
+HostPattern::HostPattern(std::string pattern) : pattern_(std::move(pattern)) {
+  auto c = std::make_shared<Compiled>();
+  std::string posix = posix_syntax(pattern_);
+  if (int rc = regcomp(&c->re, posix.c_str(), REG_EXTENDED); rc != 0) {
+    char why[256];
+    regerror(rc, &c->re, why, sizeof why);
+    throw std::invalid_argument("'" + pattern_ + "' is not a valid regular expression: " + why);
+  }
+  compiled_ = std::move(c);
+  if (groups() < 1) throw std::invalid_argument("'" + pattern_ + "' needs a group (...) around the host name");
+}
+
+size_t HostPattern::groups() const { return compiled_->re.re_nsub; }
+
+std::optional<std::vector<std::string>> HostPattern::search(std::string_view text) const {
+  std::string subject(text);  // regexec reads up to a NUL
+  std::vector<regmatch_t> m(groups() + 1);
+  if (regexec(&compiled_->re, subject.c_str(), m.size(), m.data(), 0) != 0) return std::nullopt;
+  std::vector<std::string> out;
+  for (const regmatch_t& g : m)
+    out.push_back(g.rm_so < 0 ? std::string() : subject.substr(static_cast<size_t>(g.rm_so),
+                                                                  static_cast<size_t>(g.rm_eo - g.rm_so)));
+  return out;
+}
+
+std::optional<std::vector<std::string>> HostPattern::match_whole(std::string_view text) const {
+  // POSIX takes the leftmost longest match: if a whole-text match exists, a
+  // match starting at 0 reaches the end.
+  auto m = search(text);
+  if (!m || (*m)[0].size() != text.size()) return std::nullopt;
+  return m;
+}
 
 HostNaming::HostNaming(std::string pattern) : pattern_(std::move(pattern)) {
   if (pattern_.empty()) return;
   try {
-    regex_ = std::make_shared<const std::regex>(pattern_, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument("host pattern '" + pattern_ + "' is not a valid regular expression: " + e.what());
+    regex_.emplace(pattern_);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("host pattern ") + e.what());
   }
-  if (regex_->mark_count() < 1)
-    throw std::invalid_argument("host pattern '" + pattern_ + "' needs a group (...) around the host name");
 }
 
 std::optional<HcaName> HostNaming::parse(std::string_view description) const {
@@ -37,7 +118,7 @@ std::optional<HcaName> HostNaming::parse(std::string_view description) const {
   if (description.empty()) return std::nullopt;
   HcaName out;
   if (!regex_) {
-    // The common case, kept off std::regex: it is called once per HCA.
+    // The common case, kept off the regex: it is called once per HCA.
     size_t space = description.find_first_of(" \t");
     out.host = std::string(description.substr(0, space));
     if (space != std::string_view::npos) {
@@ -45,12 +126,10 @@ std::optional<HcaName> HostNaming::parse(std::string_view description) const {
       out.device = std::string(rest.substr(0, rest.find_first_of(" \t")));
     }
   } else {
-    std::match_results<std::string_view::const_iterator> m;
-    if (!std::regex_search(description.begin(), description.end(), m, *regex_) || !m[1].matched ||
-        m[1].length() == 0)
-      return std::nullopt;
-    out.host = m[1].str();
-    if (m.size() > 2 && m[2].matched) out.device = m[2].str();
+    auto m = regex_->search(description);
+    if (!m || (*m)[1].empty()) return std::nullopt;
+    out.host = (*m)[1];
+    if (m->size() > 2) out.device = (*m)[2];
   }
   out.rail = trailing_number(out.device);
   return out;

@@ -9,11 +9,40 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace topo {
+
+// A site's regular expression for host names (HCA descriptions here, Slurm
+// NodeNames in topo_aware.conf's HostPattern): POSIX extended syntax, with
+// \d and \D taken as [0-9] and [^0-9], and GNU's \s \S \w \W.
+//
+// Matched by the C library's regexec, not std::regex: libstdc++'s matcher
+// recurses once per character and alternative, so a pattern like (.*)*x
+// overflows the stack on a short name, and inside slurmctld that is a crash
+// of the controller. glibc's matcher keeps its state on the heap.
+class HostPattern {
+ public:
+  // Throws std::invalid_argument naming the pattern when it does not compile
+  // or has no group.
+  explicit HostPattern(std::string pattern);
+
+  // The groups of the first match anywhere in `text` (whole: the whole
+  // text must match); group 0 is the match. nullopt when it does not match.
+  // Unmatched groups are empty.
+  std::optional<std::vector<std::string>> search(std::string_view text) const;
+  std::optional<std::vector<std::string>> match_whole(std::string_view text) const;
+
+  const std::string& pattern() const { return pattern_; }
+  size_t groups() const;
+
+ private:
+  struct Compiled;
+  std::string pattern_;
+  std::shared_ptr<const Compiled> compiled_;  // shared: copies stay cheap
+};
 
 struct HcaName {
   std::string host;
@@ -25,8 +54,8 @@ class HostNaming {
  public:
   // The default convention, "<host> <device>".
   HostNaming() = default;
-  // Throws std::invalid_argument when `pattern` is not a valid ECMAScript
-  // regular expression with at least one group.
+  // Throws std::invalid_argument when `pattern` is not a valid HostPattern
+  // with at least one group.
   explicit HostNaming(std::string pattern);
 
   // nullopt when the description does not match.
@@ -37,7 +66,7 @@ class HostNaming {
 
  private:
   std::string pattern_;
-  std::shared_ptr<const std::regex> regex_;  // shared: Fabric copies stay cheap
+  std::optional<HostPattern> regex_;
 };
 
 }  // namespace topo

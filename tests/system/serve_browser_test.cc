@@ -205,12 +205,12 @@ def want(name, value, **labels):
     got = samples.get((name, tuple(sorted(labels.items()))))
     if got != value:
         sys.exit("%s%s: %r, expected %r" % (name, labels, got, value))
-want("topo_fabric_hosts", 4)
-want("topo_snapshots", 1)
-want("topo_fabric_degraded_cables", 1, tier="leaf-spine")
-want("topo_fabric_switches", 2, level="leaf")
-want("topo_placement_recent_jobs", 1)
-want("topo_placement_recent_slowdown", 1.2, stat="max")
+want("topo_aware_fabric_hosts", 4)
+want("topo_aware_snapshots", 1)
+want("topo_aware_fabric_degraded_cables", 1, tier="leaf-spine")
+want("topo_aware_fabric_switches", 2, level="leaf")
+want("topo_aware_placement_recent_jobs", 1)
+want("topo_aware_placement_recent_slowdown", 1.2, stat="max")
 for path in ["/../../etc/passwd", "/static/x", "/job/abc", "/job/7", "/etc/passwd"]:
     try:
         urllib.request.urlopen(base + path)

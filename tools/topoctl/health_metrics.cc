@@ -1,38 +1,21 @@
 #include "tools/topoctl/health_metrics.h"
 
 #include <map>
-#include <ostream>
-
-#include <fmt/format.h>
-#include <fmt/ostream.h>
+#include <optional>
 
 #include "db/health_store.h"
-#include "db/snapshot_store.h"
 #include "topology/hostlist.h"
 
 namespace topoctl {
 namespace {
 
-// Label values escape backslash, double quote and newline.
-std::string escape(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-std::string port_labels(const topo::Fabric& f, const topo::PortSample& s) {
+Labels port_labels(const topo::Fabric& f, const topo::PortSample& s) {
+  std::string port = std::to_string(s.port);
   auto v = f.find(s.node);
-  if (!v) return fmt::format("node=\"{}\",port=\"{}\"", escape(s.node), s.port);
+  if (!v) return {{"node", s.node}, {"port", port}};
   const topo::Node& n = f.node(*v);
-  if (n.kind == topo::NodeKind::Switch) return fmt::format("switch=\"{}\",port=\"{}\"", escape(n.name), s.port);
-  return fmt::format("host=\"{}\",hca=\"{}\",port=\"{}\"", escape(n.host), escape(n.device), s.port);
+  if (n.kind == topo::NodeKind::Switch) return {{"switch", n.name}, {"port", port}};
+  return {{"host", n.host}, {"hca", n.device}, {"port", port}};
 }
 
 struct PortMetric {
@@ -66,87 +49,94 @@ constexpr PortMetric kPortMetrics[] = {
 
 }  // namespace
 
-void write_health_metrics(std::ostream& out, const topo::Fabric& f, const topo::CounterCollection* newest,
-                          const std::vector<topo::CableHealth>& health, const topo::HealthThresholds& thresholds) {
+void health_metrics(Exposition& out, const topo::Fabric& f, const topo::CounterCollection* newest,
+                    const std::vector<topo::CableHealth>& health, const topo::HealthThresholds& thresholds) {
   if (newest) {
-    fmt::print(out, "# HELP topo_aware_health_collection_timestamp_seconds When the port counters were last read.\n"
-                    "# TYPE topo_aware_health_collection_timestamp_seconds gauge\n"
-                    "topo_aware_health_collection_timestamp_seconds {:.3f}\n",
-               static_cast<double>(newest->taken_ms) / 1000);
+    out.family("topo_aware_health_collection_timestamp_seconds", "gauge", "When the port counters were last read.");
+    out.sample("topo_aware_health_collection_timestamp_seconds", static_cast<double>(newest->taken_ms) / 1000);
     for (const PortMetric& m : kPortMetrics) {
-      fmt::print(out, "# HELP {} {}\n# TYPE {} counter\n", m.name, m.help, m.name);
+      out.family(m.name, "counter", m.help);
       for (const topo::PortSample& s : newest->samples)
-        fmt::print(out, "{}{{{}}} {}\n", m.name, port_labels(f, s), m.value(s.counters));
+        out.sample(m.name, port_labels(f, s), static_cast<double>(m.value(s.counters)));
     }
   }
   if (health.empty()) return;
-  std::vector<topo::HealthFinding> sick = topo::check_health(health, thresholds);
-  fmt::print(out, "# HELP topo_aware_cable_errors_per_hour Error counters of both ends, per hour, between the last "
-                  "two collections.\n# TYPE topo_aware_cable_errors_per_hour gauge\n");
+  out.family("topo_aware_cable_errors_per_hour", "gauge",
+             "Error counters of both ends, per hour, between the last two collections.");
   for (const topo::CableHealth& h : health)
-    fmt::print(out, "topo_aware_cable_errors_per_hour{{link=\"{}\"}} {:g}\n", escape(h.subject), h.errors_per_hour);
-  fmt::print(out, "# HELP topo_aware_cable_transmit_wait_ratio Share of the time the cable's busier direction "
-                  "waited to transmit.\n# TYPE topo_aware_cable_transmit_wait_ratio gauge\n");
+    out.sample("topo_aware_cable_errors_per_hour", {{"link", h.subject}}, h.errors_per_hour);
+  out.family("topo_aware_cable_transmit_wait_ratio", "gauge",
+             "Share of the time the cable's busier direction waited to transmit.");
   for (const topo::CableHealth& h : health)
-    fmt::print(out, "topo_aware_cable_transmit_wait_ratio{{link=\"{}\"}} {:g}\n", escape(h.subject),
-               h.xmit_wait_share);
-  fmt::print(out, "# HELP topo_aware_cable_degraded_by_counters Cables past a health threshold, by the counter.\n"
-                  "# TYPE topo_aware_cable_degraded_by_counters gauge\n");
-  for (const topo::HealthFinding& x : sick)
-    fmt::print(out, "topo_aware_cable_degraded_by_counters{{link=\"{}\",counter=\"{}\"}} 1\n", escape(x.subject),
-               topo::name(x.counter));
+    out.sample("topo_aware_cable_transmit_wait_ratio", {{"link", h.subject}}, h.xmit_wait_share);
+  out.family("topo_aware_cable_degraded_by_counters", "gauge", "Cables past a health threshold, by the counter.");
+  for (const topo::HealthFinding& x : topo::check_health(health, thresholds))
+    out.sample("topo_aware_cable_degraded_by_counters", {{"link", x.subject}, {"counter", std::string(topo::name(x.counter))}},
+               1);
 }
 
-void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t snapshot_id,
-                          const topo::HealthThresholds& thresholds) {
-  topo::HealthStore store(db_path);
-  std::vector<topo::CounterCollection> last = store.latest(snapshot_id, 2);
+void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
+                    const topo::HealthThresholds& thresholds) {
+  std::vector<topo::CounterCollection> last = topo::HealthStore(db_path).latest(snapshot_id, 2);
   if (last.empty()) return;
-  topo::Fabric fabric = topo::SnapshotStore(db_path).load(snapshot_id);
   std::vector<topo::CableHealth> health =
       last.size() == 2 ? topo::cable_health(fabric, last[0], last[1]) : std::vector<topo::CableHealth>{};
-  write_health_metrics(out, fabric, &last.back(), health, thresholds);
+  health_metrics(out, fabric, &last.back(), health, thresholds);
 }
 
-void write_baseline_metrics(std::ostream& out, const std::vector<topo::NcclRunRecord>& runs) {
+void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& runs) {
   std::map<std::pair<std::string, std::vector<std::string>>, std::vector<const topo::NcclRunRecord*>> sets;
   for (const topo::NcclRunRecord& r : runs) sets[{r.run.test, r.hosts}].push_back(&r);
   if (sets.empty()) return;
-  fmt::print(out, "# HELP topo_aware_nccl_bus_bandwidth_bytes_per_second nccl-tests out-of-place bus bandwidth at the "
-                  "newest run's largest size: the newest run and the host set's first (baseline).\n"
-                  "# TYPE topo_aware_nccl_bus_bandwidth_bytes_per_second gauge\n");
-  std::string model_lines, count_lines;
+  // One family at a time: a family's samples must follow its HELP and TYPE.
+  struct Set {
+    Labels labels;  // test, hosts, size: the newest run's largest size
+    const topo::NcclRunRecord* newest;
+    const topo::NcclTestsRow* baseline;  // the first run's row of that size, if any
+    std::optional<double> model;
+    size_t runs;
+  };
+  std::vector<Set> rows;
   for (const auto& [key, list] : sets) {
     const topo::NcclRunRecord& now = *list.back();
     if (now.run.rows.empty()) continue;
     size_t last = now.run.rows.size() - 1;
     const topo::NcclTestsRow& row = now.run.rows[last];
-    std::string labels = fmt::format("test=\"{}\",hosts=\"{}\",size=\"{}\"", escape(key.first),
-                                     escape(topo::compress_hostlist(key.second)), row.size);
-    fmt::print(out, "topo_aware_nccl_bus_bandwidth_bytes_per_second{{{},run=\"newest\"}} {:g}\n", labels,
-               row.oop_busbw * 1e9);
+    Set set{{{"test", key.first}, {"hosts", topo::compress_hostlist(key.second)}, {"size", std::to_string(row.size)}},
+            &now, nullptr, std::nullopt, list.size()};
     for (const topo::NcclTestsRow& b : list.front()->run.rows)
       if (b.size == row.size && b.type == row.type) {
-        fmt::print(out, "topo_aware_nccl_bus_bandwidth_bytes_per_second{{{},run=\"baseline\"}} {:g}\n", labels,
-                   b.oop_busbw * 1e9);
+        set.baseline = &b;
         break;
       }
-    if (last < now.model_busbw.size() && now.model_busbw[last])
-      model_lines += fmt::format("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{{{}}} {:g}\n", labels,
-                                 *now.model_busbw[last] * 1e9);
-    count_lines += fmt::format("topo_aware_nccl_runs{{test=\"{}\",hosts=\"{}\"}} {}\n", escape(key.first),
-                               escape(topo::compress_hostlist(key.second)), list.size());
+    if (last < now.model_busbw.size() && now.model_busbw[last]) set.model = *now.model_busbw[last];
+    rows.push_back(std::move(set));
   }
-  fmt::print(out, "# HELP topo_aware_nccl_model_bus_bandwidth_bytes_per_second The model's bus bandwidth for the same "
-                  "hosts and size.\n# TYPE topo_aware_nccl_model_bus_bandwidth_bytes_per_second gauge\n{}",
-             model_lines);
-  fmt::print(out, "# HELP topo_aware_nccl_runs nccl-tests runs imported for the host set.\n"
-                  "# TYPE topo_aware_nccl_runs gauge\n{}",
-             count_lines);
+  auto with_run = [](Labels labels, const char* run) {
+    labels.emplace_back("run", run);
+    return labels;
+  };
+  out.family("topo_aware_nccl_bus_bandwidth_bytes_per_second", "gauge",
+             "nccl-tests out-of-place bus bandwidth at the newest run's largest size: the newest run and the host "
+             "set's first (baseline).");
+  for (const Set& r : rows) {
+    out.sample("topo_aware_nccl_bus_bandwidth_bytes_per_second", with_run(r.labels, "newest"),
+               r.newest->run.rows.back().oop_busbw * 1e9);
+    if (r.baseline)
+      out.sample("topo_aware_nccl_bus_bandwidth_bytes_per_second", with_run(r.labels, "baseline"),
+                 r.baseline->oop_busbw * 1e9);
+  }
+  out.family("topo_aware_nccl_model_bus_bandwidth_bytes_per_second", "gauge",
+             "The model's bus bandwidth for the same hosts and size.");
+  for (const Set& r : rows)
+    if (r.model) out.sample("topo_aware_nccl_model_bus_bandwidth_bytes_per_second", r.labels, *r.model * 1e9);
+  out.family("topo_aware_nccl_runs", "gauge", "nccl-tests runs imported for the host set.");
+  for (const Set& r : rows)
+    out.sample("topo_aware_nccl_runs", {r.labels[0], r.labels[1]}, static_cast<double>(r.runs));
 }
 
-void write_baseline_metrics(std::ostream& out, const std::string& db_path) {
-  write_baseline_metrics(out, topo::NcclBaselineStore(db_path).list());
+void baseline_metrics(Exposition& out, const std::string& db_path) {
+  baseline_metrics(out, topo::NcclBaselineStore(db_path).list());
 }
 
 }  // namespace topoctl

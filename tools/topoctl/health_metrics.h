@@ -1,8 +1,8 @@
 // Fabric health as Prometheus metrics, in the text exposition format
 // (the node_exporter textfile collector reads it): the counters of every
 // port as last collected, and each rated cable's error rate and XmitWait
-// share between the last two collections. `topoctl metrics` appends this
-// to its own output.
+// share between the last two collections; and the nccl-tests runs. Two more
+// sources of tools/topoctl/metrics.h, which metrics_text() calls.
 //
 //   topo_aware_port_symbol_errors_total{switch="leaf01",port="3"} 12
 //   topo_aware_port_symbol_errors_total{host="gpu001",hca="mlx5_0",port="1"} 0
@@ -14,11 +14,11 @@
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "db/nccl_baseline_store.h"
+#include "tools/topoctl/metrics.h"
 #include "topology/fabric.h"
 #include "topology/port_health.h"
 
@@ -26,13 +26,14 @@ namespace topoctl {
 
 // From values: `newest` is the last collection (may be null: no port
 // metrics), `health` the cables rated between the last two.
-void write_health_metrics(std::ostream& out, const topo::Fabric& fabric, const topo::CounterCollection* newest,
-                          const std::vector<topo::CableHealth>& health, const topo::HealthThresholds& thresholds);
+void health_metrics(Exposition& out, const topo::Fabric& fabric, const topo::CounterCollection* newest,
+                    const std::vector<topo::CableHealth>& health, const topo::HealthThresholds& thresholds);
 
-// From the database: the collections of snapshot `snapshot_id` (nothing is
-// written when it has none). Throws DbError.
-void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t snapshot_id,
-                          const topo::HealthThresholds& thresholds = {});
+// From the database: the last two collections of snapshot `snapshot_id`,
+// whose fabric is `fabric` (nothing is written when it has none). Throws
+// DbError.
+void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
+                    const topo::HealthThresholds& thresholds = {});
 
 // nccl-tests runs (db/nccl_baseline_store.h), per host set and test: the
 // out-of-place bus bandwidth of the newest run and of the first (the
@@ -40,7 +41,7 @@ void write_health_metrics(std::ostream& out, const std::string& db_path, int64_t
 //   topo_aware_nccl_bus_bandwidth_bytes_per_second{test="all_reduce_perf",hosts="gpu[001-002]",run="newest"}
 //   topo_aware_nccl_model_bus_bandwidth_bytes_per_second{test=,hosts=}
 //   topo_aware_nccl_runs{test=,hosts=}
-void write_baseline_metrics(std::ostream& out, const std::vector<topo::NcclRunRecord>& runs);
-void write_baseline_metrics(std::ostream& out, const std::string& db_path);
+void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& runs);
+void baseline_metrics(Exposition& out, const std::string& db_path);
 
 }  // namespace topoctl

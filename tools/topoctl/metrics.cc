@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/topoctl/health_metrics.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/view_input.h"
 
@@ -71,29 +72,29 @@ std::optional<double> epoch_seconds(std::string_view iso) {
 }
 
 void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
-  out.family("topo_snapshots", "gauge", "Fabric snapshots stored in the database.");
-  out.sample("topo_snapshots", static_cast<double>(facts.snapshots.size()));
+  out.family("topo_aware_snapshots", "gauge", "Fabric snapshots stored in the database.");
+  out.sample("topo_aware_snapshots", static_cast<double>(facts.snapshots.size()));
   if (facts.snapshots.empty() || !facts.latest) return;
   const topo::SnapshotInfo& info = facts.snapshots.back();
   const topo::Fabric& f = *facts.latest;
-  out.family("topo_snapshot_latest_id", "gauge", "Id of the latest snapshot.");
-  out.sample("topo_snapshot_latest_id", static_cast<double>(info.id));
+  out.family("topo_aware_snapshot_latest_id", "gauge", "Id of the latest snapshot.");
+  out.sample("topo_aware_snapshot_latest_id", static_cast<double>(info.id));
   if (std::optional<double> t = epoch_seconds(info.taken_at)) {
-    out.family("topo_snapshot_latest_timestamp_seconds", "gauge", "When the latest snapshot was taken (Unix time).");
-    out.sample("topo_snapshot_latest_timestamp_seconds", *t);
+    out.family("topo_aware_snapshot_latest_timestamp_seconds", "gauge", "When the latest snapshot was taken (Unix time).");
+    out.sample("topo_aware_snapshot_latest_timestamp_seconds", *t);
   }
-  out.family("topo_fabric_hosts", "gauge", "Hosts in the latest snapshot's fabric.");
-  out.sample("topo_fabric_hosts", f.summary().hosts);
-  out.family("topo_fabric_switches", "gauge", "Switches in the latest snapshot's fabric, per level.");
+  out.family("topo_aware_fabric_hosts", "gauge", "Hosts in the latest snapshot's fabric.");
+  out.sample("topo_aware_fabric_hosts", f.summary().hosts);
+  out.family("topo_aware_fabric_switches", "gauge", "Switches in the latest snapshot's fabric, per level.");
   std::map<std::string, int> levels = {{"leaf", 0}, {"spine", 0}, {"core", 0}, {"unknown", 0}};
   for (topo::NodeId sw : f.switches()) ++levels[std::string(topo::name(f.node(sw).level))];
-  for (const auto& [level, count] : levels) out.sample("topo_fabric_switches", {{"level", level}}, count);
-  out.family("topo_fabric_cables", "gauge", "Cables in the latest snapshot's fabric.");
-  out.sample("topo_fabric_cables", static_cast<double>(f.cables().size()));
-  out.family("topo_fabric_pods", "gauge", "Pods in the latest snapshot's fabric.");
-  out.sample("topo_fabric_pods", f.summary().pods);
-  out.family("topo_fabric_rails", "gauge", "Rails (HCA indices) in the latest snapshot's fabric.");
-  out.sample("topo_fabric_rails", f.summary().rails);
+  for (const auto& [level, count] : levels) out.sample("topo_aware_fabric_switches", {{"level", level}}, count);
+  out.family("topo_aware_fabric_cables", "gauge", "Cables in the latest snapshot's fabric.");
+  out.sample("topo_aware_fabric_cables", static_cast<double>(f.cables().size()));
+  out.family("topo_aware_fabric_pods", "gauge", "Pods in the latest snapshot's fabric.");
+  out.sample("topo_aware_fabric_pods", f.summary().pods);
+  out.family("topo_aware_fabric_rails", "gauge", "Rails (HCA indices) in the latest snapshot's fabric.");
+  out.sample("topo_aware_fabric_rails", f.summary().rails);
 
   std::map<std::string, int> faults;
   for (topo::FaultKind k : {topo::FaultKind::DegradedLink, topo::FaultKind::InactiveLink, topo::FaultKind::MissingUplinks,
@@ -101,8 +102,8 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
                             topo::FaultKind::IsolatedSwitch})
     faults[std::string(topo::name(k))] = 0;
   for (const topo::Fault& fault : f.faults()) ++faults[std::string(topo::name(fault.kind))];
-  out.family("topo_fabric_faults", "gauge", "Faults topoctl lint finds in the latest snapshot, per kind.");
-  for (const auto& [kind, count] : faults) out.sample("topo_fabric_faults", {{"kind", kind}}, count);
+  out.family("topo_aware_fabric_faults", "gauge", "Faults topoctl lint finds in the latest snapshot, per kind.");
+  for (const auto& [kind, count] : faults) out.sample("topo_aware_fabric_faults", {{"kind", kind}}, count);
 
   std::map<std::string, std::pair<int, int>> by_tier;  // degraded, down
   for (topo::Tier t : {topo::Tier::HostLeaf, topo::Tier::LeafSpine, topo::Tier::SpineCore, topo::Tier::Other})
@@ -113,10 +114,10 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
     if (l.state != topo::PortState::Active) ++down;
     else if (l.degraded) ++degraded;
   }
-  out.family("topo_fabric_degraded_cables", "gauge", "Active cables narrower or slower than their tier's, per tier.");
-  for (const auto& [tier, counts] : by_tier) out.sample("topo_fabric_degraded_cables", {{"tier", tier}}, counts.first);
-  out.family("topo_fabric_down_cables", "gauge", "Cabled ports not Active, per tier.");
-  for (const auto& [tier, counts] : by_tier) out.sample("topo_fabric_down_cables", {{"tier", tier}}, counts.second);
+  out.family("topo_aware_fabric_degraded_cables", "gauge", "Active cables narrower or slower than their tier's, per tier.");
+  for (const auto& [tier, counts] : by_tier) out.sample("topo_aware_fabric_degraded_cables", {{"tier", tier}}, counts.first);
+  out.family("topo_aware_fabric_down_cables", "gauge", "Cabled ports not Active, per tier.");
+  for (const auto& [tier, counts] : by_tier) out.sample("topo_aware_fabric_down_cables", {{"tier", tier}}, counts.second);
 }
 
 void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>& recent) {
@@ -132,20 +133,20 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
     }
     if (std::optional<double> t = epoch_seconds(r.placed_at)) newest = std::max(newest, *t);
   }
-  out.family("topo_placement_recent_jobs", "gauge", "Jobs among the recent placements (the newest record of each).");
-  out.sample("topo_placement_recent_jobs", static_cast<double>(recent.size()));
-  out.family("topo_placement_recent_fallbacks", "gauge",
+  out.family("topo_aware_placement_recent_jobs", "gauge", "Jobs among the recent placements (the newest record of each).");
+  out.sample("topo_aware_placement_recent_jobs", static_cast<double>(recent.size()));
+  out.family("topo_aware_placement_recent_fallbacks", "gauge",
              "Recent jobs that got cons_tres's own choice instead of topo-aware's.");
-  out.sample("topo_placement_recent_fallbacks", fallbacks);
+  out.sample("topo_aware_placement_recent_fallbacks", fallbacks);
   if (judged > 0) {
-    out.family("topo_placement_recent_slowdown", "gauge",
+    out.family("topo_aware_placement_recent_slowdown", "gauge",
                "Estimate over ideal of the recent jobs' collectives (comm_model), mean and worst.");
-    out.sample("topo_placement_recent_slowdown", {{"stat", "mean"}}, sum / judged);
-    out.sample("topo_placement_recent_slowdown", {{"stat", "max"}}, worst);
+    out.sample("topo_aware_placement_recent_slowdown", {{"stat", "mean"}}, sum / judged);
+    out.sample("topo_aware_placement_recent_slowdown", {{"stat", "max"}}, worst);
   }
   if (newest > 0) {
-    out.family("topo_placement_latest_timestamp_seconds", "gauge", "When the newest placement was recorded (Unix time).");
-    out.sample("topo_placement_latest_timestamp_seconds", newest);
+    out.family("topo_aware_placement_latest_timestamp_seconds", "gauge", "When the newest placement was recorded (Unix time).");
+    out.sample("topo_aware_placement_latest_timestamp_seconds", newest);
   }
 }
 
@@ -162,6 +163,8 @@ std::string metrics_text(const std::string& db_path, const topo::Fabric* latest)
   facts.latest = latest ? latest : loaded ? &*loaded : nullptr;
   snapshot_metrics(out, facts);
   placement_metrics(out, topo::PlacementStore(db_path).recent(kRecentPlacements));
+  if (facts.latest) health_metrics(out, db_path, facts.snapshots.back().id, *facts.latest);
+  baseline_metrics(out, db_path);
   return out.text();
 }
 

@@ -3,8 +3,9 @@
 // what `topoctl serve` answers on /metrics.
 //
 // Each source of figures is one function appending its families to an
-// Exposition; metrics_text() calls them in turn. A new source (port
-// counters, baselines) is one more function and one more line there.
+// Exposition; metrics_text() calls them in turn (port counters and nccl-tests
+// runs: health_metrics.h). A new source is one more function and one more
+// line there.
 //
 //   Exposition out;
 //   snapshot_metrics(out, facts);
@@ -55,7 +56,7 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts);
 // newest.
 void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>& recent);
 
-// Every family above for the database at `db_path` (which must exist). The
+// Every family above, and health_metrics.h's, for the database at `db_path` (which must exist). The
 // latest fabric is loaded unless `latest` gives it (serve keeps it).
 std::string metrics_text(const std::string& db_path, const topo::Fabric* latest = nullptr);
 
