@@ -188,5 +188,27 @@ TEST(HostNaming, DefaultAndCustomPatterns) {
   EXPECT_THROW(HostNaming("(unclosed"), std::invalid_argument);
 }
 
+// Nested stars made std::regex recurse once per character until the stack
+// overflowed (found by fuzzing topo_aware.conf's HostPattern); regexec
+// answers. Bracket expressions and \d keep their meaning.
+TEST(HostPattern, NestedStarsOnALongNameAndPosixBrackets) {
+  HostPattern nested("(.*)*n");
+  std::string name(100000, 'a');
+  EXPECT_FALSE(nested.match_whole(name));
+  name.back() = 'n';
+  auto m = nested.match_whole(name);
+  ASSERT_TRUE(m);
+  EXPECT_EQ((*m)[0].size(), name.size());
+
+  HostPattern p(R"(^([]a-z[:digit:]\d-]+)\.(ib\d))");
+  auto q = p.search("gpu-07].ib3 rest");
+  ASSERT_TRUE(q);
+  EXPECT_EQ((*q)[1], "gpu-07]");
+  EXPECT_EQ((*q)[2], "ib3");
+  EXPECT_FALSE(HostPattern("n-(gpu[0-9]+)").match_whole("n-gpu001x"));
+  EXPECT_EQ((*HostPattern("n-(gpu[0-9]+)").match_whole("n-gpu001"))[1], "gpu001");
+  EXPECT_THROW(HostPattern("no-group"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace topo
