@@ -42,25 +42,12 @@ struct Output {
 
 class SimulatedFabric {
  public:
-  explicit SimulatedFabric(const Fabric& fabric) : socket_(fmt::format("topohealth{}", getpid())) {
-    fs::path net = dir_.path() / "fabric.net";
-    {
-      std::ofstream out(net);
-      write_ibnetdiscover(fabric, out);
-    }
-    ibsim_.emplace(std::vector<std::string>{*find_program("ibsim"), "-s", net.string()},
-                   std::vector<std::string>{"IBSIM_SOCKNAME=" + socket_}, dir_.path(), dir_.path() / "ibsim.log", true);
-    for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket_);) {
-      if (!ibsim_->running() || std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("ibsim did not start:\n" + read_file(dir_.path() / "ibsim.log"));
-      std::this_thread::sleep_for(20ms);
-    }
+  explicit SimulatedFabric(const Fabric& fabric) : sim_(fabric, "topohealth") {
     auto opensm = find_program("opensm");
     if (!opensm) throw std::runtime_error("opensm is not installed (scripts/install-deps.sh installs it)");
-    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir_.path() / "opensm.log").string()},
-                    with_preload({"OSM_TMP_DIR=" + dir_.path().string(), "OSM_CACHE_DIR=" + dir_.path().string()},
-                                 socket_),
-                    dir_.path(), dir_.path() / "opensm.out", false);
+    opensm_.emplace(std::vector<std::string>{*opensm, "-f", (dir() / "opensm.log").string()},
+                    sim_.env({"OSM_TMP_DIR=" + dir().string(), "OSM_CACHE_DIR=" + dir().string()}), dir(),
+                    dir() / "opensm.out", false);
   }
 
   // topoctl with `args`, under the preload, in the temporary directory
@@ -70,8 +57,8 @@ class SimulatedFabric {
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--db");
     argv.push_back(db());
-    fs::path out = dir_.path() / fmt::format("topoctl{}.out", ++runs_), err = dir_.path() / fmt::format("topoctl{}.err", runs_);
-    Process p(argv, with_preload({}, socket_), dir_.path(), out, false, err);
+    fs::path out = dir() / fmt::format("topoctl{}.out", ++runs_), err = dir() / fmt::format("topoctl{}.err", runs_);
+    Process p(argv, sim_.env({}), dir(), out, false, err);
     auto status = p.wait(120s);
     Output r;
     if (status && WIFEXITED(*status)) r.status = WEXITSTATUS(*status);
@@ -80,18 +67,17 @@ class SimulatedFabric {
     return r;
   }
 
-  void console(const std::string& command) { ibsim_->send(command); }
-  std::string db() const { return (dir_.path() / "topo.db").string(); }
+  void console(const std::string& command) { sim_.console(command); }
+  std::string db() const { return (dir() / "topo.db").string(); }
   std::string diagnostics() const {
-    return "--- ibsim.log\n" + read_file(dir_.path() / "ibsim.log") + "--- opensm.out\n" +
-           read_file(dir_.path() / "opensm.out");
+    return "--- ibsim.log\n" + sim_.log("ibsim.log") + "--- opensm.out\n" + sim_.log("opensm.out");
   }
 
  private:
-  TempDir dir_;  // declared first: destroyed after the processes that use it
-  std::string socket_;
-  std::optional<Process> ibsim_;
-  std::optional<Process> opensm_;
+  const fs::path& dir() const { return sim_.dir(); }
+
+  Ibsim sim_;
+  std::optional<Process> opensm_;  // declared after sim_: stopped before ibsim
   int runs_ = 0;
 };
 
