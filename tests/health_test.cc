@@ -257,12 +257,12 @@ TEST(HealthMetrics, NcclRunsAsNewestBaselineAndModelBusBandwidth) {
   topoctl::baseline_metrics(out, {first, second});
   const std::string& text = out.text();
   const std::string labels = "test=\"all_reduce_perf\",hosts=\"gpu[001-002]\",size=\"1048576\"";
-  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"newest\"} 1e+10\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"newest\"} 10000000000\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"baseline\"} 2e+10\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_bus_bandwidth_bytes_per_second{" + labels + ",run=\"baseline\"} 20000000000\n"),
             std::string::npos);
-  EXPECT_NE(text.find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 2.45e+10\n"),
+  EXPECT_NE(text.find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 24500000000\n"),
             std::string::npos);
   EXPECT_NE(text.find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"),
             std::string::npos);
