@@ -67,19 +67,22 @@ std::string posix_syntax(std::string_view pattern) {
 }  // namespace
 
 struct HostPattern::Compiled {
-  regex_t re;
+  explicit Compiled(const regex_t& compiled) : re(compiled) {}
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
   ~Compiled() { regfree(&re); }
+  regex_t re;
 };
 
 HostPattern::HostPattern(std::string pattern) : pattern_(std::move(pattern)) {
-  auto c = std::make_shared<Compiled>();
+  regex_t re;
   std::string posix = posix_syntax(pattern_);
-  if (int rc = regcomp(&c->re, posix.c_str(), REG_EXTENDED); rc != 0) {
+  if (int rc = regcomp(&re, posix.c_str(), REG_EXTENDED); rc != 0) {
     char why[256];
-    regerror(rc, &c->re, why, sizeof why);
+    regerror(rc, &re, why, sizeof why);
     throw std::invalid_argument("'" + pattern_ + "' is not a valid regular expression: " + why);
   }
-  compiled_ = std::move(c);
+  compiled_ = std::make_shared<const Compiled>(re);  // owns it from here: regfree once, on the last copy
   if (groups() < 1) throw std::invalid_argument("'" + pattern_ + "' needs a group (...) around the host name");
 }
 
