@@ -354,6 +354,21 @@ TEST(Ibnetdiscover, HostPatternMismatchNamesTheHeaderLine) {
   }
 }
 
+// A description holding a tab or a NUL could not be written back and read
+// as the same name (both found by fuzzing): refused at its line.
+TEST(Ibnetdiscover, AControlCharacterInADescriptionNamesTheLine) {
+  for (std::string desc : {std::string("gpu001\tmlx5_0"), std::string("gpu001 mlx5_0\0", 14)}) {
+    std::istringstream in("Switch 8 \"A\"\n[1] \"H\"[1]\n\nCa 1 \"H\"  # \"" + desc + "\"\n[1] \"A\"[1]\n");
+    try {
+      read_ibnetdiscover(in, "desc.txt");
+      ADD_FAILURE() << "accepted a control character";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 4);
+      EXPECT_NE(std::string(e.what()).find("control character"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Ibnetdiscover, ARateOnBothEndsTrainsToTheSlower) {
   std::istringstream in(
       "Switch 8 \"A\"\n[1] \"B\"[1]  # \"b\" lid 1 4xHDR\n\n"

@@ -317,6 +317,12 @@ class Reader {
       }
     }
     if (desc.empty()) desc = std::string(id);
+    // A NodeDescription is text; a tab or NUL in it could not be written
+    // back and read as the same name (found by fuzzing).
+    for (std::string_view text : {id, std::string_view(desc)})
+      for (unsigned char c : text)
+        if (c < 0x20 || c == 0x7f)
+          fail(no, fmt::format("the node id or description holds the control character 0x{:02x}", c));
     uint32_t lid = tail.empty() ? 0 : header_lid(tail.substr(1), no);
 
     auto t = static_cast<size_t>(type);
