@@ -7,7 +7,8 @@
 # runs each target N seconds (default 600), one after the other, on its seed
 # corpus (tests/fuzz/corpus/<target>, never written to) plus a work corpus
 # of its own (DIR/fuzz-work/<target>, kept between runs) with its
-# dictionary. --ci: the seed corpus alone in a fresh work directory, as
+# dictionary. --ci: the seed corpus alone in a fresh work directory, 2,000
+# inputs from seed 1 (at most N seconds), findings kept in DIR/fuzz-findings, as
 # scripts/test.sh runs it. No target named: every one.
 #
 # A crash, leak, timeout (over 60 s on one input: 2 shared cores), out-of-memory (over 2 GB)
@@ -52,11 +53,14 @@ if ((${#targets[@]} == 0)); then
 fi
 
 work=$build/fuzz-work
+artifacts=$work
 if ((ci)); then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
+  # What CI finds outlives its scratch corpus.
+  artifacts=$build/fuzz-findings
 fi
-mkdir -p "$work"
+mkdir -p "$work" "$artifacts"
 failed=()
 for t in "${targets[@]}"; do
   bin=$build/tests/fuzz/fuzz_$t
@@ -65,7 +69,11 @@ for t in "${targets[@]}"; do
   dict=$root/tests/fuzz/dict/$t.dict
   mkdir -p "$work/$t" "$seeds"
   args=(-max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536
-        -print_final_stats=1 -artifact_prefix="$work/$t-" -close_fd_mask=1)
+        -print_final_stats=1 -artifact_prefix="$artifacts/$t-" -close_fd_mask=1)
+  # CI: a fixed seed and a fixed number of inputs, so that a run is the same
+  # on every machine and fails only when a change breaks a reader; the long
+  # runs without --ci are where new findings come from.
+  ((ci)) && args+=(-seed=1 -runs=2000)
   [ -f "$dict" ] && args+=(-dict="$dict")
   ((jobs > 1)) && args+=(-fork="$jobs")
   log=$work/$t.log
@@ -74,7 +82,7 @@ for t in "${targets[@]}"; do
       "$bin" "${args[@]}" "$work/$t" "$seeds" </dev/null >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | tail -2 || true
   else
-    echo "fuzz.sh: $t FAILED; its log follows (input saved under $work/$t-*)"
+    echo "fuzz.sh: $t FAILED; its log follows (input saved under $artifacts/$t-*)"
     grep -v '^#[0-9]' "$log" | tail -60
     failed+=("$t")
   fi

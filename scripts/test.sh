@@ -47,7 +47,7 @@ ninja -C "$build/asan" -j "$jobs" topo_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build/asan" -L unit --output-on-failure -j "$jobs"
 
-step "fuzz targets, ${TOPO_FUZZ_SECONDS:-5} s each on their corpus"
+step "fuzz targets, 2,000 inputs each from their corpus (seed 1, at most ${TOPO_FUZZ_SECONDS:-5} s)"
 TOPO_BUILD_DIR=$build bash "$root/scripts/fuzz.sh" --ci --seconds "${TOPO_FUZZ_SECONDS:-5}"
 
 step "benchmarks (short mode)"
