@@ -77,12 +77,7 @@ void rail_hopping(const PathIndex& index, const Allocation& al, double per_rank,
 }  // namespace
 
 Traffic alltoall_traffic(const PathIndex& index, const Allocation& al, double per_rank, bool pxn) {
-  Traffic t;
-  t.offset.assign(al.host.size() + 1, 0);
-  for (size_t i = 0; i < al.host.size(); ++i)
-    t.offset[i + 1] = t.offset[i] + static_cast<int>(index.ports(al.host[i]).size());
-  t.up.assign(t.offset.back(), 0.0);
-  t.down.assign(t.offset.back(), 0.0);
+  Traffic t = empty_traffic(index, al);
   t.flow_bytes = per_rank * al.gpus_per_host * al.gpus_per_host;
   Leaves lv{std::vector<int>(index.leaves().size(), -1), {}};
   for (int i = 0; i < al.size(); ++i)

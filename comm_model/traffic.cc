@@ -37,16 +37,6 @@ void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation&
   al.lane_begin.push_back(static_cast<int>(al.lane.size()));
 }
 
-Traffic empty_traffic(const PathIndex& index, const Allocation& al) {
-  Traffic t;
-  t.offset.assign(al.host.size() + 1, 0);
-  for (size_t i = 0; i < al.host.size(); ++i)
-    t.offset[i + 1] = t.offset[i] + static_cast<int>(index.ports(al.host[i]).size());
-  t.up.assign(t.offset.back(), 0.0);
-  t.down.assign(t.offset.back(), 0.0);
-  return t;
-}
-
 int leaf_of(const PathIndex& index, const Allocation& al, int i, int port) {
   return index.ports(al.host[i])[port].leaf;
 }
@@ -69,6 +59,16 @@ void add_host_flow(const PathIndex& index, const Allocation& al, int from, int t
 }
 
 }  // namespace
+
+Traffic empty_traffic(const PathIndex& index, const Allocation& al) {
+  Traffic t;
+  t.offset.assign(al.host.size() + 1, 0);
+  for (size_t i = 0; i < al.host.size(); ++i)
+    t.offset[i + 1] = t.offset[i] + static_cast<int>(index.ports(al.host[i]).size());
+  t.up.assign(t.offset.back(), 0.0);
+  t.down.assign(t.offset.back(), 0.0);
+  return t;
+}
 
 Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int gpus) {
   const Fabric& fabric = index.fabric();

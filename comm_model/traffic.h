@@ -60,6 +60,10 @@ struct Traffic {
   double flow_bytes = 1;            // bytes one host-to-host flow carries
 };
 
+// No bytes yet on any port of the allocation's hosts: what every pattern
+// below starts from.
+Traffic empty_traffic(const PathIndex& index, const Allocation& al);
+
 // Bytes one edge of a ring (or chain, for Broadcast) carries per run: the
 // whole collective's traffic between two neighbours.
 double ring_edge_bytes(Collective c, int ranks, double bytes);
