@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
+#include <map>
+#include <memory>
 #include <random>
 
 #include <benchmark/benchmark.h>
@@ -72,16 +75,21 @@ BENCHMARK(BM_Place1024HostsOn16384)->Unit(benchmark::kMillisecond);
 // Static routing (destination-mod-k tables, as OpenSM's ftree makes them on
 // this symmetric tree): the busy 60% are running jobs of 8 hosts in ring
 // order, whose flows the seam search keeps clear of.
-void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
+const Fabric& dmodk_fabric_4096() {
   static std::unique_ptr<Fabric> fabric;
   if (!fabric) {
     fabric = std::make_unique<Fabric>(make_synthetic("leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2"));
     fabric->set_routing(testing::dmodk_routing(*fabric));
   }
-  SwitchTree tree(*fabric);
-  FreeMap free = FreeMap::all_free(*fabric, 8);
-  std::mt19937 rng(7);
-  std::vector<NodeId> hosts(fabric->hosts().begin(), fabric->hosts().end());
+  return *fabric;
+}
+
+// 60% of the hosts, drawn with `seed`, busy with running 8-host jobs.
+FreeMap busy_with_running_jobs(const SwitchTree& tree, unsigned seed) {
+  const Fabric& fabric = tree.fabric();
+  FreeMap free = FreeMap::all_free(fabric, 8);
+  std::mt19937 rng(seed);
+  std::vector<NodeId> hosts(fabric.hosts().begin(), fabric.hosts().end());
   std::shuffle(hosts.begin(), hosts.end(), rng);
   size_t busy = hosts.size() * 6 / 10;
   for (size_t at = 0; at + 8 <= busy; at += 8) {
@@ -90,6 +98,14 @@ void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
     free.running.push_back(std::move(job));
   }
   fill_traffic(tree, free);
+  return free;
+}
+
+// One cluster state and one request, decided again and again: the spread
+// of these figures is the machine's noise, not the search's.
+void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
+  SwitchTree tree(dmodk_fabric_4096());
+  FreeMap free = busy_with_running_jobs(tree, 7);
   PlacementRequest request;
   request.hosts = 128;
   request.gpus_per_host = 8;
@@ -112,6 +128,35 @@ void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
   state.counters["seam_flows"] = seam_flows;
 }
 BENCHMARK(BM_PlaceWithSeams128HostsOn4096Busy60Static)->Unit(benchmark::kMillisecond);
+
+// The search's own tail: 16 cluster states (different busy hosts and
+// running jobs) and jobs of 16 to 128 hosts, taken in turn, so that the p99
+// is the costliest decisions and not one decision's noise.
+void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
+  SwitchTree tree(dmodk_fabric_4096());
+  std::vector<FreeMap> states;
+  for (unsigned seed = 1; seed <= 16; ++seed) states.push_back(busy_with_running_jobs(tree, seed));
+  const int sizes[] = {16, 32, 64, 128, 24, 96, 48, 112};
+  std::vector<double> ms, cpu_ms;
+  size_t i = 0;
+  for (auto _ : state) {
+    const FreeMap& free = states[i % states.size()];
+    PlacementRequest request;
+    request.hosts = sizes[(i / states.size() + i) % std::size(sizes)];
+    request.gpus_per_host = 8;
+    ++i;
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = thread_cpu_ms();
+    Placement p = place(tree, free, request);
+    benchmark::DoNotOptimize(p);
+    cpu_ms.push_back(thread_cpu_ms() - cpu_start);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (!p.feasible) state.SkipWithError("no placement");
+  }
+  percentiles(state, "", ms);
+  percentiles(state, "cpu_", cpu_ms);
+}
+BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60Static)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace topo
