@@ -101,6 +101,23 @@ TEST_F(PathCli, AdaptivePathsAreEveryShortestUpDownPathWithItsShare) {
   EXPECT_NE(limited.out.find("(8 equal paths, the first 3 listed)"), std::string::npos) << limited.out;
 }
 
+TEST_F(PathCli, EcmpListsTheEqualCostPathsItsQpsAreHashedOnto) {
+  Ran r = topoctl(std::string("path --from gpu001 --to gpu017 --routing ecmp:4 --json --synthetic ") + kSpec);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out.at("routing"), "ecmp:4");
+  EXPECT_EQ(out.at("qps"), 4);
+  EXPECT_EQ(out.at("path_count"), 8);
+  EXPECT_EQ(out.at("paths").size(), 8u);
+
+  Ran text = topoctl(std::string("path --from gpu001 --to gpu017 --routing ecmp:1 --synthetic ") + kSpec);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("routing ecmp:1  (8 equal-cost paths; its one QP hashed onto one of them per run"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("adaptive"), std::string::npos) << text.out;
+}
+
 TEST_F(PathCli, AdaptiveOnAThreeTierFabricClimbsOnlyAsFarAsItMust) {
   const std::string spec = "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4";
   Fabric f = make_synthetic(spec);

@@ -278,10 +278,11 @@ Run add_path(CLI::App& app) {
   cmd->add_option("--from", opts->from, "the sending host")->required();
   cmd->add_option("--to", opts->to, "the receiving host")->required();
   cmd->add_option("--routing", opts->routing,
-                  "adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, updn, dfsssp: the "
-                  "snapshot's tables when they are that engine's, else emulated); default: the snapshot's own");
+                  "adaptive, static (the snapshot's tables), static:ENGINE (ftree, minhop, updn, dfsssp: the "
+                  "snapshot's tables when they are that engine's, else emulated) or ecmp:QPS (RoCE hashing: "
+                  "the equal-cost paths each QP may take); default: the snapshot's own");
   cmd->add_option("--rail", opts->rail, "leave on the HCA of this rail (default: the host's first)");
-  cmd->add_option("--max-paths", opts->max_paths, "adaptive: list at most this many equal paths")
+  cmd->add_option("--max-paths", opts->max_paths, "adaptive, ecmp: list at most this many equal paths")
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
   return [opts] {
@@ -310,17 +311,28 @@ Run add_path(CLI::App& app) {
       print_hops(f, path);
       return kOk;
     }
+    // ECMP hashes each QP onto one of the paths adaptive routing spreads
+    // over: the same paths, each QP's share of a run is one of them.
     double total = 0;
     std::vector<Path> paths = adaptive_paths(f, ends, opts->max_paths, total);
+    const bool ecmp = f.routing().is_ecmp();
     if (opts->json) {
+      if (ecmp) out["qps"] = f.routing().qps;
       out["path_count"] = static_cast<uint64_t>(total);
       out["paths"] = json::array();
       for (const Path& p : paths) out["paths"].push_back({{"share", p.share}, {"hops", hops_json(f, p)}});
       std::cout << out.dump(2) << "\n";
       return kOk;
     }
-    fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", opts->from, opts->to, total,
-               total == 1 ? "" : "s", paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "");
+    const std::string listed = paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "";
+    if (ecmp)
+      fmt::print("{} -> {}  routing {}  ({:g} equal-cost path{}{}; {} hashed onto one of them per run, "
+                 "a share is its expectation)\n",
+                 opts->from, opts->to, routing, total, total == 1 ? "" : "s", listed,
+                 f.routing().qps == 1 ? std::string("its one QP") : fmt::format("each of its {} QPs", f.routing().qps));
+    else
+      fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", opts->from, opts->to, total,
+                 total == 1 ? "" : "s", listed);
     for (size_t i = 0; i < paths.size(); ++i) {
       fmt::print("path {}  share {:.4g}\n", i + 1, paths[i].share);
       print_hops(f, paths[i]);
