@@ -94,6 +94,39 @@ class Seams {
     }
   }
 
+  // One pass over pairs of segments of one pod (`pod` by position): a
+  // swap changes which leaf each of the two sends to, and so, under
+  // destination-routed tables, which uplink of its leaf carries the flow
+  // (the receiving host's LID picks it). Segments of different pods are
+  // never swapped: that would add pod crossings the structure tiers count.
+  // Rings of more than kMaxReordered segments keep their order: the pass
+  // is quadratic in segments.
+  static constexpr size_t kMaxReordered = 32;
+  void reorder(std::vector<int>& pod) {
+    const size_t k = segs_.size();
+    if (k < 3 || k > kMaxReordered) return;
+    std::vector<std::vector<int>> saved(k);
+    for (size_t a = 0; a < k; ++a)
+      for (size_t b = a + 1; b < k; ++b) {
+        if (pod[a] != pod[b]) continue;
+        const SeamCost before = cost();
+        const size_t touched[] = {(a + k - 1) % k, a, (b + k - 1) % k, b};
+        for (size_t e : touched) saved[e] = edges_[e];
+        std::swap(segs_[a], segs_[b]);
+        for (size_t e : touched) route(e);
+        if (cost() < before) {
+          std::swap(pod[a], pod[b]);
+          continue;
+        }
+        std::swap(segs_[a], segs_[b]);
+        for (size_t e : touched) {
+          count(edges_[e], -1);
+          edges_[e] = saved[e];
+          count(edges_[e], +1);
+        }
+      }
+  }
+
   std::vector<NodeId> ring() const {
     std::vector<NodeId> out;
     for (const Segment& s : segs_) append(s, out);
@@ -235,10 +268,13 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
   std::vector<NodeId> best;
   SeamCost best_cost;
   for (std::vector<Segment>* order : {&forward, &backward}) {
+    std::vector<int> pod;
+    for (const Segment& s : *order) pod.push_back(tree.leaves()[tree.home_leaf(s.entry)].pod);
     Seams seams(tree.paths(), free, *order, closed);
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < 3; ++pass) {
       SeamCost before = seams.cost();
       seams.improve();
+      seams.reorder(pod);
       if (!(seams.cost() < before)) break;
     }
     SeamCost c = seams.cost();

@@ -13,7 +13,9 @@
 // seam_ring chooses, starting from ring_order():
 // - for each leaf's segment, its entry and exit host; the others follow in
 //   port order between them;
-// - the order of the segments: the fabric's, or reversed;
+// - the order of the segments: the fabric's or reversed, then pairs of
+//   segments of one pod swapped where that helps (which leaf a segment
+//   sends to picks the uplink its seam flow takes);
 // - for whole-host requests, a free eligible host of the same leaf (with as
 //   many free GPUs as the one it replaces, so the objective's structure,
 //   fit and fragmentation tiers stay equal) may replace one of the job's
@@ -22,8 +24,8 @@
 // their switch-to-switch cables carries (the job's own plus the running
 // jobs'), then their sum: a flow's share of a cable is what max-min sharing
 // gives it, and the ring runs at its slowest edge. Coordinate descent over
-// the segments, two passes; the result never scores worse than
-// ring_order() on this measure.
+// the segments' seams and order, up to three passes; the result never
+// scores worse than ring_order() on this measure.
 //
 // Under adaptive routing, or for a profile whose traffic does not follow
 // the ring (AllToAll, None), or a job on one leaf, it returns ring_order().

@@ -334,6 +334,28 @@ TEST_F(StaticLeafSpine, SeamsSwapInAnEquallyGoodHostOfTheSameLeaf) {
   EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.0);
 }
 
+TEST_F(StaticLeafSpine, SeamsReorderTheLeavesWhenNeitherDirectionAvoidsTheRunningJobs) {
+  // Running rings gpu002 <-> gpu018 and gpu003 <-> gpu020 load leaf01's
+  // uplinks to spine02 and spine04 (D-mod-k: the receiver's index under its
+  // leaf picks the spine) and leaf03's to spine02 and spine03.
+  for (NodeId h : fabric.hosts()) free.free_gpus[h] = 0;
+  for (const auto& ring : {hosts({2, 18}), hosts({3, 20})}) free.running.push_back({ring, Profile::AllReduce, 8, 1.0});
+  fill_traffic(*tree, free);
+  // One free host per leaf, at indices 0, 1, 2, 3: no spare to swap in.
+  for (int i : {1, 10, 19, 28}) free.free_gpus[host(fabric, i)] = 8;
+  PlacementRequest r = hosts_x8(4);
+  const std::vector<NodeId> natural = hosts({1, 10, 19, 28}), reversed = hosts({1, 28, 19, 10});
+  // In the fabric's order leaf01 sends up to spine02, reversed to spine04:
+  // either way beside a running flow.
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, natural).worst, 2.0);
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, reversed).worst, 2.0);
+  // gpu001 -> gpu019 -> gpu028 -> gpu010 (or a rotation) shares nothing.
+  std::vector<NodeId> ring = seam_ring(*tree, free, r, natural);
+  ASSERT_EQ(ring.size(), 4u);
+  EXPECT_DOUBLE_EQ(seam_cost(*tree, free, r, ring).worst, 1.0);
+  EXPECT_EQ(ring_crossings(*tree, ring).spine_edges, 4);
+}
+
 TEST_F(StaticLeafSpine, PipelineIsAChainAndAllToAllKeepsRingOrder) {
   run_first_job();
   PlacementRequest r = hosts_x8(8);
