@@ -27,7 +27,7 @@ std::vector<int> port_offsets(const PathIndex& index, std::span<const int> hosts
 
 }  // namespace
 
-void BackgroundLoad::add(LinkId cable, double gbps) {
+void BackgroundLoad::add(int cable, double gbps) {
   check_rate(gbps);
   Entry& e = entries_[cable];
   e.from_a_gbps += gbps;
@@ -40,7 +40,7 @@ void BackgroundLoad::add(const Fabric& fabric, LinkId cable, NodeId from, double
   if (from != l.end_a && from != l.end_b)
     throw std::invalid_argument(fmt::format("{} is not an end of the cable {}:{} <-> {}:{}", fabric.node(from).name,
                                             fabric.node(l.end_a).name, l.port_a, fabric.node(l.end_b).name, l.port_b));
-  Entry& e = entries_[cable];
+  Entry& e = entries_[l.id];
   (from == l.end_a ? e.from_a_gbps : e.from_b_gbps) += gbps;
 }
 
@@ -74,7 +74,9 @@ LinkCapacity::LinkCapacity(const PathIndex& index, std::span<const int> hosts, c
     return it->second;
   };
   const Fabric& fabric = index.fabric();
-  for (const auto& [cable, entry] : background.entries()) {
+  for (const auto& [id, entry] : background.entries()) {
+    if (id < 0 || static_cast<size_t>(id) >= fabric.cables().size()) continue;
+    LinkId cable = fabric.cables()[static_cast<size_t>(id)];
     auto ref = index.locate(cable);
     if (!ref) continue;
     const Link& l = fabric.link(cable);
@@ -117,18 +119,10 @@ Allocation allocation_of(std::span<const int> hosts) {
   return al;
 }
 
-Traffic empty_traffic(const PathIndex& index, std::span<const int> hosts) {
-  Traffic t;
-  t.offset = port_offsets(index, hosts);
-  t.up.assign(t.offset.back(), 0.0);
-  t.down.assign(t.offset.back(), 0.0);
-  return t;
-}
-
 }  // namespace
 
 LinkLoad::LinkLoad(const PathIndex& index, std::span<const int> hosts)
-    : index_(&index), al_(allocation_of(hosts)), traffic_(empty_traffic(index, hosts)) {}
+    : index_(&index), al_(allocation_of(hosts)), traffic_(empty_traffic(index, al_)) {}
 
 LinkLoad::LinkLoad(const PathIndex& index, const Allocation& al, Traffic traffic)
     : index_(&index), al_(al), traffic_(std::move(traffic)) {}

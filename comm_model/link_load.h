@@ -17,12 +17,13 @@
 namespace topo {
 
 // Traffic that running jobs already put on cables, in Gb/s, as the scheduler
-// or a monitoring source reports it.
+// or a monitoring source reports it. Cables are named by their dense id
+// (Link::id), so entries come in the fabric's cable order.
 class BackgroundLoad {
  public:
-  // `gbps` in each direction of the cable. Throws std::invalid_argument for a
-  // negative or non-finite rate.
-  void add(LinkId cable, double gbps);
+  // `gbps` in each direction of cable `cable` (Link::id). Throws
+  // std::invalid_argument for a negative or non-finite rate.
+  void add(int cable, double gbps);
   // `gbps` in the direction leaving `from`, which must be one end of the cable.
   void add(const Fabric& fabric, LinkId cable, NodeId from, double gbps);
 
@@ -30,11 +31,12 @@ class BackgroundLoad {
     double from_a_gbps = 0;  // leaving Link::end_a
     double from_b_gbps = 0;  // leaving Link::end_b
   };
-  const std::map<LinkId, Entry>& entries() const { return entries_; }
+  // By cable id.
+  const std::map<int, Entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }
 
  private:
-  std::map<LinkId, Entry> entries_;
+  std::map<int, Entry> entries_;
 };
 
 // Gb/s left for one collective on each directed cable an allocation can use:

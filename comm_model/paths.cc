@@ -19,7 +19,8 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   const FabricGraph& g = fabric.graph();
   const size_t nodes = fabric.node_count();
 
-  // Switch slots, and rank 0 for every switch with an Active HCA cable.
+  // Switch slots, and rank 0 for every leaf (a switch with a routed HCA cable).
+  const FabricIndex& fi = fabric.index();
   slot_.assign(nodes, -1);
   for (NodeId s : fabric.switches()) {
     slot_[s] = static_cast<int>(slot_node_.size());
@@ -28,12 +29,10 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   const size_t slots = slot_node_.size();
   std::vector<int> rank(slots, -1);
   std::deque<int> queue;
-  for (NodeId s : fabric.switches())
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
-      if (usable(g[e]) && fabric.node(fabric.peer(e, s)).kind == NodeKind::Hca && rank[slot_[s]] != 0) {
-        rank[slot_[s]] = 0;
-        queue.push_back(slot_[s]);
-      }
+  for (NodeId s : fi.leaves()) {
+    rank[slot_[s]] = 0;
+    queue.push_back(slot_[s]);
+  }
   while (!queue.empty()) {
     int a = queue.front();
     queue.pop_front();
@@ -45,39 +44,31 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       queue.push_back(b);
     }
   }
-  leaf_slot_.clear();
+  leaves_.assign(fi.leaves().begin(), fi.leaves().end());
   std::vector<int> leaf_of_slot(slots, -1);
-  for (size_t a = 0; a < slots; ++a)
-    if (rank[a] == 0) {
-      leaf_of_slot[a] = static_cast<int>(leaves_.size());
-      leaves_.push_back(slot_node_[a]);
-      leaf_slot_.push_back(static_cast<int>(a));
-    }
-
-  // Hosts and their ports.
-  cables_.assign(fabric.cables().size(), CableRef{});
-  host_index_.assign(nodes, -1);
-  ports_.resize(fabric.hosts().size());
-  for (size_t h = 0; h < fabric.hosts().size(); ++h) {
-    NodeId host = fabric.hosts()[h];
-    host_index_[host] = static_cast<int>(h);
-    for (NodeId hca : fabric.hcas_of(host))
-      for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
-        NodeId sw = fabric.peer(e, hca);
-        if (!usable(g[e]) || slot_[sw] < 0 || leaf_of_slot[slot_[sw]] < 0) continue;
-        Port p;
-        p.hca = hca;
-        p.cable = e;
-        p.rail = fabric.node(hca).rail;
-        p.leaf = leaf_of_slot[slot_[sw]];
-        p.gbps = g[e].gbps();
-        CableRef ref;
-        ref.host = static_cast<int>(h);
-        ref.port = static_cast<int>(ports_[h].size());
-        cables_[g[e].id] = ref;
-        ports_[h].push_back(p);
-      }
+  for (size_t l = 0; l < leaves_.size(); ++l) {
+    leaf_of_slot[slot_[leaves_[l]]] = static_cast<int>(l);
+    leaf_slot_.push_back(slot_[leaves_[l]]);
   }
+
+  // Hosts and their routed ports, as the fabric's index lists them.
+  cables_.assign(fabric.cables().size(), CableRef{});
+  ports_.resize(fi.host_count());
+  for (size_t h = 0; h < fi.host_count(); ++h)
+    for (const FabricIndex::HostPort& hp : fi.host_ports(static_cast<int>(h))) {
+      if (!hp.routed) continue;
+      Port p;
+      p.hca = hp.hca;
+      p.cable = fabric.cables()[hp.cable];
+      p.rail = hp.rail;
+      p.leaf = hp.leaf;
+      p.gbps = hp.gbps;
+      CableRef ref;
+      ref.host = static_cast<int>(h);
+      ref.port = static_cast<int>(ports_[h].size());
+      cables_[hp.cable] = ref;
+      ports_[h].push_back(p);
+    }
 
   // Trunks: parallel Active cables between switches one rank apart, per direction.
   up_trunks_.assign(slots, {});
@@ -187,9 +178,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   }
 }
 
-int PathIndex::host_index(NodeId host) const {
-  return host < host_index_.size() ? host_index_[host] : -1;
-}
+int PathIndex::host_index(NodeId host) const { return fabric_->index().host_id(host); }
 
 std::span<const PathIndex::Port> PathIndex::ports(int host_index) const { return ports_.at(host_index); }
 

@@ -45,13 +45,14 @@ class PathIndex {
     double gbps = 0;   // line rate of the cable
   };
 
-  // The position of `host` in fabric().hosts(), or -1 for any other node.
+  // The position of `host` in fabric().hosts() (FabricIndex::host_id), or
+  // -1 for any other node.
   int host_index(NodeId host) const;
-  // The host's usable ports, ordered by rail then HCA name; empty when no
-  // HCA of the host has an Active cable to a switch.
+  // The host's routed ports (FabricIndex::host_ports that are routed), in
+  // that order; empty when no HCA of the host has an Active cable to a switch.
   std::span<const Port> ports(int host_index) const;
 
-  // Rank-0 switches (those with HCAs cabled), in fabric order.
+  // Rank-0 switches: FabricIndex::leaves(), so leaf ids are the same in both.
   std::span<const NodeId> leaves() const { return leaves_; }
 
   // The Active parallel cables from one switch to a neighbour one rank up or
@@ -131,7 +132,6 @@ class PathIndex {
   }
 
   const Fabric* fabric_;
-  std::vector<int> host_index_;            // by NodeId
   std::vector<std::vector<Port>> ports_;   // by host index
   std::vector<NodeId> leaves_;
   std::vector<int> slot_;                  // switch slot by NodeId, -1 for non-switches

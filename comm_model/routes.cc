@@ -77,18 +77,29 @@ void add_ports(const PathIndex& index, const Allocation& al, const Traffic& t, A
                                 f.node(to).name, f.node(index.leaves()[to_leaf]).name, why));
 }
 
-// Adaptive: crossings summed per leaf pair, spread over the trunks once per
-// source leaf, each trunk's bytes shared evenly by its cables.
-int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
-  std::vector<std::pair<int, std::pair<int, double>>> pairs;  // leaf -> (leaf, bytes)
+// Calls `cross(crossing, receiving leaf)` for every crossing that leaves its
+// leaf; returns the most switches any crossing passes on a shortest up/down
+// path. Throws FabricError for a crossing with none.
+template <typename Cross>
+int cross_leaves(const PathIndex& index, const Allocation& al, const Traffic& t, Cross&& cross) {
   int switches = 0;
   for (const Traffic::Crossing& c : t.crossings) {
     int to = index.ports(al.host[c.host])[c.port].leaf;
     auto s = index.switches_between(c.leaf, to);
     if (!s) unreachable(index, al, c, "no up/down path");
     switches = std::max(switches, *s);
-    if (c.leaf != to) pairs.push_back({c.leaf, {to, c.bytes}});
+    if (c.leaf != to) cross(c, to);
   }
+  return switches;
+}
+
+// Adaptive: crossings summed per leaf pair, spread over the trunks once per
+// source leaf, each trunk's bytes shared evenly by its cables.
+int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
+  std::vector<std::pair<int, std::pair<int, double>>> pairs;  // leaf -> (leaf, bytes)
+  int switches = cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
+    pairs.push_back({c.leaf, {to, c.bytes}});
+  });
   if (pairs.empty()) return switches;
   std::sort(pairs.begin(), pairs.end());
   std::vector<double> trunk_bytes(index.trunks().size(), 0.0);
@@ -206,13 +217,7 @@ void hash_qp(const PathIndex& index, const std::vector<Hop>& hops, int leaf_a, i
 int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int qps, uint64_t draw,
              Accumulator& acc) {
   NextHops next(index);
-  int switches = 0;
-  for (const Traffic::Crossing& c : t.crossings) {
-    int to = index.ports(al.host[c.host])[c.port].leaf;
-    auto s = index.switches_between(c.leaf, to);
-    if (!s) unreachable(index, al, c, "no up/down path");
-    switches = std::max(switches, *s);
-    if (c.leaf == to) continue;
+  return cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
     const std::vector<Hop>& hops = next.between(c.leaf, to);
     // One sending port: one connection. A sum of flows: one per flow_bytes.
     long flows = c.from >= 0 ? 1 : std::max(1L, std::lround(c.bytes / t.flow_bytes));
@@ -225,8 +230,7 @@ int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int
         uint64_t seed = mix(mix(mix(draw) ^ sender) ^ receiver) ^ mix(static_cast<uint64_t>(k) << 16 ^ static_cast<uint64_t>(q));
         hash_qp(index, hops, c.leaf, to, seed, bytes, acc);
       }
-  }
-  return switches;
+  });
 }
 
 }  // namespace

@@ -36,9 +36,9 @@ struct Cable {
 
 CableRoom::CableRoom(const Fabric& fabric, const BackgroundLoad& background, double efficiency)
     : fabric_(&fabric), efficiency_(efficiency) {
-  for (const auto& [e, entry] : background.entries()) {
-    const Link& l = fabric.link(e);
-    if (l.id < 0) continue;
+  for (const auto& [id, entry] : background.entries()) {
+    if (id < 0 || static_cast<size_t>(id) >= fabric.cables().size()) continue;
+    const Link& l = fabric.link(fabric.cables()[static_cast<size_t>(id)]);
     background_.emplace_back(directed_cable(l, l.end_a), entry.from_a_gbps);
     background_.emplace_back(directed_cable(l, l.end_b), entry.from_b_gbps);
   }

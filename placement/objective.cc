@@ -48,8 +48,9 @@ double busier(const BackgroundLoad::Entry& e) { return std::max(e.from_a_gbps, e
 double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf) {
   const SwitchTree::Leaf& l = tree.leaves()[leaf];
   double used = 0;
+  const Fabric& f = tree.fabric();
   for (LinkId e : l.uplinks)
-    if (auto it = free.load.entries().find(e); it != free.load.entries().end()) used += busier(it->second);
+    if (auto it = free.load.entries().find(f.link(e).id); it != free.load.entries().end()) used += busier(it->second);
   return pressure_at(l, used, multi_leaf);
 }
 
@@ -66,8 +67,9 @@ FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<cons
   std::vector<double> used(leaves, 0.0);
   auto above = [&](NodeId n) { return f.node(n).kind == NodeKind::Switch && f.node(n).level != Level::Leaf; };
   for (const auto& [cable, entry] : free.load.entries()) {
-    const Link& link = f.link(cable);
-    if (int l = tree.uplink_of(link.id); l >= 0) used[l] += busier(entry);
+    if (cable < 0 || static_cast<size_t>(cable) >= f.cables().size()) continue;
+    const Link& link = f.link(f.cables()[static_cast<size_t>(cable)]);
+    if (int l = tree.uplink_of(cable); l >= 0) used[l] += busier(entry);
     else if (above(link.end_a) && above(link.end_b)) above_.emplace_back(cable, entry);
   }
   std::vector<char> wanted(leaves, every_leaf);
@@ -89,13 +91,15 @@ BackgroundLoad FreeIndex::near(const SwitchTree& tree, const FreeMap& free, std:
   BackgroundLoad out;
   if (free.load.empty()) return out;
   const Fabric& f = tree.fabric();
-  auto copy = [&](LinkId cable, const BackgroundLoad::Entry& entry) {
+  auto copy = [&](int id, const BackgroundLoad::Entry& entry) {
+    LinkId cable = f.cables()[static_cast<size_t>(id)];
     const Link& l = f.link(cable);
     if (entry.from_a_gbps > 0) out.add(f, cable, l.end_a, entry.from_a_gbps);
     if (entry.from_b_gbps > 0) out.add(f, cable, l.end_b, entry.from_b_gbps);
   };
   auto copy_loaded = [&](LinkId cable) {
-    if (auto it = free.load.entries().find(cable); it != free.load.entries().end()) copy(cable, it->second);
+    int id = f.link(cable).id;
+    if (auto it = free.load.entries().find(id); it != free.load.entries().end()) copy(id, it->second);
   };
   std::set<int> leaves;
   for (NodeId h : ring) {

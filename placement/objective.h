@@ -82,7 +82,7 @@ class FreeIndex {
   FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring, bool every_leaf);
   std::vector<int> free_hosts_;
   std::vector<double> pressure_[2];
-  std::vector<std::pair<LinkId, BackgroundLoad::Entry>> above_;
+  std::vector<std::pair<int, BackgroundLoad::Entry>> above_;  // by cable id
 };
 
 // Scores a ring (hosts in rank order) for `request` on the cluster state

@@ -1,7 +1,6 @@
 #include "placement/switch_tree.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 namespace topo {
@@ -15,7 +14,8 @@ SwitchTree::SwitchTree(const Fabric& fabric)
   cables_.resize(n);
   degraded_.resize(n);
 
-  std::map<NodeId, int> leaf_index;
+  const FabricIndex& fi = fabric.index();
+  std::vector<int> tree_leaf(fi.leaves().size(), -1);  // by FabricIndex leaf id
   for (NodeId s : fabric.switches_at(Level::Leaf)) {
     Leaf leaf;
     leaf.node = s;
@@ -30,7 +30,7 @@ SwitchTree::SwitchTree(const Fabric& fabric)
       leaf.uplinks.push_back(e);
       if (l.degraded) leaf.degraded_uplinks.push_back(e);
     }
-    leaf_index[s] = static_cast<int>(leaves_.size());
+    if (int id = fi.leaf_id(s); id >= 0) tree_leaf[id] = static_cast<int>(leaves_.size());
     leaves_.push_back(std::move(leaf));
   }
 
@@ -42,24 +42,23 @@ SwitchTree::SwitchTree(const Fabric& fabric)
   for (const Leaf& l : leaves_) pods.insert(l.pod);
   pods_ = static_cast<int>(pods.size());
 
-  // A host's leaf is the one PathIndex gives its first port (the lowest
-  // rail's Active cable): the model and the placement read the same fact.
-  const PathIndex& paths = *paths_;
-  std::vector<int> tree_leaf(paths.leaves().size(), -1);
-  for (size_t i = 0; i < paths.leaves().size(); ++i)
-    if (auto it = leaf_index.find(paths.leaves()[i]); it != leaf_index.end()) tree_leaf[i] = it->second;
+  // A host's leaf is its home leaf in the fabric's index (the lowest rail's
+  // routed cable): the model and the placement read the same fact.
   for (NodeId h : fabric.hosts()) {
-    for (NodeId hca : fabric.hcas_of(h))
-      for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
-        const Link& l = fabric.link(e);
-        if (l.kind != LinkKind::Cable || fabric.node(fabric.peer(e, hca)).kind != NodeKind::Switch) continue;
-        cables_[h].push_back(e);
-        if (l.degraded) degraded_[h].push_back(e);
+    int id = fi.host_id(h);
+    for (const FabricIndex::HostPort& p : fi.host_ports(id)) {
+      LinkId e = fabric.cables()[p.cable];
+      cables_[h].push_back(e);
+      if (fabric.link(e).degraded) degraded_[h].push_back(e);
+    }
+    int home = fi.home_leaf(id);
+    if (home < 0 || tree_leaf[home] < 0) continue;
+    home_[h] = tree_leaf[home];
+    for (const FabricIndex::HostPort& p : fi.host_ports(id))
+      if (p.routed) {
+        port_[h] = p.leaf_port;
+        break;
       }
-    std::span<const PathIndex::Port> ports = paths.ports(paths.host_index(h));
-    if (ports.empty() || tree_leaf[ports.front().leaf] < 0) continue;
-    home_[h] = tree_leaf[ports.front().leaf];
-    port_[h] = fabric.local_port(ports.front().cable, leaves_[home_[h]].node);
     leaves_[home_[h]].hosts.push_back(h);
   }
   for (Leaf& l : leaves_)

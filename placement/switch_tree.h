@@ -32,10 +32,10 @@ class SwitchTree {
   std::span<const Leaf> leaves() const { return leaves_; }
   int pods() const { return pods_; }
 
-  // The leaf a host belongs to for placement: the leaf of its first port in
-  // the PathIndex, its lowest rail with an Active cable (rail-optimized
-  // hosts sit on one leaf per rail, all in the same group). -1 for a host
-  // with no Active HCA cable.
+  // The leaf a host belongs to for placement: its FabricIndex::home_leaf,
+  // the leaf of its lowest rail with an Active cable (rail-optimized hosts
+  // sit on one leaf per rail, all in the same group). -1 for a host with no
+  // Active HCA cable.
   int home_leaf(NodeId host) const { return host < home_.size() ? home_[host] : -1; }
   // Position of the host on its home leaf, for rail-aligned ring order.
   int leaf_port(NodeId host) const { return host < port_.size() ? port_[host] : 0; }

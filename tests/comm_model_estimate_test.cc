@@ -259,14 +259,14 @@ TEST(CommModelContention, BackgroundLoadLeavesLessForThisJob) {
   o.algorithm = Algorithm::Ring;
   Estimate quiet = estimate(index, order, r, {}, o);
   BackgroundLoad bg;
-  bg.add(cable_at(f, "leaf01", 12), 200);  // another job uses half of one uplink
+  bg.add(f.link(cable_at(f, "leaf01", 12)).id, 200);  // another job uses half of one uplink
   Estimate busy = estimate(index, order, r, bg, o);
   expect_close((busy.time_s - busy.latency_s) / (quiet.time_s - quiet.latency_s), 2.0);
   expect_close(busy.ideal_time_s, quiet.ideal_time_s);
   EXPECT_NE(busy.bottleneck.name.find("leaf01:12"), std::string::npos) << busy.bottleneck.name;
   // A cable with no room left stops the collective.
   BackgroundLoad full;
-  full.add(cable_at(f, "leaf01", 12), 400);
+  full.add(f.link(cable_at(f, "leaf01", 12)).id, 400);
   EXPECT_TRUE(std::isinf(estimate(index, order, r, full, o).time_s));
 }
 

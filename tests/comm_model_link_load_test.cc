@@ -2,7 +2,6 @@
 // fabric's routing gives, spread under adaptive, one path under static.
 #include "comm_model/link_load.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
@@ -15,12 +14,7 @@
 namespace topo {
 namespace {
 
-LinkId cable_at(const Fabric& f, std::string_view name, int port) {
-  NodeId s = *f.find(name);
-  for (auto e : boost::make_iterator_range(boost::out_edges(s, f.graph())))
-    if (f.local_port(e, s) == port) return e;
-  throw std::runtime_error(fmt::format("no cable on {}:{}", name, port));
-}
+LinkId cable_at(const Fabric& f, std::string_view name, int port) { return f.cable_at(*f.find(name), port).value(); }
 
 // Two leaves with four uplinks each (ports 9-12, two to each spine): the
 // adaptive spread puts a quarter of a flow on each, a static table all of

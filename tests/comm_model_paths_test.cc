@@ -203,7 +203,7 @@ TEST(CommModelPaths, BackgroundLoadLeavesLessRoomInOneDirection) {
   LinkId up = cable_at(f, "leaf01", 9);
   BackgroundLoad bg;
   bg.add(f, up, sw(f, "leaf01"), 300);
-  bg.add(cable_at(f, "leaf01", 1), 100);  // gpu001's own cable, both ways
+  bg.add(f.link(cable_at(f, "leaf01", 1)).id, 100);  // gpu001's own cable, both ways
   std::vector<int> hosts = {host(index, "gpu001")};
   LinkCapacity cap(index, hosts, bg, 1.0);
   auto ref = *index.locate(up);
@@ -214,7 +214,7 @@ TEST(CommModelPaths, BackgroundLoadLeavesLessRoomInOneDirection) {
   EXPECT_DOUBLE_EQ(cap.trunk_gbps(back), members * 400.0);
   EXPECT_DOUBLE_EQ(cap.port_up_gbps(0, 0), 300);
   EXPECT_DOUBLE_EQ(cap.port_down_gbps(0, 0), 300);
-  EXPECT_THROW(bg.add(up, -1), std::invalid_argument);
+  EXPECT_THROW(bg.add(f.link(up).id, -1), std::invalid_argument);
   EXPECT_THROW(bg.add(f, up, *f.find("gpu005/mlx5_0"), 1), std::invalid_argument);
 }
 

@@ -104,7 +104,7 @@ TEST(Placement, BusyUplinksAreAvoided) {
   FreeMap free = FreeMap::all_free(f, 8);
   // Running jobs saturate leaf01's and leaf02's uplinks.
   for (int leaf : {0, 1})
-    for (LinkId e : tree.leaves()[leaf].uplinks) free.load.add(e, 300);
+    for (LinkId e : tree.leaves()[leaf].uplinks) free.load.add(f.link(e).id, 300);
   Placement p = place(tree, free, hosts_x8(8));
   EXPECT_EQ(leaf_names(f, p), (std::set<std::string>{"leaf03", "leaf04"}));
 }

@@ -69,17 +69,12 @@ std::optional<NodeId> Fabric::find_host(std::string_view host) const {
 }
 
 std::optional<LinkId> Fabric::cable_at(NodeId node, int port) const {
-  if (node + 1 >= port_begin_.size() || port < 0) return std::nullopt;
-  uint32_t slot = port_begin_[node] + static_cast<uint32_t>(port);
-  if (slot >= port_begin_[node + 1] || port_cable_[slot] < 0) return std::nullopt;
-  return cables_[port_cable_[slot]];
+  int cable = index_.cable_at(node, port);
+  if (cable < 0) return std::nullopt;
+  return cables_[static_cast<size_t>(cable)];
 }
 
-std::optional<NodeId> Fabric::node_by_lid(uint32_t lid) const {
-  auto it = by_lid_.find(lid);
-  if (it == by_lid_.end()) return std::nullopt;
-  return it->second;
-}
+std::optional<NodeId> Fabric::node_by_lid(uint32_t lid) const { return index_.node_by_lid(lid); }
 
 void Fabric::set_routing(Routing routing) {
   if (routing.is_static() && routing.lft.size() != switches_.size())
@@ -115,15 +110,8 @@ std::vector<NodeId> Fabric::hcas_of(NodeId host) const {
 }
 
 std::vector<NodeId> Fabric::leaves_of(NodeId host) const {
-  std::vector<NodeId> out;
-  for (NodeId hca : hcas_of(host))
-    for (auto e : boost::make_iterator_range(boost::out_edges(hca, graph_))) {
-      NodeId p = peer(e, hca);
-      if (graph_[e].kind == LinkKind::Cable && graph_[p].kind == NodeKind::Switch &&
-          std::find(out.begin(), out.end(), p) == out.end())
-        out.push_back(p);
-    }
-  return out;
+  int h = index_.host_id(host);
+  return h < 0 ? std::vector<NodeId>{} : index_.switches_of(h);
 }
 
 std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
@@ -147,9 +135,7 @@ void Fabric::assign(Self&& o) {
   hcas_ = std::forward<Self>(o).hcas_;
   switches_ = std::forward<Self>(o).switches_;
   switch_index_ = std::forward<Self>(o).switch_index_;
-  port_begin_ = std::forward<Self>(o).port_begin_;
-  port_cable_ = std::forward<Self>(o).port_cable_;
-  by_lid_ = std::forward<Self>(o).by_lid_;
+  index_ = std::forward<Self>(o).index_;
   routing_ = std::forward<Self>(o).routing_;
   summary_ = std::forward<Self>(o).summary_;
   faults_ = std::forward<Self>(o).faults_;
@@ -297,28 +283,14 @@ void FabricBuilder::index() {
   size_t n = f.node_count();
   f.switch_index_.assign(n, -1);
   for (size_t i = 0; i < f.switches_.size(); ++i) f.switch_index_[f.switches_[i]] = static_cast<int>(i);
-  for (NodeId v = 0; v < n; ++v) {
-    uint32_t lid = f.graph_[v].lid;
-    if (lid == 0) continue;
-    auto [it, fresh] = f.by_lid_.emplace(lid, v);
-    if (!fresh)
-      throw FabricError(fmt::format("LID {} is given to both '{}' and '{}'", lid, f.graph_[it->second].id,
-                                    f.graph_[v].id));
-  }
-  // Dense cable ids in the order the cables were added, and the port table.
-  f.port_begin_.assign(n + 1, 0);
-  std::vector<int> highest(n, 0);
-  for (const auto& [key, e] : port_links_) highest[key.first] = std::max(highest[key.first], key.second);
-  for (NodeId v = 0; v < n; ++v) f.port_begin_[v + 1] = f.port_begin_[v] + static_cast<uint32_t>(highest[v]) + 1;
-  f.port_cable_.assign(f.port_begin_[n], -1);
+  // Dense cable ids in the order the cables were added.
   for (auto e : boost::make_iterator_range(boost::edges(f.graph_))) {
     Link& link = f.graph_[e];
     if (link.kind != LinkKind::Cable) continue;
     link.id = static_cast<int>(f.cables_.size());
     f.cables_.push_back(e);
-    f.port_cable_[f.port_begin_[link.end_a] + static_cast<uint32_t>(link.port_a)] = link.id;
-    f.port_cable_[f.port_begin_[link.end_b] + static_cast<uint32_t>(link.port_b)] = link.id;
   }
+  f.index_ = FabricIndex(f);
 }
 
 Fabric FabricBuilder::finish() && {

@@ -24,6 +24,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "topology/fabric_index.h"
 #include "topology/host_naming.h"
 #include "topology/link_rate.h"
 #include "topology/routing.h"
@@ -165,6 +166,10 @@ class Fabric {
   std::span<const NodeId> hcas() const { return hcas_; }
   std::span<const NodeId> switches() const { return switches_; }
 
+  // Hosts by dense id, each host's ports and leaf, cable ends, LIDs: the
+  // dense tables every layer looks these up in (fabric_index.h).
+  const FabricIndex& index() const { return index_; }
+
   // Cables (not attachments) by dense id: cables()[link(e).id] == e.
   std::span<const LinkId> cables() const { return cables_; }
   // The cable on a port of a switch or HCA; nullopt when none is cabled.
@@ -181,7 +186,8 @@ class Fabric {
   void set_routing(Routing routing);
   std::vector<NodeId> switches_at(Level level) const;
 
-  // The HCAs of a host, by rail; the leaf (or leaves) it is cabled to.
+  // The HCAs of a host, by rail; the switches its HCAs are cabled to,
+  // whatever the cables' state (FabricIndex::switches_of).
   std::vector<NodeId> hcas_of(NodeId host) const;
   std::vector<NodeId> leaves_of(NodeId host) const;
   // Hosts cabled to a leaf, in the order they were added.
@@ -220,10 +226,7 @@ class Fabric {
   std::vector<NodeId> hosts_, hcas_, switches_;
   std::vector<LinkId> cables_;
   std::vector<int> switch_index_;  // by NodeId
-  // Per node, the first slot in port_cable_ and the port count it covers.
-  std::vector<uint32_t> port_begin_;
-  std::vector<int> port_cable_;  // cable id by (node, port), -1 uncabled
-  std::unordered_map<uint32_t, NodeId> by_lid_;
+  FabricIndex index_;
   Routing routing_;
   FabricSummary summary_;
   std::vector<Fault> faults_;
@@ -264,7 +267,7 @@ class FabricBuilder {
 
  private:
   NodeId add_node(Node node);
-  // LIDs, cable ids and the port table, before classification.
+  // LIDs and cable ids, then the FabricIndex, before classification.
   void index();
   Fabric fabric_;
   // (node, port) -> cable, to merge the two sightings of one cable.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -440,7 +441,10 @@ Fabric read_slurm_topology_file(const std::string& path, LinkRate rate) {
 void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
   const FabricGraph& g = fabric.graph();
 
-  // The leaf each host is listed under: that of its lowest-rail cabled HCA.
+  // The leaf each host is listed under: the switch of its first host port
+  // (its lowest-rail cabled HCA), whatever the cable's state: the file
+  // describes the cabling, not what routes today.
+  const FabricIndex& index = fabric.index();
   std::map<NodeId, std::vector<std::string>> hosts_of_leaf;
   std::vector<std::string> uncabled, multi_homed;
   for (NodeId host : fabric.hosts()) {
@@ -450,23 +454,14 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
           fmt::format("host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, "
                       "'.', '_' and '-'",
                       name));
-    std::optional<NodeId> leaf;
-    for (NodeId hca : fabric.hcas_of(host)) {
-      for (auto e : boost::make_iterator_range(boost::out_edges(hca, g))) {
-        NodeId p = fabric.peer(e, hca);
-        if (g[e].kind == LinkKind::Cable && g[p].kind == NodeKind::Switch) {
-          leaf = p;
-          break;
-        }
-      }
-      if (leaf) break;
-    }
-    if (!leaf) {
+    const int h = index.host_id(host);
+    std::span<const FabricIndex::HostPort> ports = index.host_ports(h);
+    if (ports.empty()) {
       uncabled.push_back(name);
       continue;
     }
-    hosts_of_leaf[*leaf].push_back(name);
-    if (fabric.leaves_of(host).size() > 1) multi_homed.push_back(name);
+    hosts_of_leaf[ports.front().leaf_switch].push_back(name);
+    if (index.switches_of(h).size() > 1) multi_homed.push_back(name);
   }
   if (hosts_of_leaf.empty()) throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
 
