@@ -142,6 +142,7 @@ void build(Agraph_t* g, const Scene& scene) {
       set(n, "width", number(b.width_in));
       set(n, "height", number(b.height_in));
     }
+    if (!b.link.empty()) set(n, "href", b.link);
     if (b.at) set(n, "pos", fmt::format("{:.2f},{:.2f}!", b.at->x, b.at->y));
     if (!b.group.empty()) {
       auto it = groups.find(b.group);
@@ -180,6 +181,10 @@ void build(Agraph_t* g, const Scene& scene) {
     set(e, "penwidth", number(l.width));
     set(e, "style", l.style);
     set(e, "arrowhead", l.arrow ? "normal" : "none");
+    if (l.arrow_back) {
+      set(e, "dir", "both");
+      set(e, "arrowtail", "normal");
+    }
     if (!l.shapes_layout) set(e, "constraint", "false");
     if (!l.path.empty()) set(e, "pos", spline_of(l.path));
   }
