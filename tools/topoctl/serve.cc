@@ -440,6 +440,65 @@ bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Every route of the page; any other path is 404 by the error handler.
+void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
+  auto html = [site](auto page) {
+    return [site, page](const httplib::Request& req, httplib::Response& res) {
+      answer(res, [&] { return page(*site, req); });
+    };
+  };
+  server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
+  server.Get("/fabric", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
+  server.Get("/lint", html([](Site& s, const httplib::Request& r) { return lint_page(s, r); }));
+  server.Get("/snapshots", html([](Site& s, const httplib::Request&) { return snapshots_page(s); }));
+  server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
+  server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
+  server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
+  server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }));
+  server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/?)",
+             html([](Site& s, const httplib::Request& r) { return report_page(s, r); }));
+  server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/([A-Za-z0-9_][A-Za-z0-9._-]*\.svg))",
+             [site](const httplib::Request& req, httplib::Response& res) {
+               // A picture on disk is shown, never run: no scripts, no fetches.
+               res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+               answer(
+                   res,
+                   [&] {
+                     std::filesystem::path file = report_dir(*site, req.matches[1]) / std::string(req.matches[2]);
+                     if (!plain_file(file)) throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
+                     return read_text(file);
+                   },
+                   "image/svg+xml");
+             });
+  server.Get("/fabric.svg", [site](const httplib::Request& req, httplib::Response& res) {
+    answer(
+        res,
+        [&] {
+          topo::SnapshotStore store(site->db_path);
+          return draw(*site, store, picture_ask(req, store));
+        },
+        "image/svg+xml");
+  });
+  server.Get("/metrics", [site](const httplib::Request&, httplib::Response& res) {
+    answer(
+        res,
+        [&] {
+          topo::SnapshotStore store(site->db_path);
+          std::optional<int64_t> latest = store.latest();
+          std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
+          return metrics_text(site->db_path, fabric.get());
+        },
+        "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    res.set_content(layout(fmt::format("{}", res.status),
+                           fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>", html_escape(req.method),
+                                       html_escape(req.path))),
+                    "text/html; charset=utf-8");
+  });
+}
+
 }  // namespace
 
 Run add_serve(CLI::App& app) {
@@ -477,61 +536,7 @@ Run add_serve(CLI::App& app) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     httplib::Server server;
-    auto html = [site](auto page) {
-      return [site, page](const httplib::Request& req, httplib::Response& res) {
-        answer(res, [&] { return page(*site, req); });
-      };
-    };
-    server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
-    server.Get("/fabric", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
-    server.Get("/lint", html([](Site& s, const httplib::Request& r) { return lint_page(s, r); }));
-    server.Get("/snapshots", html([](Site& s, const httplib::Request&) { return snapshots_page(s); }));
-    server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
-    server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
-    server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
-    server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }));
-    server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/?)",
-               html([](Site& s, const httplib::Request& r) { return report_page(s, r); }));
-    server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/([A-Za-z0-9_][A-Za-z0-9._-]*\.svg))",
-               [site](const httplib::Request& req, httplib::Response& res) {
-                 // A picture on disk is shown, never run: no scripts, no fetches.
-                 res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
-                 answer(
-                     res,
-                     [&] {
-                       std::filesystem::path file = report_dir(*site, req.matches[1]) / std::string(req.matches[2]);
-                       if (!plain_file(file)) throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
-                       return read_text(file);
-                     },
-                     "image/svg+xml");
-               });
-    server.Get("/fabric.svg", [site](const httplib::Request& req, httplib::Response& res) {
-      answer(
-          res,
-          [&] {
-            topo::SnapshotStore store(site->db_path);
-            return draw(*site, store, picture_ask(req, store));
-          },
-          "image/svg+xml");
-    });
-    server.Get("/metrics", [site](const httplib::Request&, httplib::Response& res) {
-      answer(
-          res,
-          [&] {
-            topo::SnapshotStore store(site->db_path);
-            std::optional<int64_t> latest = store.latest();
-            std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
-            return metrics_text(site->db_path, fabric.get());
-          },
-          "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      res.set_content(layout(fmt::format("{}", res.status),
-                             fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>", html_escape(req.method),
-                                         html_escape(req.path))),
-                      "text/html; charset=utf-8");
-    });
+    add_routes(server, site);
 
     int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
     if (bound <= 0) throw std::runtime_error(fmt::format("--listen {}: cannot listen there (in use, or no such address)", opts->listen));

@@ -502,6 +502,18 @@ void wrap_rows(Drawing& d) {
   for (auto& [group, leaves] : by_group) wrap(d, leaves, kLeavesPerRow);
 }
 
+// The box a ring step from `host` to `next` is drawn from. With hosts drawn
+// one by one, a step to another leaf runs between the two leaves' boxes:
+// it climbs through them, and the steps between the same two leaves then
+// share one line.
+std::string step_end(const Drawing& d, NodeId host, NodeId next) {
+  if (d.shown.hosts != HostsAs::OneByOne) return d.box[host];
+  std::vector<NodeId> mine = d.f.leaves_of(host), theirs = d.f.leaves_of(next);
+  if (mine.empty() || theirs.empty() || mine.front() == theirs.front() || d.box[mine.front()].empty())
+    return d.box[host];
+  return d.box[mine.front()];
+}
+
 // A job's ring over the tree: one line per pair of boxes its steps cross,
 // both directions bundled on one line with their counts, so that lines do
 // not overlap; each step is named in the tooltip.
@@ -516,7 +528,7 @@ std::string add_ring(Drawing& d, const JobOnFabric& job, std::string_view colour
   for (size_t i = 0; i < n; ++i) {
     NodeId a = job.ring[i], b = job.ring[(i + 1) % n];
     if (a >= d.box.size() || b >= d.box.size() || d.box[a].empty() || d.box[b].empty()) continue;
-    const std::string &from = d.box[a], &to = d.box[b];
+    std::string from = step_end(d, a, b), to = step_end(d, b, a);
     if (from == to) {
       ++inside;
       continue;
