@@ -103,7 +103,9 @@ class ServeBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
     // Under the build tree, beside topoctl: the screenshots are kept there.
-    dir_ = fs::path(TOPOCTL_PATH).parent_path().parent_path() / "tests" / "serve_browser";
+    // One directory per test, so that each test's screenshots stay.
+    dir_ = fs::path(TOPOCTL_PATH).parent_path().parent_path() / "tests" / "serve_browser" /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     db_ = (dir_ / "topo.db").string();
