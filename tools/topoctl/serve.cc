@@ -404,8 +404,9 @@ std::string report_page(Site& site, const httplib::Request& req) {
   std::filesystem::path dir = report_dir(site, name);
   std::string body = "<p><a href=\"/reports\">all reports</a></p>\n";
   for (const std::string& picture : pictures_in(dir))
-    body += fmt::format("<figure><img class=\"report-picture\" src=\"/report/{0}/{1}\" alt=\"{2}\" "
-                        "style=\"max-width:100%\"><figcaption>{2}</figcaption></figure>\n",
+    // Fitted to the page; a click opens it at full size.
+    body += fmt::format("<figure><a href=\"/report/{0}/{1}\"><img class=\"report-picture\" src=\"/report/{0}/{1}\" "
+                        "alt=\"{2}\" style=\"max-width:100%\"></a><figcaption>{2}</figcaption></figure>\n",
                         url_encode(name), url_encode(picture), html_escape(picture));
   body += "<pre id=\"report\">" + html_escape(read_text(dir / "report.md")) + "</pre>\n";
   return layout("report " + name, body);
