@@ -1,5 +1,6 @@
-// Runs the topoctl binary under test (TOPOCTL_PATH) and gives back its exit
-// code, stdout and stderr, for the CLI tests.
+// Runs the topoctl binary under test (TOPOCTL_PATH), or any shell command,
+// and gives back its exit code, stdout and stderr, for the CLI and system
+// tests.
 #pragma once
 
 #include <sys/wait.h>
@@ -19,13 +20,14 @@ struct Ran {
   std::string out, err;
 };
 
-// `args` go to a shell as written (quote what needs it).
-inline Ran run_topoctl(const std::string& args) {
+// Runs `command` in a shell (quote what needs it); its stderr is kept
+// apart from its stdout through a file.
+inline Ran run_command(const std::string& command) {
   // One stderr file per process and call: ctest runs tests in parallel processes.
   static int calls = 0;
   std::string err_file =
       ::testing::TempDir() + "topoctl_stderr." + std::to_string(getpid()) + "." + std::to_string(++calls);
-  std::string cmd = std::string(TOPOCTL_PATH) + " " + args + " 2>" + err_file;
+  std::string cmd = command + " 2>" + err_file;
   Ran r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -41,5 +43,8 @@ inline Ran run_topoctl(const std::string& args) {
   std::remove(err_file.c_str());
   return r;
 }
+
+// `args` go to a shell as written (quote what needs it).
+inline Ran run_topoctl(const std::string& args) { return run_command(std::string(TOPOCTL_PATH) + " " + args); }
 
 }  // namespace topo::testing

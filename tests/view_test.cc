@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "db/placement_store.h"
@@ -65,22 +66,99 @@ TEST(FabricScene, SmallFabricDrawsEveryHostAndMarksTheDegradedUplink) {
   EXPECT_TRUE(contains(svg, "1xNDR"));
 }
 
-TEST(FabricScene, LargeFabricCollapsesHostsPerLeafWithCounts) {
-  Fabric f = make_synthetic("leafspine:leaves=128,hosts_per_leaf=32,spines=16");
-  ASSERT_EQ(f.hosts().size(), 4096u);
+TEST(FabricScene, MidSizeFabricCollapsesHostsPerLeafWithCounts) {
+  Fabric f = make_synthetic("leafspine:leaves=32,hosts_per_leaf=16,spines=8,degrade=leaf03:2");
   FabricPicture p;
-  p.jobs.push_back({"7", {f.hosts()[0], f.hosts()[1], f.hosts()[40]}});
+  p.jobs.push_back({"7", {f.hosts()[0], f.hosts()[1], f.hosts()[20]}});
   Scene s = fabric_scene(f, p);
   EXPECT_EQ(boxes_with(s, "host"), 0u);
-  EXPECT_EQ(boxes_with(s, "hosts"), 128u);
-  EXPECT_EQ(boxes_with(s, "leaf") + boxes_with(s, "spine"), 144u);
+  EXPECT_EQ(boxes_with(s, "hosts"), 32u);
+  EXPECT_EQ(boxes_with(s, "leaf") + boxes_with(s, "spine"), 40u);
   auto first = std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return b.css_class == "hosts"; });
   ASSERT_NE(first, s.boxes.end());
-  EXPECT_EQ(first->lines.front(), "32 hosts");
-  EXPECT_EQ(first->lines.at(1), "2 busy");
-  EXPECT_TRUE(contains(first->tooltip, "gpu[0001-0032]")) << first->tooltip;
-  // Host cables bundled per leaf: 128 of them, plus 128 x 16 uplinks.
-  EXPECT_EQ(s.lines.size(), 128u + 128 * 16);
+  EXPECT_EQ(first->lines, (std::vector<std::string>{"16 hosts", "2 busy, 14 free"}));
+  EXPECT_TRUE(contains(first->tooltip, "gpu[001-016]")) << first->tooltip;
+  // gpu034's cable (leaf03 port 2) is degraded: that host is sick.
+  auto third = std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return contains(b.tooltip, "under leaf03"); });
+  ASSERT_NE(third, s.boxes.end());
+  EXPECT_EQ(third->css_class, "hosts sick");
+  EXPECT_EQ(third->lines.back(), "1 sick");
+  // Host cables bundled per leaf: 32 of them, plus 32 x 8 uplinks.
+  EXPECT_EQ(s.lines.size(), 32u + 32 * 8);
+}
+
+// The SVG's size in points, from its root element.
+std::pair<double, double> svg_size(const std::string& svg) {
+  auto number = [&](const std::string& key) {
+    size_t at = svg.find(key + "=\"");
+    return at == std::string::npos ? 0.0 : std::stod(svg.substr(at + key.size() + 2));
+  };
+  return {number("width"), number("height")};
+}
+
+// What a person sees at 4,096 hosts: a picture about as tall as wide,
+// whose 12-point text is still at least 8 pixels high when the whole
+// picture fits a 3,840-pixel-wide screen, with every leaf or pod in it.
+void expect_readable(const std::string& svg, const std::string& what) {
+  auto [width, height] = svg_size(svg);
+  ASSERT_GT(width, 0) << what;
+  ASSERT_GT(height, 0) << what;
+  EXPECT_LE(width / height, 3.0) << what << ": " << width << " x " << height << " pt";
+  EXPECT_GE(width / height, 1 / 3.0) << what << ": " << width << " x " << height << " pt";
+  EXPECT_LE(width * 96 / 72, 2 * 3840) << what << ": " << width << " pt wide";
+}
+
+TEST(FabricScene, FourThousandHostsOnAFlatFabricWrapLeavesIntoRows) {
+  Fabric f = make_synthetic("leafspine:leaves=256,hosts_per_leaf=16,spines=16,degrade=leaf007:17");
+  ASSERT_EQ(f.hosts().size(), 4096u);
+  FabricPicture p;
+  p.jobs.push_back({"9", {f.hosts()[0], f.hosts()[20], f.hosts()[40], f.hosts()[1]}});
+  p.rings = {"9"};
+  Scene s = fabric_scene(f, p);
+  EXPECT_EQ(boxes_with(s, "hosts"), 0u);
+  EXPECT_EQ(boxes_with(s, "with_hosts"), 256u);
+  auto first = std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return contains(b.css_class, "leaf"); });
+  ASSERT_NE(first, s.boxes.end());
+  EXPECT_EQ(first->lines, (std::vector<std::string>{"leaf001", "16 hosts", "2 busy, 14 free"}));
+  // Only the degraded uplink is drawn of 4,096 leaf-spine bundles.
+  EXPECT_EQ(lines_with(s, "cable"), 1u);
+  EXPECT_EQ(lines_with(s, "degraded"), 1u);
+  EXPECT_EQ(lines_with(s, "layout"), 256u);
+  EXPECT_TRUE(contains(s.legend.at(1), "4095 healthy idle leaf uplink bundles not drawn")) << s.legend.at(1);
+
+  std::string svg = render(s, Format::Svg);
+  expect_readable(svg, "256 leaves");
+  for (NodeId leaf : f.switches_at(Level::Leaf)) EXPECT_TRUE(contains(svg, ">" + f.node(leaf).name + "<")) << f.node(leaf).name;
+  EXPECT_EQ(count(svg, "class=\"edge ring job_9\""), 3u);
+}
+
+TEST(FabricScene, FourThousandHostsInPodsShowOneBoxPerPodAndZoomIn) {
+  Fabric f = make_synthetic("clos3:pods=8,leaves_per_pod=16,hosts_per_leaf=32,spines_per_pod=8,cores=8");
+  ASSERT_EQ(f.hosts().size(), 4096u);
+  FabricPicture p;
+  p.zoom_link = "/fabric?snapshot=1&";
+  Scene s = fabric_scene(f, p);
+  EXPECT_EQ(boxes_with(s, "pod_box"), 8u);
+  EXPECT_EQ(boxes_with(s, "tier"), 1u);
+  EXPECT_EQ(lines_with(s, "cable"), 8u);
+  auto pod3 = std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return b.id == "pod_3"; });
+  ASSERT_NE(pod3, s.boxes.end());
+  EXPECT_EQ(pod3->link, "/fabric?snapshot=1&pod=3");
+  EXPECT_EQ(pod3->lines.at(2), "512 hosts");
+  std::string svg = render(s, Format::Svg);
+  expect_readable(svg, "8 pods");
+  for (int pod = 0; pod < 8; ++pod) EXPECT_TRUE(contains(svg, fmt::format(">pod {}<", pod))) << pod;
+  EXPECT_TRUE(contains(svg, "xlink:href=\"/fabric?snapshot=1&amp;pod=3\"")) << svg.substr(svg.find("id=\"pod_3\""), 600);
+
+  // A pod: its 16 leaves and their hosts, each leaf linked to its own picture.
+  p.pod = 3;
+  Scene pod = fabric_scene(f, p);
+  EXPECT_EQ(boxes_with(pod, "leaf"), 16u);
+  EXPECT_EQ(boxes_with(pod, "hosts"), 16u);
+  std::string pod_svg = render(pod, Format::Svg);
+  for (NodeId leaf : f.switches_at(Level::Leaf)) {
+    if (f.node(leaf).pod == 3) EXPECT_TRUE(contains(pod_svg, ">" + f.node(leaf).name + "<")) << f.node(leaf).name;
+  }
 }
 
 TEST(FabricScene, ZoomKeepsOneLeafWithItsHostsOrOnePod) {
@@ -120,11 +198,39 @@ TEST(FabricScene, RingAndLoadFromPlacementRecords) {
   p.cable_gbps = jobs.cable_gbps;
   p.rings = {"42"};
   Scene s = fabric_scene(f, p);
-  EXPECT_EQ(lines_with(s, "job_42"), 4u);  // every step crosses a leaf
+  // Every step crosses between the same two leaves: one line, both ways.
+  ASSERT_EQ(lines_with(s, "job_42"), 1u);
+  auto ring = std::find_if(s.lines.begin(), s.lines.end(), [](const Line& l) { return contains(l.css_class, "job_42"); });
+  EXPECT_EQ(ring->label, "2 steps > / 2 steps <");
+  EXPECT_TRUE(ring->arrow_back);
   EXPECT_GT(lines_with(s, "loaded"), 0u);
   EXPECT_EQ(boxes_with(s, "busy"), 4u);
   std::string svg = render(s, Format::Svg);
-  EXPECT_EQ(count(svg, "class=\"edge ring job_42\""), 4u);
+  EXPECT_EQ(count(svg, "class=\"edge ring job_42\""), 1u);
+}
+
+TEST(FabricScene, RingStepsBetweenTwoBoxesShareOneLineWithBothDirections) {
+  Fabric f = make_synthetic("leafspine:leaves=3,hosts_per_leaf=4,spines=2");
+  FabricPicture p;
+  p.expand_hosts = 0;  // one box per leaf: steps gpu001 -> gpu005 and back meet on one pair
+  auto h = [&](const char* name) { return *f.find_host(name); };
+  p.jobs.push_back({"5", {h("gpu001"), h("gpu005"), h("gpu002"), h("gpu006"), h("gpu009"), h("gpu010")}});
+  p.rings = {"5"};
+  Scene s = fabric_scene(f, p);
+  std::vector<Line> ring;
+  for (const Line& l : s.lines)
+    if (contains(l.css_class, "job_5")) ring.push_back(l);
+  // leaf01 <-> leaf02 both ways (steps 1, 3 and 2), leaf02 -> leaf03 (4), leaf03 -> leaf01 (6).
+  ASSERT_EQ(ring.size(), 3u);
+  EXPECT_TRUE(ring[0].arrow && ring[0].arrow_back);
+  EXPECT_EQ(ring[0].label, "2 steps > / step 2 <");
+  EXPECT_TRUE(contains(ring[0].tooltip, "1: gpu001 -> gpu005; 3: gpu002 -> gpu006; 2: gpu005 -> gpu002"))
+      << ring[0].tooltip;
+  EXPECT_FALSE(ring[1].arrow_back);
+  EXPECT_EQ(ring[1].label, "step 4");
+  EXPECT_TRUE(contains(s.legend.back(), "1 steps inside a box")) << s.legend.back();
+  std::string svg = render(s, Format::Svg);
+  EXPECT_EQ(count(svg, "class=\"edge ring job_5\""), 3u);
 }
 
 TEST(Render, NamesAreEscapedAndPngIsDrawn) {

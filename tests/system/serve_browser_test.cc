@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -28,6 +28,7 @@
 
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "tests/topoctl_run.h"
 
 namespace topo {
 namespace {
@@ -35,23 +36,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
+using testing::Ran;
 
-// Runs a shell command, its stderr into its stdout.
-Ran sh(const std::string& cmd) {
-  Ran r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// Runs a shell command; what it printed to stderr is in `err`.
+Ran sh(const std::string& cmd) { return testing::run_command(cmd); }
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
@@ -60,7 +48,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // `topoctl serve` in a child process, stopped by SIGTERM when done with.
 class Server {
  public:
-  Server(const std::string& db, const fs::path& log) {
+  Server(const std::string& db, const fs::path& reports, const fs::path& log) {
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
@@ -69,7 +57,8 @@ class Server {
       int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (err >= 0) dup2(err, 2);
       close(out[0]);
-      execl(TOPOCTL_PATH, TOPOCTL_PATH, "serve", "--db", db.c_str(), "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+      execl(TOPOCTL_PATH, TOPOCTL_PATH, "serve", "--db", db.c_str(), "--listen", "127.0.0.1:0", "--reports",
+            reports.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     close(out[1]);
@@ -114,7 +103,9 @@ class ServeBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
     // Under the build tree, beside topoctl: the screenshots are kept there.
-    dir_ = fs::path(TOPOCTL_PATH).parent_path().parent_path() / "tests" / "serve_browser";
+    // One directory per test, so that each test's screenshots stay.
+    dir_ = fs::path(TOPOCTL_PATH).parent_path().parent_path() / "tests" / "serve_browser" /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     db_ = (dir_ / "topo.db").string();
@@ -145,7 +136,7 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
   // The fixture: two leaves under one spine; leaf01's first uplink runs at 1x.
   Ran discover = sh(fmt::format("{} discover --db {} --ibnetdiscover {}/ibnetdiscover/two_leaves.ibnetdiscover",
                                 TOPOCTL_PATH, quote(db_), TOPO_FIXTURES));
-  ASSERT_EQ(discover.code, 0) << discover.out;
+  ASSERT_EQ(discover.code, 0) << discover.out << discover.err;
   int64_t snapshot = *SnapshotStore(db_).latest();
   PlacementRecord job;
   job.job_id = 4242;
@@ -158,12 +149,22 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
   job.reasons = {"two leaves, one spine", "a name to escape: <script>alert(1)</script>"};
   PlacementStore(db_).record(job);
 
-  Server server(db_, dir_ / "serve.log");
+  // A simulation report, as `topoctl simulate --output` and `topoctl report` write it.
+  fs::path reports = dir_ / "reports";
+  Ran simulate = sh(fmt::format("{} simulate --generate jobs=60,seed=4 --policies tree,topo-aware --synthetic "
+                                "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2 --output {}",
+                                TOPOCTL_PATH, quote((dir_ / "results.json").string())));
+  ASSERT_EQ(simulate.code, 0) << simulate.err;
+  Ran report = sh(fmt::format("{} report --results {} --out {}", TOPOCTL_PATH, quote((dir_ / "results.json").string()),
+                              quote((reports / "small_run").string())));
+  ASSERT_EQ(report.code, 0) << report.err;
+
+  Server server(db_, reports, dir_ / "serve.log");
   ASSERT_GT(server.port(), 0) << "topoctl serve printed no port";
 
   // The whole fabric: both leaves, the spine, the degraded uplink.
   Ran home = chromium(server.url("/"));
-  ASSERT_EQ(home.code, 0) << home.out;
+  ASSERT_EQ(home.code, 0) << home.err;
   EXPECT_TRUE(contains(home.out, "class=\"node switch leaf\"")) << home.out.substr(0, 2000);
   EXPECT_TRUE(contains(home.out, ">leaf01<"));
   EXPECT_TRUE(contains(home.out, ">leaf02<"));
@@ -175,7 +176,7 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
 
   // The job's page: its ring over the fabric, its reasons escaped.
   Ran page = chromium(server.url("/job/4242"));
-  ASSERT_EQ(page.code, 0) << page.out;
+  ASSERT_EQ(page.code, 0) << page.err;
   EXPECT_TRUE(contains(page.out, "class=\"edge ring job_4242\"")) << page.out.substr(0, 2000);
   EXPECT_TRUE(contains(page.out, "gpu001 -&gt; gpu003 -&gt; gpu002 -&gt; gpu004"));
   EXPECT_TRUE(contains(page.out, "&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -189,7 +190,7 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
 
   Ran shot = chromium(server.url("/job/4242"),
                       fmt::format("--window-size=1280,1400 --screenshot={}", quote((dir_ / "job-4242.png").string())));
-  EXPECT_TRUE(fs::exists(dir_ / "job-4242.png") && fs::file_size(dir_ / "job-4242.png") > 10000) << shot.out;
+  EXPECT_TRUE(fs::exists(dir_ / "job-4242.png") && fs::file_size(dir_ / "job-4242.png") > 10000) << shot.err;
 
   // /metrics through the Prometheus client's parser; refused paths; lint.
   std::ofstream(dir_ / "check.py") << R"PY(
@@ -224,7 +225,7 @@ if "degraded_link" not in lint:
 print("ok", len(samples), "samples")
 )PY";
   Ran metrics = sh(fmt::format("/usr/bin/python3 {} {}", quote((dir_ / "check.py").string()), server.url("")));
-  EXPECT_EQ(metrics.code, 0) << metrics.out;
+  EXPECT_EQ(metrics.code, 0) << metrics.out << metrics.err;
 
   // A writer while pages are read: a second snapshot lands, the page keeps
   // answering throughout and then shows it.
@@ -243,7 +244,77 @@ print("ok", len(samples), "samples")
   Ran diff = chromium(server.url("/diff?from=1&to=2"));
   EXPECT_TRUE(contains(diff.out, "changes from snapshot 1 to 2")) << diff.out.substr(0, 2000);
 
+  // The simulation reports: listed, and one shown with its pictures.
+  Ran listed = chromium(server.url("/reports"));
+  EXPECT_TRUE(contains(listed.out, "href=\"/report/small_run\"")) << listed.out.substr(0, 2000);
+  Ran shown = chromium(server.url("/report/small_run"));
+  EXPECT_TRUE(contains(shown.out, "src=\"/report/small_run/fabric-1.svg\"")) << shown.out.substr(0, 2000);
+  EXPECT_TRUE(contains(shown.out, "src=\"/report/small_run/slowdown-cdf.svg\""));
+  EXPECT_TRUE(contains(shown.out, "topo-aware"));
+  Ran picture = sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen('{}')"
+                               ".read().decode())\"", server.url("/report/small_run/fabric-1.svg")));
+  EXPECT_TRUE(contains(picture.out, "class=\"edge ring job_")) << picture.out.substr(0, 1000);
+  Ran outside = sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; urllib.request.urlopen('{}')\"",
+                               server.url("/report/small_run/..%2f..%2ftopo.db")));
+  EXPECT_NE(outside.code, 0) << "a path out of the reports directory is refused";
+  Ran shot_report = chromium(server.url("/report/small_run"), fmt::format("--window-size=1280,1400 --screenshot={}",
+                                                                          quote((dir_ / "report.png").string())));
+  EXPECT_TRUE(fs::exists(dir_ / "report.png")) << shot_report.err;
+
   EXPECT_EQ(server.stop(), 0) << "serve exits 0 on SIGTERM";
+}
+
+// 4,096 hosts as a person sees them: a flat fabric's leaves wrapped into
+// rows and a three-tier fabric's pods, each page's picture about as tall
+// as wide, every leaf (or pod) in the DOM, screenshots kept.
+TEST_F(ServeBrowser, FourThousandHostsAreReadable) {
+  ASSERT_EQ(sh("command -v chromium").code, 0) << "chromium is not installed (scripts/install-deps.sh)";
+  for (const char* spec : {"leafspine:leaves=256,hosts_per_leaf=16,spines=16,degrade=leaf007:17",
+                           "clos3:pods=8,leaves_per_pod=16,hosts_per_leaf=32,spines_per_pod=8,cores=8"}) {
+    Ran discover = testing::run_topoctl(fmt::format("discover --db {} --synthetic {}", quote(db_), spec));
+    ASSERT_EQ(discover.code, 0) << discover.err;
+  }
+  Server server(db_, dir_, dir_ / "serve.log");
+  ASSERT_GT(server.port(), 0) << "topoctl serve printed no port";
+
+  auto size_of = [](const std::string& dom) {
+    size_t svg = dom.find("<svg");
+    auto number = [&](const char* key) {
+      size_t at = dom.find(key, svg);
+      return at == std::string::npos ? 0.0 : std::atof(dom.c_str() + at + std::strlen(key));
+    };
+    return std::pair{number("width=\""), number("height=\"")};
+  };
+  Ran flat = chromium(server.url("/fabric?snapshot=1"));
+  ASSERT_EQ(flat.code, 0) << flat.err;
+  size_t leaves = 0;
+  for (size_t at = flat.out.find("class=\"node switch leaf with_hosts"); at != std::string::npos;
+       at = flat.out.find("class=\"node switch leaf with_hosts", at + 1))
+    ++leaves;
+  EXPECT_EQ(leaves, 256u);
+  EXPECT_TRUE(contains(flat.out, ">leaf256<"));
+  EXPECT_TRUE(contains(flat.out, "class=\"edge cable degraded"));
+  auto [w1, h1] = size_of(flat.out);
+  EXPECT_GT(h1, 0);
+  EXPECT_LE(w1 / h1, 3.0) << w1 << " x " << h1;
+  Ran shot = chromium(server.url("/fabric?snapshot=1"),
+                      fmt::format("--window-size=1600,1400 --screenshot={}", quote((dir_ / "fabric-4096-flat.png").string())));
+  EXPECT_TRUE(fs::exists(dir_ / "fabric-4096-flat.png") && fs::file_size(dir_ / "fabric-4096-flat.png") > 10000) << shot.err;
+
+  Ran pods = chromium(server.url("/fabric?snapshot=2"));
+  for (int pod = 0; pod < 8; ++pod) EXPECT_TRUE(contains(pods.out, fmt::format(">pod {}<", pod))) << pod;
+  EXPECT_TRUE(contains(pods.out, "/fabric?snapshot=2&amp;pod=3")) << "a pod's box opens the pod";
+  auto [w2, h2] = size_of(pods.out);
+  EXPECT_GT(h2, 0);
+  EXPECT_LE(w2 / h2, 3.0) << w2 << " x " << h2;
+  chromium(server.url("/fabric?snapshot=2"),
+           fmt::format("--window-size=1600,1000 --screenshot={}", quote((dir_ / "fabric-4096-pods.png").string())));
+  EXPECT_TRUE(fs::exists(dir_ / "fabric-4096-pods.png"));
+  Ran pod = chromium(server.url("/fabric?snapshot=2&pod=3"));
+  EXPECT_TRUE(contains(pod.out, ">leaf049<") && contains(pod.out, ">leaf064<")) << pod.out.substr(0, 2000);
+  chromium(server.url("/fabric?snapshot=2&pod=3"),
+           fmt::format("--window-size=1600,1000 --screenshot={}", quote((dir_ / "fabric-4096-pod3.png").string())));
+  EXPECT_EQ(server.stop(), 0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // topoctl serve: a read-only web page over the database: the fabric picture
 // (whole, a pod, a leaf; with the running jobs' load and a job's ring), lint
 // findings, snapshots and their diffs, recent jobs with their placement,
-// reasons and estimate against ideal, and /metrics for Prometheus.
+// reasons and estimate against ideal, the simulation reports of a
+// directory (--reports), and /metrics for Prometheus.
 //
 // Every request opens the database afresh (WAL: it sees the last committed
 // snapshot while discover or the plugin writes the next one) and waits out
@@ -9,18 +10,26 @@
 // fabrics are kept by id. Only the routes below answer; everything else is
 // 404. Every name is HTML-escaped.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "db/error.h"
@@ -73,6 +82,7 @@ class FabricCache {
 
 struct Site {
   std::string db_path;
+  std::string reports_dir;  // empty: no reports served
   FabricCache fabrics;
 };
 
@@ -83,7 +93,7 @@ std::string layout(std::string_view title, std::string_view body) {
       "table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left;font-size:13px}} "
       ".picture{{overflow:auto;border:1px solid #ddd;max-height:85vh}} .bad{{color:#b00}} .muted{{color:#666}}</style>\n"
       "</head><body>\n<nav><a href=\"/\">fabric</a><a href=\"/lint\">lint</a><a href=\"/snapshots\">snapshots</a>"
-      "<a href=\"/jobs\">jobs</a><a href=\"/metrics\">metrics</a></nav>\n<h1>{0}</h1>\n{1}\n</body></html>\n",
+      "<a href=\"/jobs\">jobs</a><a href=\"/reports\">reports</a><a href=\"/metrics\">metrics</a></nav>\n<h1>{0}</h1>\n{1}\n</body></html>\n",
       html_escape(title), body);
 }
 
@@ -156,6 +166,8 @@ std::string draw(Site& site, const topo::SnapshotStore& store, const PictureAsk&
   p.jobs = std::move(jobs.jobs);
   if (ask.job) p.rings.push_back(std::to_string(*ask.job));
   p.pod = ask.pod;
+  // Pod and leaf boxes open their own picture, keeping the job and load.
+  p.zoom_link = fmt::format("/fabric?{}&", picture_query({ask.snapshot, std::nullopt, "", ask.job, ask.load}));
   if (!ask.leaf.empty()) {
     try {
       p.leaf = find_leaf(*fabric, ask.leaf);
@@ -310,6 +322,96 @@ std::string job_page(Site& site, const httplib::Request& req) {
   return layout(fmt::format("job {}", id), body);
 }
 
+// Simulation reports: the directories `topoctl report --out` wrote, found
+// under --reports (that directory itself and its subdirectories holding a
+// report.md). Runs are not stored in the database: a report is files that
+// simulate and report already write, and serving them needs no schema.
+// Names in URLs keep to [A-Za-z0-9._-] and never start with a dot, so no
+// request leaves the reports directory; symbolic links are not followed.
+bool plain_name(std::string_view name) {
+  return !name.empty() && name.front() != '.' && name.size() <= 128 &&
+         name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+             std::string_view::npos;
+}
+
+bool plain_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::regular;
+}
+
+// Report name -> its directory.
+std::map<std::string, std::filesystem::path> find_reports(const Site& site) {
+  std::map<std::string, std::filesystem::path> out;
+  if (site.reports_dir.empty()) return out;
+  std::filesystem::path top(site.reports_dir);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(top, ec)) {
+    std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec) && !entry.is_symlink(ec) && plain_name(name) && plain_file(entry.path() / "report.md"))
+      out.emplace(name, entry.path());
+  }
+  std::string own = std::filesystem::weakly_canonical(top, ec).filename().string();
+  if (plain_file(top / "report.md") && plain_name(own)) out.try_emplace(own, top);
+  return out;
+}
+
+std::filesystem::path report_dir(const Site& site, const std::string& name) {
+  if (site.reports_dir.empty()) throw PageError(404, "no reports: serve was started without --reports DIR");
+  auto reports = find_reports(site);
+  auto it = reports.find(name);
+  if (!plain_name(name) || it == reports.end()) throw PageError(404, fmt::format("no report named '{}'", name));
+  return it->second;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw PageError(404, fmt::format("{}: cannot read", path.filename().string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> pictures_in(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".svg" && plain_name(name) && plain_file(entry.path())) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string reports_page(Site& site) {
+  if (site.reports_dir.empty())
+    return layout("reports", "<p>No reports: start <code>topoctl serve --reports DIR</code> on the directories "
+                             "<code>topoctl report --out</code> writes.</p>");
+  std::string body = fmt::format("<p>Simulation reports under <code>{}</code>.</p>\n<table id=\"reports\"><tr><th>report</th>"
+                                 "<th>written</th><th>pictures</th></tr>\n", html_escape(site.reports_dir));
+  for (const auto& [name, dir] : find_reports(site)) {
+    struct stat st {};
+    std::string written = ::stat((dir / "report.md").c_str(), &st) == 0
+                              ? fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(st.st_mtime))
+                              : "";
+    body += fmt::format("<tr><td><a class=\"report-link\" href=\"/report/{0}\">{1}</a></td><td>{2}</td><td>{3}</td></tr>\n",
+                        url_encode(name), html_escape(name), written, pictures_in(dir).size());
+  }
+  return layout("reports", body + "</table>\n");
+}
+
+std::string report_page(Site& site, const httplib::Request& req) {
+  std::string name = req.matches[1];
+  std::filesystem::path dir = report_dir(site, name);
+  std::string body = "<p><a href=\"/reports\">all reports</a></p>\n";
+  for (const std::string& picture : pictures_in(dir))
+    // Fitted to the page; a click opens it at full size.
+    body += fmt::format("<figure><a href=\"/report/{0}/{1}\"><img class=\"report-picture\" src=\"/report/{0}/{1}\" "
+                        "alt=\"{2}\" style=\"max-width:100%\"></a><figcaption>{2}</figcaption></figure>\n",
+                        url_encode(name), url_encode(picture), html_escape(picture));
+  body += "<pre id=\"report\">" + html_escape(read_text(dir / "report.md")) + "</pre>\n";
+  return layout("report " + name, body);
+}
+
 // Runs a page, turning what went wrong into a status and a short page.
 void answer(httplib::Response& res, const std::function<std::string()>& page, const char* type = "text/html; charset=utf-8") {
   try {
@@ -339,20 +441,84 @@ bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Every route of the page; any other path is 404 by the error handler.
+void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
+  auto html = [site](auto page) {
+    return [site, page](const httplib::Request& req, httplib::Response& res) {
+      answer(res, [&] { return page(*site, req); });
+    };
+  };
+  server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
+  server.Get("/fabric", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
+  server.Get("/lint", html([](Site& s, const httplib::Request& r) { return lint_page(s, r); }));
+  server.Get("/snapshots", html([](Site& s, const httplib::Request&) { return snapshots_page(s); }));
+  server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
+  server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
+  server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
+  server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }));
+  server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/?)",
+             html([](Site& s, const httplib::Request& r) { return report_page(s, r); }));
+  server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/([A-Za-z0-9_][A-Za-z0-9._-]*\.svg))",
+             [site](const httplib::Request& req, httplib::Response& res) {
+               // A picture on disk is shown, never run: no scripts, no fetches.
+               res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+               answer(
+                   res,
+                   [&] {
+                     std::filesystem::path file = report_dir(*site, req.matches[1]) / std::string(req.matches[2]);
+                     if (!plain_file(file)) throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
+                     return read_text(file);
+                   },
+                   "image/svg+xml");
+             });
+  server.Get("/fabric.svg", [site](const httplib::Request& req, httplib::Response& res) {
+    answer(
+        res,
+        [&] {
+          topo::SnapshotStore store(site->db_path);
+          return draw(*site, store, picture_ask(req, store));
+        },
+        "image/svg+xml");
+  });
+  server.Get("/metrics", [site](const httplib::Request&, httplib::Response& res) {
+    answer(
+        res,
+        [&] {
+          topo::SnapshotStore store(site->db_path);
+          std::optional<int64_t> latest = store.latest();
+          std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
+          return metrics_text(site->db_path, fabric.get());
+        },
+        "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    res.set_content(layout(fmt::format("{}", res.status),
+                           fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>", html_escape(req.method),
+                                       html_escape(req.path))),
+                    "text/html; charset=utf-8");
+  });
+}
+
 }  // namespace
 
 Run add_serve(CLI::App& app) {
   struct Options {
     std::string db_path = default_db_path();
     std::string listen = "127.0.0.1:8650";
+    std::string reports;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a read-only web page of the fabric, its faults, snapshots and jobs");
   add_db_option(*cmd, opts->db_path);
   cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port, printed)")->capture_default_str();
+  cmd->add_option("--reports", opts->reports,
+                  "a directory of simulation reports (`topoctl report --out` directories: itself or its "
+                  "subdirectories) to show under /reports")
+      ->check(CLI::ExistingDirectory);
   cmd->footer(
       "Routes: / and /fabric (?snapshot=&pod=&leaf=&job=&load=0), /fabric.svg, /lint, /snapshots, /diff?from=&to=, "
-      "/jobs, /job/ID, /metrics. The page has no login: keep it on loopback or behind a proxy that has one. "
+      "/jobs, /job/ID, /reports, /report/NAME, /metrics. The page has no login: keep it on loopback or behind a proxy that has one. "
       "Stops on SIGINT or SIGTERM.");
   return [opts] {
     auto [host, port] = parse_listen(opts->listen);
@@ -360,6 +526,7 @@ Run add_serve(CLI::App& app) {
     { topo::SnapshotStore check(opts->db_path); }  // refuses a file that is not our database, now rather than per page
     auto site = std::make_shared<Site>();
     site->db_path = opts->db_path;
+    site->reports_dir = opts->reports;
 
     // Signals are taken by one thread that stops the server; the server's
     // threads, started after this, inherit the mask.
@@ -370,45 +537,7 @@ Run add_serve(CLI::App& app) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     httplib::Server server;
-    auto html = [site](auto page) {
-      return [site, page](const httplib::Request& req, httplib::Response& res) {
-        answer(res, [&] { return page(*site, req); });
-      };
-    };
-    server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
-    server.Get("/fabric", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
-    server.Get("/lint", html([](Site& s, const httplib::Request& r) { return lint_page(s, r); }));
-    server.Get("/snapshots", html([](Site& s, const httplib::Request&) { return snapshots_page(s); }));
-    server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
-    server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
-    server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
-    server.Get("/fabric.svg", [site](const httplib::Request& req, httplib::Response& res) {
-      answer(
-          res,
-          [&] {
-            topo::SnapshotStore store(site->db_path);
-            return draw(*site, store, picture_ask(req, store));
-          },
-          "image/svg+xml");
-    });
-    server.Get("/metrics", [site](const httplib::Request&, httplib::Response& res) {
-      answer(
-          res,
-          [&] {
-            topo::SnapshotStore store(site->db_path);
-            std::optional<int64_t> latest = store.latest();
-            std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
-            return metrics_text(site->db_path, fabric.get());
-          },
-          "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      res.set_content(layout(fmt::format("{}", res.status),
-                             fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>", html_escape(req.method),
-                                         html_escape(req.path))),
-                      "text/html; charset=utf-8");
-    });
+    add_routes(server, site);
 
     int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
     if (bound <= 0) throw std::runtime_error(fmt::format("--listen {}: cannot listen there (in use, or no such address)", opts->listen));

@@ -4,11 +4,20 @@
 // a load is given) or by health: degraded cables dashed orange, down cables
 // dotted red. Jobs' rings are drawn over the tree as arrows in ring order.
 //
-// Stays readable at thousands of hosts: past `expand_hosts` shown hosts,
-// the hosts of a leaf become one box with their host list, count, busy
-// count and rail. Zooming into a pod keeps its leaves and the switches
-// above them; zooming into a leaf keeps it, its hosts (always drawn one by
-// one) and its uplinks' switches.
+// Stays readable at thousands of hosts, by how many leaves are shown:
+//   - at most `expand_hosts` hosts: every host is a box;
+//   - at most 32 leaves: the hosts of a leaf are one box under it, with
+//     their host list, count, busy, free and sick (a degraded or down
+//     cable) counts and rail;
+//   - more leaves in a three-tier fabric's overview: one box per pod (its
+//     spines, leaves and hosts counted), linked to the pod's own picture;
+//   - more leaves otherwise (a flat fabric, or one pod): the counts go into
+//     the leaf's box and the leaves wrap into rows of 16; a spine tier of
+//     more than 24 switches is one box, and only the uplink bundles with a
+//     fault or load are drawn (the legend counts the others).
+// Zooming into a pod keeps its leaves and the switches above them;
+// zooming into a leaf keeps it, its hosts (always drawn one by one) and
+// its uplinks' switches.
 //
 //   FabricPicture p;
 //   p.jobs = jobs.jobs; p.cable_gbps = jobs.cable_gbps; p.rings = {"4242"};
@@ -39,6 +48,9 @@ struct FabricPicture {
   std::vector<JobOnFabric> jobs;   // running jobs: their hosts are shown busy
   std::vector<std::string> rings;  // ids of the jobs whose ring is drawn
   bool health_labels = false;      // name each degraded or down cable's rate on its line
+  // Links from pod and leaf boxes to their zoomed pictures: this prefix
+  // then "pod=N" or "leaf=NAME" (e.g. "/fabric?snapshot=3&"); empty: none.
+  std::string zoom_link;
 };
 
 // Throws std::invalid_argument for a pod or leaf the fabric does not have.

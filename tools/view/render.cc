@@ -61,6 +61,20 @@ std::string label_of(const std::vector<std::string>& lines, std::string_view anc
   return out;
 }
 
+// Graphviz writes a URL into the SVG as given: its XML characters are
+// escaped here (a bare '&' between query parameters is not XML).
+std::string xml_attribute(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
 void set(void* obj, const char* key, const std::string& value) {
   agsafeset(obj, const_cast<char*>(key), const_cast<char*>(value.c_str()), const_cast<char*>(""));
 }
@@ -142,6 +156,7 @@ void build(Agraph_t* g, const Scene& scene) {
       set(n, "width", number(b.width_in));
       set(n, "height", number(b.height_in));
     }
+    if (!b.link.empty()) set(n, "href", xml_attribute(b.link));
     if (b.at) set(n, "pos", fmt::format("{:.2f},{:.2f}!", b.at->x, b.at->y));
     if (!b.group.empty()) {
       auto it = groups.find(b.group);
@@ -180,6 +195,10 @@ void build(Agraph_t* g, const Scene& scene) {
     set(e, "penwidth", number(l.width));
     set(e, "style", l.style);
     set(e, "arrowhead", l.arrow ? "normal" : "none");
+    if (l.arrow_back) {
+      set(e, "dir", "both");
+      set(e, "arrowtail", "normal");
+    }
     if (!l.shapes_layout) set(e, "constraint", "false");
     if (!l.path.empty()) set(e, "pos", spline_of(l.path));
   }

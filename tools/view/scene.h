@@ -41,6 +41,7 @@ struct Box {
   double width_in = 0, height_in = 0;  // 0: fit the label
   int rank = -1;            // boxes of one rank sit on one row (trees; not for boxes in a group)
   std::string anchor;       // label side for plaintext in charts: "l", "r" or "" (centre)
+  std::string link;         // a URL the box opens when clicked (SVG); empty: none
 };
 
 struct Line {
@@ -51,8 +52,9 @@ struct Line {
   std::string css_class;
   std::string colour = "#888888";
   double width = 1;          // pen width in points
-  std::string style = "solid";  // solid, dashed, dotted, bold
+  std::string style = "solid";  // solid, dashed, dotted, bold, invis (holds the layout, not drawn)
   bool arrow = false;
+  bool arrow_back = false;    // an arrowhead at `from` too: the line stands for both directions
   bool shapes_layout = true;  // false: drawn over the layout without pulling it (a ring over a tree)
   std::vector<Point> path;    // pinned scenes: the polyline drawn, in points; empty: from box to box
 };
