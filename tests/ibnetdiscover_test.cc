@@ -225,12 +225,18 @@ TEST(IbnetdiscCache, RefusesADamagedCacheBeforeRdmaCore) {
   no_ports[28 + 4 + 64 + 8 + 1] = 0;  // the first node's port count
   std::string bad_type = good;
   bad_type[28 + 4 + 64 + 8] = 9;
+  // rdma-core's loader never returned on this one: the LID range of an LMC
+  // past 7 wraps its 16-bit loop.
+  std::string wide_lmc = good;
+  const size_t last_port = good.size() - 95;
+  wide_lmc[last_port + 12] = 48;
   const Case cases[] = {
       {good.substr(0, good.size() - 1), "ends inside port"},
       {good + "x", "1 bytes after its last port"},
       {good.substr(0, 20), "ends inside its header"},
       {no_ports, "past its 0 ports"},
       {bad_type, "type 9 is no CA, switch or router"},
+      {wide_lmc, "LMC 48 is past 7"},
   };
   std::string path = ::testing::TempDir() + "damaged." + std::to_string(getpid()) + ".cache";
   for (const Case& c : cases) {
