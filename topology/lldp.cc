@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -240,8 +241,10 @@ std::optional<LinkRate> parse_speed_text(std::string text) {
       if (giga) text += "G";
     }
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    long mbps = std::stol(text);
-    if (mbps % 1000 != 0) return std::nullopt;
+    // A number past a long is no rate (found by fuzzing: std::stol threw).
+    long mbps = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mbps);
+    if (ec != std::errc() || end != text.data() + text.size() || mbps % 1000 != 0) return std::nullopt;
     text = std::to_string(mbps / 1000) + "G";
   }
   auto rate = parse_rate(text);
