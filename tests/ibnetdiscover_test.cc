@@ -225,12 +225,18 @@ TEST(IbnetdiscCache, RefusesADamagedCacheBeforeRdmaCore) {
   no_ports[28 + 4 + 64 + 8 + 1] = 0;  // the first node's port count
   std::string bad_type = good;
   bad_type[28 + 4 + 64 + 8] = 9;
+  // rdma-core's loader never returned on this one: the LID range of an LMC
+  // past 7 wraps its 16-bit loop.
+  std::string wide_lmc = good;
+  const size_t last_port = good.size() - 95;
+  wide_lmc[last_port + 12] = 48;
   const Case cases[] = {
       {good.substr(0, good.size() - 1), "ends inside port"},
       {good + "x", "1 bytes after its last port"},
       {good.substr(0, 20), "ends inside its header"},
       {no_ports, "past its 0 ports"},
       {bad_type, "type 9 is no CA, switch or router"},
+      {wide_lmc, "LMC 48 is past 7"},
   };
   std::string path = ::testing::TempDir() + "damaged." + std::to_string(getpid()) + ".cache";
   for (const Case& c : cases) {
@@ -402,6 +408,45 @@ TEST(IbnetdiscoverWriter, RoundTripsTheFixtures) {
     Fabric f = read_ibnetdiscover_file(kDir + file);
     expect_same_fabric(f, round_trip(f));
   }
+}
+
+// An ibsim net file's HCA that nothing cables still gets a LID numbered
+// (the file gives none); no port line can carry it, so the writer puts it in
+// the header (found by fuzzing: read, write, read lost it).
+TEST(IbnetdiscoverWriter, AnUncabledCaKeepsItsLid) {
+  std::istringstream in(
+      "Switch 8 \"S\"\n[1] \"H1\"[1]\n\nHca 2 \"H1\"\n[1] \"S\"[1]\n\nHca 2 \"H2\"  # \"node09 mlx5_0\"[2]\n");
+  Fabric f = read_ibnetdiscover(in, "spare.net");
+  const Node& spare = named(f, "node09 mlx5_0");
+  ASSERT_NE(spare.lid, 0u);
+  std::stringstream text;
+  write_ibnetdiscover(f, text);
+  EXPECT_NE(text.str().find(fmt::format("Ca\t2 \"H2\"\t\t# \"node09 mlx5_0\" lid {}\n", spare.lid)), std::string::npos)
+      << text.str();
+  Fabric back = read_ibnetdiscover(text, "round-trip");
+  EXPECT_EQ(named(back, "node09 mlx5_0").lid, spare.lid);
+  expect_same_fabric(f, back);
+}
+
+// A CA with several cabled ports reads as a vertex per port, "<id>:<port>",
+// and is written as one CA again; a single-port CA whose own id ends in
+// ":<number>" is no such part and keeps its id (found by fuzzing: "H:1" was
+// written as "H").
+TEST(IbnetdiscoverWriter, ACaIdEndingInAPortNumberKeepsIt) {
+  std::istringstream in(
+      "Switch 8 \"S\"\n[1] \"H:1\"[1]\n[2] \"M\"[1]\n[3] \"M\"[2]\n\n"
+      "Hca 2 \"H:1\"\n[1] \"S\"[1]\n\nHca 2 \"M\"\n[1] \"S\"[2]\n[2] \"S\"[3]\n");
+  Fabric f = read_ibnetdiscover(in, "colon.net");
+  ASSERT_TRUE(f.find("H:1"));
+  ASSERT_TRUE(f.find("M:1"));
+  ASSERT_TRUE(f.find("M:2"));
+  std::stringstream text;
+  write_ibnetdiscover(f, text);
+  EXPECT_NE(text.str().find("Ca\t2 \"H:1\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("Ca\t2 \"M\""), std::string::npos) << text.str();
+  Fabric back = read_ibnetdiscover(text, "round-trip");
+  EXPECT_TRUE(back.find("H:1"));
+  expect_same_fabric(f, back);
 }
 
 TEST(IbnetdiscoverWriter, WritesIbnetdiscoverLines) {

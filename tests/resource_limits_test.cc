@@ -1,6 +1,8 @@
 // Inputs built to exhaust a reader: a line of megabytes, a stream that
-// never ends, a topology.conf that includes itself. Each is a ParseError
-// naming the file and line, reached without holding the input.
+// never ends, a topology.conf that includes itself, hostlists that expand to
+// billions of names, a routing dump with a LID past any table, JSON nested a
+// million deep. Each is a ParseError naming the file and line, reached
+// without holding the input or building what it describes.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,7 +15,11 @@
 #include "placement/running_file.h"
 #include "simulation/trace.h"
 #include "topology/error.h"
+#include "topology/hostlist.h"
 #include "topology/line_source.h"
+#include "topology/lldp.h"
+#include "topology/opensm_lfts.h"
+#include "topology/routing_engine.h"
 #include "topology/slurm_topology.h"
 #include "topology/synthetic.h"
 
@@ -159,6 +165,85 @@ TEST(ResourceLimits, BusyAndRunningFilesStopAtTheirBound) {
   std::istream running(&blank);
   ParseError e = error_of([&] { read_running(running, "running", f, 8, free); });
   EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, HostlistOfBillionsIsRefusedBeforeExpanding) {
+  // 2^32 names from two groups, and again from one group of 65,536 ranges.
+  for (std::string expr : {std::string("a[0-65535]b[0-65535]"), std::string()}) {
+    if (expr.empty()) {
+      expr = "n[";
+      for (int i = 0; i < 65536; ++i) expr += i ? ",0-65535" : "0-65535";
+      expr += "]";
+    }
+    try {
+      expand_hostlist(expr);
+      ADD_FAILURE() << "expanded " << expr.substr(0, 40);
+    } catch (const HostlistError& e) {
+      EXPECT_NE(std::string(e.what()).find("expands to more than 1048576 names"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Each line's hostlist is within bounds, but 40 bytes a line expand to
+// 65,536 hosts: the file as a whole is refused at the line that passes 2^20
+// names, before a fabric of millions of HCAs is built.
+TEST(ResourceLimits, TopologyConfLinesTogetherCannotListBillionsOfHosts) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "SwitchName=s" + std::to_string(i) + " Nodes=n[0-65535]\n";
+  std::istringstream in(text);
+  ParseError e = error_of([&] { read_slurm_topology(in, "topology.conf"); });
+  EXPECT_EQ(e.file(), "topology.conf");
+  EXPECT_EQ(e.line(), 17);  // 16 lines of 65,536 are 2^20
+  EXPECT_NE(std::string(e.what()).find("past 1048576 names"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, OpensmDumpWithAGiantLidNamesItsLine) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  f.set_routing(emulate_routing(f, "minhop"));
+  std::ostringstream out;
+  write_opensm_lfts(f, out);
+  const std::string good = out.str();
+  const size_t header_end = good.find('\n') + 1;
+  auto read = [&](const std::string& text) {
+    std::istringstream in(text);
+    return error_of([&] { read_opensm_lfts(in, "lfts.dump", f); });
+  };
+  // A header whose table would be 4 GiB, or past 64 bits.
+  for (const char* top : {"4294967295", "0xffffffff", "99999999999999999999999"}) {
+    std::string text = good;
+    size_t open = text.find("[0-") + 3;
+    text.replace(open, text.find(']') - open, top);
+    ParseError e = read(text);
+    EXPECT_EQ(e.line(), 1) << top;
+    EXPECT_TRUE(std::string(e.what()).find("not a unicast LID") != std::string::npos ||
+                std::string(e.what()).find("expected '[0-<highest LID>]'") != std::string::npos)
+        << e.what();
+  }
+  // An entry past its header's range, or past 32 bits.
+  for (const char* entry : {"0xbfff 001\n", "0xffffffff 001\n", "0xffffffffffffffffffff 001\n"}) {
+    std::string text = good;
+    text.insert(header_end, entry);
+    ParseError e = read(text);
+    EXPECT_EQ(e.line(), 2) << entry;
+    EXPECT_TRUE(std::string(e.what()).find("past the highest LID") != std::string::npos ||
+                std::string(e.what()).find("expected the destination LID") != std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ResourceLimits, LldpJsonNestedAMillionDeepIsRefusedBeforeParsing) {
+  std::string text = "{\"lldp\":\n" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
+  ParseError e = error_of([&] { parse_lldpcli_json(text, "deep.json"); });
+  EXPECT_EQ(e.file(), "deep.json");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("nested deeper than 64"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, LldpCsvLineOfMegabytesNamesItsLine) {
+  std::istringstream in("switch,port,peer,peer_port,speed\n" + std::string(kMaxLineBytes + 1, ',') + "\n");
+  ParseError e = error_of([&] { parse_lldp_csv(in, "links.csv"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("longer than"), std::string::npos) << e.what();
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ constexpr size_t kHeader = 28;
 constexpr size_t kNode = 15 + 3 * kSmpData;
 constexpr size_t kKey = 9;
 constexpr size_t kPort = 31 + kSmpData;
+constexpr uint64_t kMaxLmc = 7;
 
 // Little-endian fields at a cursor that never reads past the end.
 class Cursor {
@@ -88,8 +89,15 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
   for (uint64_t p = 0; p < ports; ++p) {
     c.need(kPort, fmt::format("port {}", p));
     PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
-    c.skip(1 + 2 + 1 + kSmpData);
+    c.skip(1 + 2);
+    uint64_t lmc = c.number(1);
+    c.skip(kSmpData);
     uint64_t node = c.number(8), cabled = c.number(1);
+    // rdma-core files a port under every LID of its range in a 16-bit loop
+    // that never ends once the range passes LID 0xffff.
+    if (lmc > kMaxLmc)
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): LMC {} is past {} (PortInfo:LMC has 3 bits)", p,
+                       key.first, key.second, lmc, kMaxLmc));
     PortKey peer{c.number(8), static_cast<uint8_t>(c.number(1))};
     auto owner = port_count.find(node);
     if (owner == port_count.end())

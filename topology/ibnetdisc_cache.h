@@ -12,9 +12,10 @@
 //            (CA, switch, router), port count, NodeInfo (64), NodeDescription
 //            (64), then the ports it stores as (port GUID, port number), each
 //            port number at most its port count (207 bytes + 9 a port);
-//   a port   GUID, port number, external port number, base LID, LMC,
-//            PortInfo (64), its node's GUID, whether a peer is cabled and the
-//            peer's (GUID, port number) (95 bytes);
+//   a port   GUID, port number, external port number, base LID, LMC (at
+//            most 7: rdma-core loops over the LIDs it covers), PortInfo (64),
+//            its node's GUID, whether a peer is cabled and the peer's (GUID,
+//            port number) (95 bytes);
 // nodes and ports unique, every reference (a node's ports, a port's node
 // and peer, the start node) found, its port number within its node's, and
 // nothing after the last port.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <iterator>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -629,6 +631,8 @@ class Reader {
           for (int port : cabled_[i]) builder.add_hca(vertex_id(static_cast<int>(i), port), n.desc, n.ports, n.guid);
         } else if (n.type == NodeType::Ca) {
           builder.add_hca(std::string(n.id), n.desc, n.ports, n.guid);
+          // No port line carries the LID of a CA with no cable: its header does.
+          if (n.lid && cabled_[i].empty()) set_lid(builder, std::string(n.id), n.lid, n.line);
         }
       } catch (const FabricError& e) {
         fail(n.line, e.what());
@@ -670,16 +674,47 @@ class Reader {
 };
 
 // The readers split a CA with several cabled ports into a vertex per port,
-// "<id>:<port>"; written back, they are one CA again.
-std::string_view written_id(const Fabric& fabric, NodeId v) {
-  const Node& n = fabric.node(v);
-  std::string_view id = n.id;
-  size_t colon = id.rfind(':');
-  if (n.kind != NodeKind::Hca || colon == std::string_view::npos || !is_number(id.substr(colon + 1))) return id;
-  int port = 0;
-  std::from_chars(id.data() + colon + 1, id.data() + id.size(), port);
-  return fabric.cable_at(v, port) ? id.substr(0, colon) : id;
-}
+// "<id>:<port>" (same GUID); written back, they are one CA again. A CA whose
+// own id merely ends in ":<number>" has no such sibling and keeps its id.
+class WrittenIds {
+ public:
+  explicit WrittenIds(const Fabric& fabric) : fabric_(fabric) {
+    std::unordered_map<std::pair<std::string_view, uint64_t>, int, PartHash> parts;
+    for (NodeId v : fabric.hcas())
+      if (auto base = split_base(v)) ++parts[{*base, fabric.node(v).guid}];
+    for (const auto& [key, count] : parts)
+      if (count > 1) split_.insert(key);
+  }
+
+  std::string_view operator()(NodeId v) const {
+    const Node& n = fabric_.node(v);
+    auto base = split_base(v);
+    if (!base || !split_.contains({*base, n.guid})) return n.id;
+    int port = 0;
+    std::from_chars(n.id.data() + base->size() + 1, n.id.data() + n.id.size(), port);
+    return fabric_.cable_at(v, port) ? *base : std::string_view(n.id);
+  }
+
+ private:
+  struct PartHash {
+    size_t operator()(const std::pair<std::string_view, uint64_t>& p) const {
+      return std::hash<std::string_view>()(p.first) ^ std::hash<uint64_t>()(p.second);
+    }
+  };
+
+  // "<base>" of an HCA id "<base>:<number>".
+  std::optional<std::string_view> split_base(NodeId v) const {
+    const Node& n = fabric_.node(v);
+    std::string_view id = n.id;
+    size_t colon = id.rfind(':');
+    if (n.kind != NodeKind::Hca || colon == std::string_view::npos || !is_number(id.substr(colon + 1)))
+      return std::nullopt;
+    return id.substr(0, colon);
+  }
+
+  const Fabric& fabric_;
+  std::unordered_set<std::pair<std::string_view, uint64_t>, PartHash> split_;
+};
 
 void check_writable(const Node& n) {
   auto bad = [](std::string_view s, std::string_view chars) {
@@ -713,6 +748,7 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
   const FabricGraph& g = fabric.graph();
   for (NodeId v : fabric.switches()) check_writable(g[v]);
   for (NodeId v : fabric.hcas()) check_writable(g[v]);
+  const WrittenIds written_id(fabric);
 
   std::string buf;
   buf.reserve(1 << 16);
@@ -754,7 +790,7 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
     ports = std::max(ports, 1);
 
     bool is_switch = n.kind == NodeKind::Switch;
-    std::string_view id = written_id(fabric, group.front());
+    std::string_view id = written_id(group.front());
     buf += '\n';
     if (n.guid != 0) {
       if (is_switch)
@@ -765,12 +801,14 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
     if (is_switch)
       fmt::format_to(std::back_inserter(buf), "Switch\t{} \"{}\"\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", ports,
                      id, n.name, n.lid);
+    else if (cabled.empty() && group.size() == 1 && n.lid != 0)
+      fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\" lid {}\n", ports, id, n.name, n.lid);
     else
       fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\"\n", ports, id, n.name);
 
     for (const Cabled& c : cabled) {
       const Node& p = g[c.peer];
-      std::string_view peer_id = written_id(fabric, c.peer);
+      std::string_view peer_id = written_id(c.peer);
       std::string rate = c.rate.str();
       if (is_switch) {
         fmt::format_to(std::back_inserter(buf), "[{}]\t\"{}\"[{}]{}\t\t# \"{}\" lid {} {}\n", c.port, peer_id,
@@ -790,7 +828,7 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
   auto hcas = fabric.hcas();
   for (size_t i = 0; i < hcas.size();) {
     size_t j = i + 1;
-    while (j < hcas.size() && written_id(fabric, hcas[j]) == written_id(fabric, hcas[i])) ++j;
+    while (j < hcas.size() && written_id(hcas[j]) == written_id(hcas[i])) ++j;
     write_node(hcas.subspan(i, j - i));
     i = j;
   }

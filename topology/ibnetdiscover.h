@@ -34,7 +34,10 @@
 // LIDs: a switch's from its header ("... port 0 lid 3 lmc 0"), a CA port's
 // from its own line ("# lid 4 lmc 0 ...") or else from the switch line that
 // cables it ("\"gpu001 mlx5_0\" lid 4 4xNDR"); both given and different is
-// an error. A file without LIDs (ibsim net files) gets them numbered by
+// an error. A CA with no cabled port has no port line: its LID is the
+// "lid <n>" of its header's comment ("Ca 2 \"H-...\" # \"spare mlx5_0\" lid 7"),
+// which ibnetdiscover never prints and the writer does for such a CA alone.
+// A file without LIDs (ibsim net files) gets them numbered by
 // FabricBuilder::finish().
 //
 // An HCA vertex stands for one cabled port (fabric.h): a CA with several
@@ -67,8 +70,9 @@ Fabric read_ibnetdiscover_file(const std::string& path, const HostNaming& naming
 
 // Writes the fabric in ibnetdiscover's format, which ibsim reads too: a
 // `switchguid=`/`caguid=` line when the node has a GUID (ibsim then gives it
-// that GUID), the header with the node's name as description, and each
-// cabled port with the LIDs of both ends and `<width>x<speed>`. Hosts are not written: they come
+// that GUID), the header with the node's name as description (and the LID
+// of a CA with no cable written), and each cabled port with the LIDs of both
+// ends and `<width>x<speed>`. Hosts are not written: they come
 // back from the HCA descriptions (a host with no HCA, as topology.conf gives,
 // does not come back). Links whose state is Down are left out, as
 // ibnetdiscover leaves them out; the format has no port state, so every

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 
 namespace topo {
 namespace {
@@ -114,6 +116,12 @@ int line_at(std::string_view text, size_t offset, int first_line) {
   return first_line + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
 }
 
+// Deeper nesting is no lldpcli output; refused before the parser builds a
+// node per level.
+constexpr int kMaxJsonDepth = 64;
+// Far above the output of a 512-port switch with every neighbour's details.
+constexpr uint64_t kMaxLldpFileBytes = 64 << 20;
+
 // Splits concatenated JSON documents at the end of each top-level value and
 // parses each, so that a syntax error names its line in the file.
 std::vector<Document> split_documents(std::string_view text, const std::string& file) {
@@ -133,7 +141,9 @@ std::vector<Document> split_documents(std::string_view text, const std::string& 
       } else if (c == '"') {
         in_string = true;
       } else if (c == '{' || c == '[') {
-        ++depth;
+        if (++depth > kMaxJsonDepth)
+          throw ParseError(file, line_at(text, end, 1),
+                           fmt::format("JSON nested deeper than {} levels; lldpcli's nests about 11", kMaxJsonDepth));
       } else if (c == '}' || c == ']') {
         if (--depth <= 0) break;
       }
@@ -216,7 +226,7 @@ void read_document(const Document& doc, LldpSystemView& view, const std::string&
   }
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
+std::vector<std::string> split_csv(std::string_view line) {
   std::vector<std::string> out(1);
   for (char c : line) {
     if (c == ',')
@@ -240,8 +250,10 @@ std::optional<LinkRate> parse_speed_text(std::string text) {
       if (giga) text += "G";
     }
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    long mbps = std::stol(text);
-    if (mbps % 1000 != 0) return std::nullopt;
+    // A number past a long is no rate (found by fuzzing: std::stol threw).
+    long mbps = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mbps);
+    if (ec != std::errc() || end != text.data() + text.size() || mbps % 1000 != 0) return std::nullopt;
     text = std::to_string(mbps / 1000) + "G";
   }
   auto rate = parse_rate(text);
@@ -398,11 +410,11 @@ LldpSystemView parse_lldpcli_json(std::string_view text, const std::string& file
 
 std::vector<LldpSighting> parse_lldp_csv(std::istream& in, const std::string& file) {
   std::vector<LldpSighting> out;
-  std::string line;
-  int number = 0;
+  LineSource lines(in, file, kMaxLineBytes, kMaxLldpFileBytes);
+  std::string_view line;
   static const char* kFields[] = {"switch", "port", "peer", "peer_port", "speed"};
-  while (std::getline(in, line)) {
-    ++number;
+  while (lines.next(line)) {
+    const int number = lines.number();
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     std::vector<std::string> f = split_csv(line);
@@ -580,9 +592,7 @@ LldpFabric read_lldp_dir(const std::filesystem::path& dir, const LldpOptions& op
       csv.insert(csv.end(), rows.begin(), rows.end());
       continue;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    LldpSystemView view = parse_lldpcli_json(text.str(), f.string());
+    LldpSystemView view = parse_lldpcli_json(read_all(in, f.string(), kMaxLldpFileBytes), f.string());
     // Several files may describe one system (chassis and neighbours apart).
     auto same = std::find_if(views.begin(), views.end(),
                              [&](const LldpSystemView& v) { return !view.name.empty() && v.name == view.name; });

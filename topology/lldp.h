@@ -36,8 +36,9 @@
 // description ("100G"), LldpOptions::default_rate.
 //
 // Bad input (JSON that does not parse, a document of another shape, a CSV
-// line without five fields, an unknown speed) throws ParseError naming the
-// file, the line and the field. What only a whole view can tell (a NIC with
+// line without five fields, an unknown speed, JSON nested past 64 levels, a
+// line past 1 MiB or a file past 64 MiB) throws ParseError naming the file,
+// the line and the field. What only a whole view can tell (a NIC with
 // no neighbour, a cable seen from one end only, two systems claiming one
 // port) comes back as findings beside the fabric, never as an exception.
 #pragma once

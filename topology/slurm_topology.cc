@@ -236,7 +236,14 @@ struct SwitchLine {
   std::vector<std::string> children;  // child switches, likewise
 };
 
-std::vector<std::string> expand_list(const LogicalLine& where, const std::string& key, const std::string& value) {
+// Names all Nodes= and Switches= of a file may expand to, together: each
+// hostlist is bounded on its own, but a few bytes per line can expand to a
+// million hosts, and a fabric of billions of HCAs is no cluster's (a
+// 100k-host, 8-rail cluster lists 800k).
+constexpr uint64_t kMaxNamesPerFile = 1 << 20;
+
+std::vector<std::string> expand_list(const LogicalLine& where, const std::string& key, const std::string& value,
+                                     uint64_t& names_left) {
   std::vector<std::string> names;
   try {
     names = expand_hostlist(value);
@@ -244,6 +251,12 @@ std::vector<std::string> expand_list(const LogicalLine& where, const std::string
     throw ParseError(where.file, where.line, fmt::format("{}=: {}", key, e.what()));
   }
   if (names.empty()) throw ParseError(where.file, where.line, fmt::format("expected at least one name in {}=", key));
+  if (names.size() > names_left)
+    throw ParseError(where.file, where.line,
+                     fmt::format("{}= takes the file past {} names in Nodes= and Switches= (with its includes); "
+                                 "expected a topology.conf of a cluster",
+                                 key, kMaxNamesPerFile));
+  names_left -= names.size();
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (auto& n : names)
@@ -251,7 +264,7 @@ std::vector<std::string> expand_list(const LogicalLine& where, const std::string
   return out;
 }
 
-SwitchLine parse_switch_line(const LogicalLine& line) {
+SwitchLine parse_switch_line(const LogicalLine& line, uint64_t& names_left) {
   std::vector<KeyValue> pairs = split_pairs(line);
   if (lower(pairs.front().key) != "switchname")
     throw ParseError(line.file, line.line,
@@ -270,10 +283,10 @@ SwitchLine parse_switch_line(const LogicalLine& line) {
       throw ParseError(line.file, line.line, fmt::format("{}= is given twice for switch '{}'", key, sw.name));
     if (k == "nodes") {
       sw.has_nodes = true;
-      sw.nodes = expand_list(line, key, value);
+      sw.nodes = expand_list(line, key, value, names_left);
     } else if (k == "switches") {
       sw.has_switches = true;
-      sw.children = expand_list(line, key, value);
+      sw.children = expand_list(line, key, value, names_left);
     } else if (k == "linkspeed") {
       // A whole number in units Slurm does not use; checked, not kept.
       if (value.empty() || value.size() > 10 ||
@@ -370,8 +383,9 @@ Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRa
 
   std::vector<SwitchLine> switches;
   std::unordered_map<std::string, size_t> index;
+  uint64_t names_left = kMaxNamesPerFile;
   for (const LogicalLine& line : lines) {
-    SwitchLine sw = parse_switch_line(line);
+    SwitchLine sw = parse_switch_line(line, names_left);
     if (auto it = index.find(sw.name); it != index.end()) {
       const LogicalLine& first = switches[it->second].where;
       throw ParseError(line.file, line.line,

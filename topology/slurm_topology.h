@@ -44,7 +44,8 @@ inline constexpr LinkRate kSlurmTopologyDefaultRate{LinkWidth::X4, LinkSpeed::ND
 // twice on one line, a malformed hostlist or LinkSpeed, a switch with both
 // or neither of Nodes= and Switches=, a switch defined twice, a child switch
 // no line defines, switches that form a cycle, an Include that cannot be
-// read, and a file with no switch at all.
+// read or includes its includer, a file with no switch at all, and one whose
+// hostlists together expand past 2^20 names.
 Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate = kSlurmTopologyDefaultRate);
 Fabric read_slurm_topology_file(const std::string& path, LinkRate rate = kSlurmTopologyDefaultRate);
 
