@@ -6,10 +6,12 @@
 #include <map>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "db/connection.h"
 #include "db/health_store.h"
@@ -21,6 +23,8 @@
 #include "topology/classify.h"
 #include "topology/port_health.h"
 #include "topology/synthetic.h"
+#include "tests/temp_dir.h"
+#include "tests/topoctl_run.h"
 #include "tools/topoctl/health_metrics.h"
 
 namespace topo {
@@ -125,22 +129,7 @@ TEST(PortHealth, AMarkedCableIsAFaultAndPlacementAvoidsItAsItAvoidsASlowOne) {
   EXPECT_THROW(f.mark_degraded(static_cast<int>(f.cables().size()), "x"), std::exception);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "topo-health-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 TEST(HealthStore, CollectionsRoundTripBitForBitAndRateTheNewestTwo) {
   TempDir dir;
@@ -166,6 +155,60 @@ TEST(HealthStore, CollectionsRoundTripBitForBitAndRateTheNewestTwo) {
   ASSERT_EQ(health.size(), f.cables().size());
   EXPECT_DOUBLE_EQ(health[static_cast<size_t>(cable_on(f, "leaf01", 1))].errors_per_hour, 80);
   EXPECT_THROW(store.add(snapshot + 7, first, "test", {}), DbError);
+}
+
+// topoctl reads topo_aware.conf with the engine's reader: a cable with 6
+// errors an hour is healthy by the default (10) and degraded by a conf
+// that says HealthErrorsPerHour=5, in lint, place and health alike.
+TEST(HealthConf, AConfThresholdTurnsACableDegradedForLintPlaceAndHealth) {
+  TempDir dir("topo-health-conf");
+  const std::string db = (dir.path() / "topo.db").string();
+  const fs::path defaults = dir.path() / "defaults.conf", strict = dir.path() / "strict.conf",
+                 bad = dir.path() / "bad.conf";
+  std::ofstream(defaults) << "# nothing set: the defaults\n";
+  std::ofstream(strict) << "HealthErrorsPerHour=5\n";
+  std::ofstream(bad) << "HealthErrorsPerHour=5\nHealthXmitWaitShare=lots\n";
+  Fabric f = make_synthetic(kFabric);
+  int64_t snapshot = SnapshotStore(db).save(f);
+  HealthStore store(db);
+  std::vector<PortSample> first = quiet_ports(f), second = quiet_ports(f);
+  counters_at(second, f, "leaf01", 1).symbol_errors = 3;
+  store.add(snapshot, first, "test", {}, 1'000);
+  store.add(snapshot, second, "test", {}, 1'000 + 1'800'000);  // half an hour: 6 errors/h
+  const std::string subject = describe_link(f, f.cables()[static_cast<size_t>(cable_on(f, "leaf01", 1))]);
+  auto run = [&](const std::string& args, const fs::path& conf) {
+    return testing::run_topoctl(args + " --db " + db + " --conf " + conf.string());
+  };
+
+  testing::Ran quiet = run("lint --json", defaults);
+  EXPECT_EQ(quiet.code, 0) << quiet.out << quiet.err;
+  testing::Ran sick = run("lint --json", strict);
+  ASSERT_EQ(sick.code, 1) << sick.out << sick.err;
+  nlohmann::json faults = nlohmann::json::parse(sick.out).at("faults");
+  ASSERT_EQ(faults.size(), 1u) << faults.dump(1);
+  EXPECT_EQ(faults[0].at("kind"), "degraded_link");
+  EXPECT_EQ(faults[0].at("subject"), subject);
+  EXPECT_NE(faults[0].at("detail").get<std::string>().find("SymbolErrorCounter"), std::string::npos) << faults;
+
+  // 16 GPUs are two whole hosts of one leaf: leaf01's first two, unless
+  // gpu001's cable is sick.
+  testing::Ran placed = run("place --gpus 16 --json", defaults), avoided = run("place --gpus 16 --json", strict);
+  ASSERT_EQ(placed.code, 0) << placed.err;
+  ASSERT_EQ(avoided.code, 0) << avoided.err;
+  EXPECT_NE(placed.out.find("gpu001"), std::string::npos) << placed.out;
+  EXPECT_EQ(avoided.out.find("gpu001"), std::string::npos) << avoided.out;
+
+  EXPECT_EQ(run("health", defaults).code, 0);
+  testing::Ran health = run("health --json", strict);
+  EXPECT_EQ(health.code, 1) << health.out;
+  EXPECT_EQ(nlohmann::json::parse(health.out).at("thresholds").at("errors_per_hour"), 5);
+  // The command line still wins over the conf.
+  EXPECT_EQ(run("health --errors-per-hour 7", strict).code, 0);
+
+  testing::Ran broken = run("lint", bad);
+  EXPECT_EQ(broken.code, 2);
+  EXPECT_NE(broken.err.find(bad.string() + ":2: HealthXmitWaitShare 'lots'"), std::string::npos) << broken.err;
+  EXPECT_EQ(testing::run_topoctl("lint --db " + db + " --conf " + (dir.path() / "none.conf").string()).code, 2);
 }
 
 TEST(HealthStore, ASchema3DatabaseMigratesKeepingSnapshotsAndPlacements) {

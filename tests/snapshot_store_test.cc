@@ -23,6 +23,7 @@
 #include "db/connection.h"
 #include "db/schema.h"
 #include "tests/static_routing_fixture.h"
+#include "tests/temp_dir.h"
 #include "topology/diff.h"
 #include "topology/route.h"
 #include "topology/synthetic.h"
@@ -37,23 +38,7 @@ constexpr const char* kFaulty = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,ov
 // About 0.7 MB of rows: big enough to spill past a small file size limit.
 constexpr const char* kBig = "clos3:pods=4,leaves_per_pod=16,hosts_per_leaf=32";
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/topo-db-test-XXXXXX";
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 class SnapshotStoreTest : public ::testing::Test {
  protected:

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "tests/temp_dir.h"
 #include "topology/fabric.h"
 #include "topology/ibnetdiscover.h"
 
@@ -148,22 +149,7 @@ class Process {
   std::string name_;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "topo-ibsim.XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!std::getenv("TOPO_KEEP_TMP")) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // The environment that sends libibumad to the simulator on socket `socket`.
 // In a sanitizer build the child must be told that the preload comes first
@@ -213,7 +199,7 @@ class Ibsim {
 
  private:
   static inline int counter_ = 0;
-  TempDir dir_;  // declared first: removed after ibsim stops
+  TempDir dir_{"topo-ibsim"};  // declared first: removed after ibsim stops
   std::string socket_;
   std::optional<Process> ibsim_;
 };

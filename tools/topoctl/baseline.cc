@@ -6,60 +6,25 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <set>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "comm_model/estimate.h"
+#include "comm_model/nccl_baseline.h"
 #include "comm_model/nccl_tests.h"
 #include "db/nccl_baseline_store.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
-#include "placement/switch_tree.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/classify.h"
-#include "topology/diff.h"
 #include "topology/hostlist.h"
 
 namespace topoctl {
 namespace {
 
 using json = nlohmann::json;
-
-// The model's bus bandwidth (GB/s) for each row, on the newest snapshot;
-// none when the fabric lacks a host or the collective has no model.
-std::vector<std::optional<double>> predict(const topo::Fabric& f, const std::vector<std::string>& hosts,
-                                           const topo::NcclTestsRun& run, std::string& why_not) {
-  std::vector<std::optional<double>> out(run.rows.size());
-  auto collective = run.collective();
-  if (!collective) {
-    why_not = fmt::format("no model for '{}'", run.test.empty() ? "an unnamed test" : run.test);
-    return out;
-  }
-  std::vector<topo::NodeId> nodes;
-  try {
-    nodes = topo::find_hosts(f, hosts);
-  } catch (const std::exception& e) {
-    why_not = e.what();
-    return out;
-  }
-  int ranks = run.ranks.empty() ? static_cast<int>(hosts.size()) * run.gpus_per_process
-                                : static_cast<int>(run.ranks.size());
-  int per_host = std::max(1, ranks / static_cast<int>(hosts.size()));
-  topo::PathIndex index(f);
-  for (size_t i = 0; i < run.rows.size(); ++i) {
-    auto dtype = topo::parse_dtype(run.rows[i].type);
-    if (!dtype || run.rows[i].size == 0) continue;
-    topo::Request r{*collective, static_cast<double>(run.rows[i].size), *dtype, per_host};
-    topo::Estimate e = topo::estimate(index, nodes, r);
-    out[i] = e.busbw_gbps / 8;
-  }
-  return out;
-}
 
 int import(const std::string& db, const std::string& file, const std::string& hosts_arg, int64_t job,
            const std::string& test, bool json_out) {
@@ -91,7 +56,7 @@ int import(const std::string& db, const std::string& file, const std::string& ho
   topo::SnapshotStore snapshots(db);
   if (auto latest = snapshots.latest()) {
     record.snapshot_id = *latest;
-    record.model_busbw = predict(snapshots.load(*latest), record.hosts, run, why_not);
+    record.model_busbw = topo::predict_busbw(snapshots.load(*latest), record.hosts, run, why_not);
   }
   record.run = run;
   int64_t id = topo::NcclBaselineStore(db).add(record);
@@ -111,128 +76,75 @@ int import(const std::string& db, const std::string& file, const std::string& ho
   return kOk;
 }
 
-// Out-of-place bus bandwidth at the largest size both runs measured.
-std::optional<std::tuple<int64_t, double, double, std::optional<double>>> compare(const topo::NcclRunRecord& base,
-                                                                                  const topo::NcclRunRecord& now) {
-  std::optional<std::tuple<int64_t, double, double, std::optional<double>>> best;
-  for (size_t i = 0; i < now.run.rows.size(); ++i)
-    for (const topo::NcclTestsRow& b : base.run.rows)
-      if (b.size == now.run.rows[i].size && b.type == now.run.rows[i].type && (!best || b.size > std::get<0>(*best)))
-        best.emplace(b.size, b.oop_busbw, now.run.rows[i].oop_busbw,
-                     i < now.model_busbw.size() ? now.model_busbw[i] : std::nullopt);
-  return best;
+// The fabrics the runs were imported on, for the check's cables and diffs.
+std::map<int64_t, topo::Fabric> run_snapshots(topo::SnapshotStore& store, const std::vector<topo::NcclRunRecord>& runs) {
+  std::map<int64_t, topo::Fabric> out;
+  for (const topo::NcclRunRecord& r : runs)
+    if (r.snapshot_id && !out.contains(*r.snapshot_id)) out.emplace(*r.snapshot_id, store.load(*r.snapshot_id));
+  return out;
 }
 
-int check(const std::string& db, double threshold, bool json_out) {
+json set_json(const topo::SetVerdict& v) {
+  auto maybe = [](const auto& x) { return x ? json(*x) : json(nullptr); };
+  return {{"test", v.test},
+          {"hosts", v.hosts},
+          {"newest_run", v.newest_run},
+          {"baseline_run", maybe(v.baseline_run)},
+          {"size", v.size},
+          {"baseline_busbw", v.baseline_run ? json(v.baseline_busbw) : json(nullptr)},
+          {"newest_busbw", v.newest_busbw},
+          {"drop", v.baseline_busbw > 0 ? 1 - v.newest_busbw / v.baseline_busbw : 0},
+          {"slower_than_baseline", v.slower_than_baseline},
+          {"model_size", v.model_busbw ? json(v.model_size) : json(nullptr)},
+          {"model_busbw", maybe(v.model_busbw)},
+          {"measured_at_model_size", v.model_busbw ? json(v.measured_at_model_size) : json(nullptr)},
+          {"model_drop", v.model_busbw && *v.model_busbw > 0 ? json(1 - v.measured_at_model_size / *v.model_busbw)
+                                                            : json(nullptr)},
+          {"slower_than_model", v.slower_than_model},
+          {"slow", v.slow()}};
+}
+
+void print_set(const topo::SetVerdict& v) {
+  std::string base = v.baseline_run ? fmt::format("{:>12} B  baseline {:8.2f}  newest {:8.2f} GB/s ({:+.1f}%)", v.size,
+                                                  v.baseline_busbw, v.newest_busbw,
+                                                  v.baseline_busbw > 0 ? 100 * (v.newest_busbw / v.baseline_busbw - 1) : 0.0)
+                                    : std::string("one run, no baseline yet");
+  std::string model = v.model_busbw ? fmt::format("  model {:.2f} at {} B: measured {:.2f} ({:+.1f}%){}", *v.model_busbw,
+                                                  v.model_size, v.measured_at_model_size,
+                                                  *v.model_busbw > 0 ? 100 * (v.measured_at_model_size / *v.model_busbw - 1) : 0.0,
+                                                  v.slower_than_model ? " below the model" : "")
+                                    : "";
+  fmt::print("{:<5} {:<18} {:<24} {}{}\n", v.slow() ? "SLOW" : "ok", v.test, topo::compress_hostlist(v.hosts), base, model);
+}
+
+int check(const std::string& db, const topo::BaselineOptions& options, bool json_out) {
   std::vector<topo::NcclRunRecord> runs = topo::NcclBaselineStore(db).list();
-  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<const topo::NcclRunRecord*>> sets;
-  for (const auto& r : runs) sets[{r.run.test, r.hosts}].push_back(&r);
-  struct Verdict {
-    const topo::NcclRunRecord *base, *now;
-    int64_t size;
-    double base_busbw, now_busbw;
-    std::optional<double> model;
-    bool slow;
-  };
-  std::vector<Verdict> verdicts;
-  for (const auto& [key, list] : sets) {
-    if (list.size() < 2) continue;
-    auto c = compare(*list.front(), *list.back());
-    if (!c) continue;
-    auto [size, b, n, m] = *c;
-    verdicts.push_back({list.front(), list.back(), size, b, n, m, b > 0 && n < b * (1 - threshold)});
-  }
-  // Likely causes: hosts in slow sets only; cables every slow set shares
-  // that no healthy set uses; a fabric that changed under a set.
-  std::map<std::string, std::pair<int, int>> host_sets;  // slow, healthy
-  for (const Verdict& v : verdicts)
-    for (const std::string& h : v.now->hosts) ++(v.slow ? host_sets[h].first : host_sets[h].second);
-  // A host in every slow set and no healthy one is the likeliest; without
-  // one, every host that joins only slow sets.
-  std::vector<std::string> causes;
-  const int slow_sets = static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.slow; }));
-  for (bool in_all : {true, false}) {
-    for (const auto& [h, n] : host_sets)
-      if (n.first > 0 && n.second == 0 && (!in_all || n.first == slow_sets))
-        causes.push_back(fmt::format("host {}: slow in every set it joins ({} of {})", h, n.first, n.first));
-    if (!causes.empty()) break;
-  }
   topo::SnapshotStore snapshots(db);
-  std::optional<int64_t> latest = snapshots.latest();
-  if (latest && std::any_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.slow; })) {
-    topo::Fabric f = snapshots.load(*latest);
-    topo::SwitchTree tree(f);
-    auto cables_of = [&](const std::vector<std::string>& hosts) {
-      std::set<int> out;
-      std::set<int> leaves;
-      for (const std::string& h : hosts) {
-        auto v = f.find_host(h);
-        if (!v) continue;
-        for (topo::LinkId e : tree.cables(*v)) out.insert(f.link(e).id);
-        leaves.insert(tree.home_leaf(*v));
-      }
-      if (leaves.size() > 1)
-        for (int l : leaves)
-          if (l >= 0)
-            for (topo::LinkId e : tree.leaves()[static_cast<size_t>(l)].uplinks) out.insert(f.link(e).id);
-      return out;
-    };
-    std::optional<std::set<int>> common;
-    std::set<int> healthy;
-    for (const Verdict& v : verdicts) {
-      std::set<int> c = cables_of(v.now->hosts);
-      if (!v.slow) {
-        healthy.insert(c.begin(), c.end());
-      } else if (!common) {
-        common = c;
-      } else {
-        std::set<int> both;
-        std::set_intersection(common->begin(), common->end(), c.begin(), c.end(), std::inserter(both, both.end()));
-        common = both;
-      }
-    }
-    if (common)
-      for (int c : *common)
-        if (!healthy.contains(c))
-          causes.push_back(fmt::format("cable {}: every slow set crosses it, no healthy one does",
-                                       topo::describe_link(f, f.cables()[static_cast<size_t>(c)])));
-    for (const Verdict& v : verdicts)
-      if (v.slow && v.base->snapshot_id && v.now->snapshot_id && *v.base->snapshot_id != *v.now->snapshot_id) {
-        size_t changes = topo::diff(snapshots.load(*v.base->snapshot_id), snapshots.load(*v.now->snapshot_id)).size();
-        if (changes)
-          causes.push_back(fmt::format("fabric: {} change{} between snapshot {} (baseline) and {} (topoctl diff {} {})",
-                                       changes, changes == 1 ? "" : "s", *v.base->snapshot_id, *v.now->snapshot_id,
-                                       *v.base->snapshot_id, *v.now->snapshot_id));
-      }
-  }
-  size_t slow = std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.slow; });
+  topo::BaselineCheck c = topo::check_baselines(runs, run_snapshots(snapshots, runs), options);
   if (json_out) {
-    json sets_json = json::array();
-    for (const Verdict& v : verdicts)
-      sets_json.push_back({{"test", v.now->run.test},
-                           {"hosts", v.now->hosts},
-                           {"baseline_run", v.base->id},
-                           {"newest_run", v.now->id},
-                           {"size", v.size},
-                           {"baseline_busbw", v.base_busbw},
-                           {"newest_busbw", v.now_busbw},
-                           {"model_busbw", v.model ? json(*v.model) : json(nullptr)},
-                           {"drop", v.base_busbw > 0 ? 1 - v.now_busbw / v.base_busbw : 0},
-                           {"slow", v.slow}});
-    std::cout << json{{"threshold", threshold}, {"sets", sets_json}, {"slow", slow}, {"likely_causes", causes}}.dump(2)
+    json sets = json::array(), causes = json::array(), found = json::array();
+    for (const topo::SetVerdict& v : c.sets) sets.push_back(set_json(v));
+    for (const topo::LikelyCause& x : c.causes) {
+      causes.push_back(x.why);
+      found.push_back({{"kind", topo::name(x.kind)}, {"subject", x.subject}, {"detail", x.why}});
+    }
+    std::cout << json{{"threshold", options.drop},
+                      {"model_threshold", options.model_drop},
+                      {"model_min_bytes", options.model_min_bytes},
+                      {"sets", sets},
+                      {"slow", c.slow()},
+                      {"likely_causes", causes},
+                      {"causes", found}}
+                     .dump(2)
               << "\n";
   } else {
-    if (verdicts.empty()) fmt::print("no host set has two runs to compare yet\n");
-    for (const Verdict& v : verdicts)
-      fmt::print("{:<5} {:<18} {:<24} {:>12} B  baseline {:8.2f}  newest {:8.2f} GB/s ({:+.1f}%){}\n",
-                 v.slow ? "SLOW" : "ok", v.now->run.test, topo::compress_hostlist(v.now->hosts), v.size, v.base_busbw,
-                 v.now_busbw, v.base_busbw > 0 ? 100 * (v.now_busbw / v.base_busbw - 1) : 0.0,
-                 v.model ? fmt::format("  model {:.2f}", *v.model) : "");
-    for (const std::string& c : causes) fmt::print("likely cause: {}\n", c);
-    fmt::print("{} of {} host sets slower than their baseline by more than {:g}%\n", slow, verdicts.size(),
-               100 * threshold);
+    if (c.sets.empty()) fmt::print("no host set has two runs, or a run the model predicted at {} B or more, to compare yet\n", options.model_min_bytes);
+    for (const topo::SetVerdict& v : c.sets) print_set(v);
+    for (const topo::LikelyCause& x : c.causes) fmt::print("likely cause: {}\n", x.why);
+    fmt::print("{} of {} host sets slow: more than {:g}% below their baseline, or {:g}% below the model\n", c.slow(),
+               c.sets.size(), 100 * options.drop, 100 * options.model_drop);
   }
-  return slow ? kFindings : kOk;
+  return c.slow() ? kFindings : kOk;
 }
 
 // A bash script for sbatch: each round runs the test on both halves of the
@@ -286,7 +198,7 @@ Run add_baseline(CLI::App& app) {
     std::string db = default_db_path();
     std::string file, hosts, test;
     int64_t job = 0;
-    double threshold = 0.10;
+    topo::BaselineOptions check;
     std::string args = "-b 256M -e 1G -f 2 -g 1";
     int gpus = 8;
     bool json = false;
@@ -302,10 +214,22 @@ Run add_baseline(CLI::App& app) {
   imp->add_option("--job", o->job, "the run's hosts are this Slurm job's (its placement record)")->excludes(hosts);
   imp->add_option("--test", o->test, "the test, when the output does not name it (all_reduce_perf, ...)");
   imp->add_flag("--json", o->json, "print JSON for scripts");
-  CLI::App* chk = cmd->add_subcommand("check", "compare each host set's newest run with its first; exit 1 on a drop");
+  CLI::App* chk = cmd->add_subcommand("check", "compare each host set's newest run with its first and with the model; exit 1 on a drop");
   add_db_option(*chk, o->db);
-  chk->add_option("--threshold", o->threshold, "a drop of bus bandwidth beyond this share is a finding")
-      ->capture_default_str();
+  chk->add_option("--threshold", o->check.drop, "a drop of bus bandwidth below the set's first run beyond this share "
+                                                "is a finding")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  chk->add_option("--model-threshold", o->check.model_drop,
+                  "a measurement this share below the model's figure is a finding (the model is calibrated to about "
+                  "5% where bandwidth decides)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  chk->add_option("--model-min-bytes", o->check.model_min_bytes,
+                  "only sizes of at least this many bytes are held against the model (below, latency and protocol "
+                  "choice decide)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   chk->add_flag("--json", o->json, "print JSON for scripts");
   CLI::App* pl = cmd->add_subcommand("plan", "print an sbatch script that bisects HOSTS for the slow one");
   pl->add_option("--hosts", o->hosts, "the slow job's hosts (hostlist)")->required();
@@ -314,7 +238,7 @@ Run add_baseline(CLI::App& app) {
   pl->add_option("--gpus-per-node", o->gpus, "GPUs (ranks) per host")->capture_default_str();
   return [o, imp, chk] {
     if (imp->parsed()) return import(o->db, o->file, o->hosts, o->job, o->test, o->json);
-    if (chk->parsed()) return check(o->db, o->threshold, o->json);
+    if (chk->parsed()) return check(o->db, o->check, o->json);
     return plan(o->hosts, o->test.empty() ? "all_reduce_perf" : o->test, o->args, o->gpus);
   };
 }

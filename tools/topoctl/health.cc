@@ -159,6 +159,13 @@ int show(const Options& o) {
   return findings.empty() ? kOk : kFindings;
 }
 
+// topo_aware.conf's thresholds, for those not given on the command line.
+void conf_thresholds(Options& o, bool errors_given, bool xmit_wait_given) {
+  topo::HealthThresholds conf = health_thresholds(o.input.conf);
+  if (!errors_given) o.thresholds.errors_per_hour = conf.errors_per_hour;
+  if (!xmit_wait_given) o.thresholds.xmit_wait_share = conf.xmit_wait_share;
+}
+
 }  // namespace
 
 Run add_health(CLI::App& app) {
@@ -174,15 +181,22 @@ Run add_health(CLI::App& app) {
   cmd->add_option("--ca", opts->ca, "HCA to query through (default: the first one)");
   cmd->add_option("--ca-port", opts->ca_port, "port of that HCA (default: the first active one)");
   cmd->add_option("--timeout-ms", opts->timeout_ms, "per-query timeout (default: libibmad's)");
-  cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
-                  "a cable whose ends count this many errors per hour is sick")
-      ->capture_default_str();
-  cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
-                  "a cable that waits to transmit this share of the time (0-1) is sick")
-      ->capture_default_str();
+  auto* errors = cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
+                                 "a cable whose ends count this many errors per hour is sick (default: "
+                                 "topo_aware.conf's HealthErrorsPerHour, else this)")
+                      ->capture_default_str();
+  auto* xmit_wait = cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
+                                    "a cable that waits to transmit this share of the time (0-1) is sick (default: "
+                                    "topo_aware.conf's HealthXmitWaitShare, else this)")
+                         ->capture_default_str();
+  add_conf_option(*cmd, opts->input.conf);
   cmd->add_flag("--all", opts->all, "list every rated cable, quiet ones too");
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
-  return [opts] { return opts->collect ? collect(*opts) : show(*opts); };
+  return [opts, errors, xmit_wait] {
+    if (opts->collect) return collect(*opts);
+    conf_thresholds(*opts, errors->count() > 0, xmit_wait->count() > 0);
+    return show(*opts);
+  };
 }
 
 }  // namespace topoctl

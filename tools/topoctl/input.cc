@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "db/health_store.h"
+#include "plugin/engine_config.h"
 #include "db/snapshot_store.h"
 #include "topology/routing_engine.h"
 #include "topology/synthetic.h"
@@ -22,8 +23,22 @@ void add_db_option(CLI::App& cmd, std::string& db_path) {
   cmd.add_option("--db", db_path, "snapshot database (sqlite3)")->capture_default_str();
 }
 
+void add_conf_option(CLI::App& cmd, std::string& conf) {
+  cmd.add_option("--conf", conf,
+                 fmt::format("topo_aware.conf whose HealthErrorsPerHour and HealthXmitWaitShare say which cables' "
+                             "port counters make them degraded (default: {} when it exists)",
+                             kDefaultConf))
+      ->check(CLI::ExistingFile);
+}
+
+topo::HealthThresholds health_thresholds(const std::string& conf) {
+  auto config = topo::read_engine_config(conf.empty() ? kDefaultConf : conf);
+  return config ? config->health : topo::HealthThresholds{};
+}
+
 void add_input_options(CLI::App& cmd, FabricInput& input) {
   add_db_option(cmd, input.db_path);
+  add_conf_option(cmd, input.conf);
   auto* snap = cmd.add_option("--snapshot", input.snapshot, "snapshot id, or 'latest'")->capture_default_str();
   cmd.add_option("--synthetic", input.synthetic,
                  "use a synthetic fabric instead of a snapshot, e.g. "
@@ -37,9 +52,10 @@ LoadedFabric load(const FabricInput& input) {
   int64_t id = store.resolve(input.snapshot);
   topo::SnapshotInfo info = store.info(id);
   topo::Fabric fabric = store.load(id);
-  // Cables whose port counters pass the default thresholds count as degraded.
+  // Cables whose port counters pass topo_aware.conf's thresholds count as degraded.
   topo::HealthStore health(input.db_path);
-  topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id), {}));
+  topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id),
+                                                health_thresholds(input.conf)));
   return {std::move(fabric), id, info.taken_at};
 }
 

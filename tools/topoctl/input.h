@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "topology/fabric.h"
+#include "topology/port_health.h"
 
 namespace topoctl {
 
@@ -18,7 +19,20 @@ struct FabricInput {
   std::string db_path = default_db_path();
   std::string snapshot = "latest";
   std::string synthetic;
+  std::string conf;  // topo_aware.conf; "" : kDefaultConf when it exists
 };
+
+// The Slurm engine's topo_aware.conf, read by the engine's own reader
+// (plugin/engine_config.h), so that topoctl judges cables as the scheduler
+// does: a cable whose port counters pass HealthErrorsPerHour or
+// HealthXmitWaitShare is degraded in lint, place, show and the rest.
+inline constexpr const char* kDefaultConf = "/etc/slurm/topo_aware.conf";
+
+// Adds --conf FILE.
+void add_conf_option(CLI::App& cmd, std::string& conf);
+// The health thresholds of `conf` (kDefaultConf when ""), or the defaults
+// when that file does not exist. Throws ParseError for a bad line.
+topo::HealthThresholds health_thresholds(const std::string& conf);
 
 struct LoadedFabric {
   topo::Fabric fabric;
