@@ -347,9 +347,11 @@ struct topo_engine {
       while (!watcher_wake.wait_for(guard, kSnapshotCheckEvery, [this] { return watcher_stop; })) {
         try {
           (void)current_tree(true);
-        } catch (const std::exception&) {
+          lost_database.clear();
+        } catch (const std::exception& e) {
           // The next rank call looks again and says why (the database
-          // was dropped, or there is no tree).
+          // was dropped, or there is no tree); the log hears it once.
+          say_database_lost(e.what());
         }
       }
     });
@@ -446,6 +448,14 @@ struct topo_engine {
 
   // Who hears that a snapshot was loaded (the shims log it), or nobody.
   topo_engine_notice_fn on_snapshot = nullptr;
+  // The watcher's last reason for not reading the database ("": it reads).
+  std::string lost_database;
+  void say_database_lost(const std::string& why) {
+    if (!on_snapshot || why == lost_database) return;
+    lost_database = why;
+    std::string line = fmt::format("fabric snapshot not readable: {}", why);
+    on_snapshot(line.c_str());
+  }
   void say_snapshot_loaded() const {
     if (!on_snapshot) return;
     std::string line = fmt::format("fabric snapshot {} of {} loaded: {} hosts", *snapshot_id, config.db_path,

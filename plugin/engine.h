@@ -131,7 +131,9 @@ int topo_engine_set_nodes(topo_engine_t *engine, const char *const *names, size_
 
 /* Who is told, in one line, each time the engine loads a fabric snapshot
  * other than the one it had (the first, or a newer one its watcher found):
- * "fabric snapshot 2 of /var/lib/topo-aware/topo.db loaded: 32 hosts".
+ * "fabric snapshot 2 of /var/lib/topo-aware/topo.db loaded: 32 hosts";
+ * and once per new reason when the watcher can no longer read it:
+ * "fabric snapshot not readable: PATH: ...".
  * Called on the engine's threads with its lock held: it must not call the
  * engine.  NULL (the default): nobody. */
 typedef void (*topo_engine_notice_fn)(const char *line);

@@ -269,6 +269,9 @@ echo "# 4. failures ($(($(date +%s) - started)) s)"
 head -c 16384 /dev/urandom >"$work/bad.db"
 mv -f "$work/bad.db" "$db"
 rm -f "$db-wal" "$db-shm"
+# The engine's watcher notices within a second and logs it: a job
+# submitted before that line may still be placed on the fabric it holds.
+check "slurmctld's engine noticed the damaged database" in_log "topo-aware: fabric snapshot not readable: $db"
 c1=$(topo_job -N2)
 check "corrupt database: the job still runs" running "$c1"
 check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 $own_log: $db"
