@@ -95,6 +95,7 @@ struct RankingDetail {
 // dropped whenever the map, the config or the running traffic changes.
 struct Question {
   uint32_t hosts = 0, gpus_per_host = 0, max_leaves = 0;
+  int candidates = 1;  // how many the search keeps
   bool one_pod = false;
   Profile profile = Profile::AllReduce;
   std::vector<int> free_gpus;  // by fabric NodeId
@@ -105,6 +106,7 @@ struct Answer {
   Question question;
   std::shared_ptr<const std::vector<Placement>> placements;  // feasible ones, best first
   std::string no_placement;                                 // why, when there are none
+  bool only_choice = false;  // the offered hosts were exactly the job's: no other candidate exists
 };
 
 class Answers {
@@ -232,6 +234,7 @@ struct RunningTraffic {
   BackgroundLoad load;
   std::vector<double> cable_flows;
   bool written = false;
+  uint64_t writes = 0;  // which write of the engine's load and cable_flows are (0: none)
   int64_t snapshot_id = -1;
   uint64_t config_generation = 0, table_generation = 0;
 
@@ -264,6 +267,11 @@ struct topo_engine {
   // Opened on first use, dropped after a database error so the next call
   // tries again (the admin may have fixed the file).
   std::unique_ptr<SnapshotStore> snapshots;
+  // The port counter collections, on a connection of their own opened with
+  // the snapshot store: every snapshot check asks it for its newest
+  // collection, and opening one (schema check included) costs far more
+  // than that question.
+  std::unique_ptr<HealthStore> health;
   std::optional<int64_t> snapshot_id;
   std::unique_ptr<Fabric> fabric;
   std::unique_ptr<SwitchTree> tree;
@@ -289,6 +297,19 @@ struct topo_engine {
   RunningTraffic traffic;
   Answers answers;
   Question question;  // the rank call's, kept for its room
+  // The search's view of the fabric: the running traffic copied in once
+  // per change of it (a map of cables), the free GPUs per call.
+  FreeMap search_free;
+  uint64_t search_free_writes = 0, traffic_writes = 0;
+  const FreeMap& free_map_for(const RunningTraffic& t, const std::vector<int>& free_gpus) {
+    if (search_free_writes != t.writes) {
+      search_free.load = t.load;
+      search_free.cable_flows = t.cable_flows;
+      search_free_writes = t.writes;
+    }
+    search_free.free_gpus.assign(free_gpus.begin(), free_gpus.end());
+    return search_free;
+  }
 
   // The file the snapshot store has open, and when it last changed: a
   // database replaced under the same name (restored from a backup, moved
@@ -326,9 +347,11 @@ struct topo_engine {
       while (!watcher_wake.wait_for(guard, kSnapshotCheckEvery, [this] { return watcher_stop; })) {
         try {
           (void)current_tree(true);
-        } catch (const std::exception&) {
+          lost_database.clear();
+        } catch (const std::exception& e) {
           // The next rank call looks again and says why (the database
-          // was dropped, or there is no tree).
+          // was dropped, or there is no tree); the log hears it once.
+          say_database_lost(e.what());
         }
       }
     });
@@ -344,6 +367,7 @@ struct topo_engine {
 
   void drop_database() {
     snapshots.reset();
+    health.reset();
     opened_file.reset();
   }
 
@@ -357,7 +381,7 @@ struct topo_engine {
   // Opening would create an empty database: say what is missing instead.
   void open_database() {
     if (snapshots && identity(config.db_path) != opened_file) drop_database();
-    if (snapshots && writer) return;
+    if (snapshots && health && writer) return;
     if (!std::filesystem::exists(config.db_path))
       throw EngineError(TOPO_ENGINE_DATABASE,
                         fmt::format("{}: no such database (DbPath in topo_aware.conf; create it with topoctl "
@@ -365,6 +389,7 @@ struct topo_engine {
                                     config.db_path, config.db_path));
     try {
       if (!snapshots) snapshots = std::make_unique<SnapshotStore>(config.db_path);
+      if (!health) health = std::make_unique<HealthStore>(config.db_path);
       if (!writer) {
         PlacementWriter::Replayed replayed;
         writer = std::make_unique<PlacementWriter>(config.db_path, config.db_path + ".journal", &replayed);
@@ -398,19 +423,20 @@ struct topo_engine {
         throw EngineError(TOPO_ENGINE_NO_FABRIC, fmt::format("{}: holds no fabric snapshot yet (run topoctl discover "
                                                              "--db {})",
                                                              config.db_path, config.db_path));
-      HealthStore health(config.db_path);
-      std::optional<int64_t> collection = health.newest();
+      std::optional<int64_t> collection = health->newest();
       if (!tree || latest != snapshot_id || collection != health_collection ||
           health_config_generation != config_generation) {
         auto f = std::make_unique<Fabric>(snapshots->load(*latest));
         // Cables whose port counters pass the thresholds count as degraded.
-        apply_health(*f, check_health(latest_cable_health(health, *f, *latest), config.health));
+        apply_health(*f, check_health(latest_cable_health(*health, *f, *latest), config.health));
         health_collection = collection;
         health_config_generation = config_generation;
         auto t = std::make_unique<SwitchTree>(*f);
         fabric = std::move(f);
         tree = std::move(t);
+        bool new_snapshot = latest != snapshot_id;
         snapshot_id = latest;
+        if (new_snapshot) say_snapshot_loaded();
       }
       last_check = now;
       return *tree;
@@ -418,6 +444,23 @@ struct topo_engine {
       drop_database();
       throw;
     }
+  }
+
+  // Who hears that a snapshot was loaded (the shims log it), or nobody.
+  topo_engine_notice_fn on_snapshot = nullptr;
+  // The watcher's last reason for not reading the database ("": it reads).
+  std::string lost_database;
+  void say_database_lost(const std::string& why) {
+    if (!on_snapshot || why == lost_database) return;
+    lost_database = why;
+    std::string line = fmt::format("fabric snapshot not readable: {}", why);
+    on_snapshot(line.c_str());
+  }
+  void say_snapshot_loaded() const {
+    if (!on_snapshot) return;
+    std::string line = fmt::format("fabric snapshot {} of {} loaded: {} hosts", *snapshot_id, config.db_path,
+                                   fabric->hosts().size());
+    on_snapshot(line.c_str());
   }
 
   // The node map for the current snapshot, config and node table.
@@ -451,6 +494,7 @@ struct topo_engine {
       traffic.load = std::move(f.load);
       traffic.cable_flows = std::move(f.cable_flows);
       traffic.written = true;
+      traffic.writes = ++traffic_writes;
     }
     return traffic;
   }
@@ -528,12 +572,9 @@ std::vector<size_t> ring_of_nodes(const topo_engine& e, const NodeMap* map, cons
 // The candidates for a question not asked since the traffic last changed.
 // When the offered hosts that can take the job are exactly as many as it
 // needs there is one choice: it is scored and ringed, not searched for.
-Answer answer_question(const topo_engine& e, const SwitchTree& tree, const RunningTraffic& traffic, const Question& q,
-              size_t usable) {
-  FreeMap free;
-  free.free_gpus = q.free_gpus;
-  free.load = traffic.load;
-  free.cable_flows = traffic.cable_flows;
+Answer answer_question(topo_engine& e, const SwitchTree& tree, const RunningTraffic& traffic, const Question& q,
+                       size_t usable) {
+  const FreeMap& free = e.free_map_for(traffic, q.free_gpus);
   PlacementRequest request;
   request.hosts = static_cast<int>(q.hosts);
   request.gpus_per_host = static_cast<int>(q.gpus_per_host);
@@ -549,6 +590,7 @@ Answer answer_question(const topo_engine& e, const SwitchTree& tree, const Runni
     for (NodeId h = 0; h < free.free_gpus.size(); ++h)
       if (free.free_gpus[h] >= request.gpus_per_host && eligible(tree, free, request, h)) only.push_back(h);
   if (!only.empty() && only.size() == q.hosts) {
+    answer.only_choice = true;
     Placement p = make_placement(tree, free, request, std::move(only), e.config.weights);
     if (within_limits(p, request)) placements->push_back(std::move(p));
     else answer.no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
@@ -556,7 +598,7 @@ Answer answer_question(const topo_engine& e, const SwitchTree& tree, const Runni
     SearchOptions options;
     options.weights = e.config.weights;
     std::string why;
-    for (Placement& p : rank_placements(tree, free, request, e.config.candidates, options)) {
+    for (Placement& p : rank_placements(tree, free, request, q.candidates, options)) {
       if (p.feasible) placements->push_back(std::move(p));
       else if (why.empty() && !p.reasons.empty()) why = p.reasons.front();
     }
@@ -709,6 +751,12 @@ void topo_engine_close(topo_engine_t* engine) {
   }
 }
 
+void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice) {
+  if (!engine) return;
+  std::lock_guard guard(engine->lock);
+  engine->on_snapshot = notice;
+}
+
 bool topo_engine_strict(const topo_engine_t* engine) { return engine && engine->config.strict; }
 
 bool topo_engine_partition_selected(const topo_engine_t* engine, const char* partition) {
@@ -749,6 +797,7 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     question.max_leaves = job->request.max_leaves;
     question.one_pod = job->request.pod;
     question.profile = profile_of(engine->config, job->request);
+    question.candidates = job->all_candidates ? std::max(1, engine->config.candidates) : 1;
     question.free_gpus.assign(engine->fabric->node_count(), 0);
     size_t offered = 0, known = 0, usable = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -776,6 +825,7 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     const Answer* answer = engine->answers.find(question);
     ranking->answered_before = answer != nullptr;
     if (!answer) answer = &engine->answers.add(answer_question(*engine, tree, traffic, question, usable));
+    ranking->more = question.candidates < engine->config.candidates && !answer->only_choice;
     if (answer->placements->empty()) {
       write_message(msg, msg_size, fmt::format("job {}: {}", job->job_id, answer->no_placement));
       return TOPO_ENGINE_NO_PLACEMENT;

@@ -10,7 +10,8 @@
  *   topo_engine_prepare(e, msg, sizeof msg);             (start-up, reconfigure)
  *   ... per run-now test of a topo-aware job:
  *   topo_engine_rank(e, &job, free_gpus, node_record_count, &ranking, msg, sizeof msg);
- *   ... try ranking.candidates[i].nodes with cons_tres, best first ...
+ *   ... try ranking.candidates[i].nodes with cons_tres, best first; none
+ *       taken and ranking.more: rank again with job.all_candidates ...
  *   topo_engine_record(e, &job, &ranking, chosen, allocated, n_alloc, why, &ring, &hca, msg, sizeof msg);
  *   topo_engine_ranking_free(&ranking);
  *
@@ -128,6 +129,16 @@ int topo_engine_prepare(topo_engine_t *engine, char *msg, size_t msg_size);
 int topo_engine_set_nodes(topo_engine_t *engine, const char *const *names, size_t count, char *msg,
                           size_t msg_size);
 
+/* Who is told, in one line, each time the engine loads a fabric snapshot
+ * other than the one it had (the first, or a newer one its watcher found):
+ * "fabric snapshot 2 of /var/lib/topo-aware/topo.db loaded: 32 hosts";
+ * and once per new reason when the watcher can no longer read it:
+ * "fabric snapshot not readable: PATH: ...".
+ * Called on the engine's threads with its lock held: it must not call the
+ * engine.  NULL (the default): nobody. */
+typedef void (*topo_engine_notice_fn)(const char *line);
+void topo_engine_on_snapshot(topo_engine_t *engine, topo_engine_notice_fn notice);
+
 bool topo_engine_strict(const topo_engine_t *engine);
 /* Whether Partitions= names `partition`. */
 bool topo_engine_partition_selected(const topo_engine_t *engine, const char *partition);
@@ -139,6 +150,11 @@ struct topo_engine_job {
   uint32_t nodes;         /* hosts the job needs */
   uint32_t gpus_per_node; /* 0: the job asks for no GPUs; any offered host will do */
   struct topo_network_request request;
+  /* false: the best candidate only, the search's own choice (as `topoctl
+   * place` makes it), with the fewest estimates: Slurm nearly always
+   * takes it, so the shims ask this first and ranking.more says whether
+   * asking again with true may give others.  true: up to Candidates=. */
+  bool all_candidates;
 };
 
 struct topo_engine_candidate {
@@ -153,12 +169,15 @@ struct topo_engine_ranking {
   void *detail;                           /* the engine's own, for record() */
   bool answered_before;                   /* the same question was answered since the
                                              traffic last changed: no search ran */
+  bool more;                              /* the best only was asked for and others may
+                                             exist (job.all_candidates) */
 };
 
 /* Ranks host sets for `job` among the nodes Slurm offers: free_gpus[i] is
  * the free GPU count of node index i, negative for a node not offered;
  * `count` is the node table's size (as given to topo_engine_set_nodes).
- * At most Candidates= candidates; free them with topo_engine_ranking_free. */
+ * The best candidate, or with job->all_candidates at most Candidates=;
+ * free them with topo_engine_ranking_free. */
 int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const int *free_gpus,
                      size_t count, struct topo_engine_ranking *ranking, char *msg, size_t msg_size);
 void topo_engine_ranking_free(struct topo_engine_ranking *ranking);

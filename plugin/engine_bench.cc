@@ -1,8 +1,11 @@
-// What the select plugin's engine adds to one run-now job_test: ranking the
+// What the placement shims' engine adds to one run-now test: ranking the
 // candidates by Slurm node index (snapshot check, search, estimates) and
 // recording the placement (one journal append; the database write happens
 // in the engine's writer thread), on a 32-host cluster like the Slurm
-// tests' and a 4,096-host one. Prints figures; asserts nothing.
+// tests' and a 4,096-host one; the Slurm tests' 4 x 8 cluster also beside
+// running jobs, whose traffic every candidate's estimate shares cables
+// with (a busy cluster, as in tests/slurm/burst.sh). Prints figures;
+// asserts nothing.
 #include "plugin/engine.h"
 
 #include <unistd.h>
@@ -55,8 +58,37 @@ struct Cluster {
   }
 };
 
-void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes) {
+// Places `jobs` jobs of `nodes` hosts through the engine and leaves them
+// running: their hosts are taken and their traffic loads the fabric.
+void start_running(Cluster& c, size_t jobs, uint32_t nodes) {
+  char msg[512];
+  for (size_t j = 0; j < jobs; ++j) {
+    topo_engine_job job{};
+    job.job_id = 1000000 + static_cast<uint32_t>(j);
+    job.nodes = nodes;
+    job.gpus_per_node = 8;
+    job.request.topo_aware = true;
+    topo_engine_ranking ranking{};
+    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK)
+      throw std::runtime_error(msg);
+    const topo_engine_candidate& best = ranking.candidates[0];
+    std::vector<size_t> allocated(best.nodes, best.nodes + best.count);
+    std::sort(allocated.begin(), allocated.end());
+    char *ring = nullptr, *hcas = nullptr;
+    if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas,
+                           msg, sizeof msg) != TOPO_ENGINE_OK)
+      throw std::runtime_error(msg);
+    for (size_t node : allocated) c.free[node] = 0;
+    free(ring);
+    free(hcas);
+    topo_engine_ranking_free(&ranking);
+  }
+}
+
+void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, size_t running = 0,
+                     uint32_t running_nodes = 0) {
   Cluster c(spec);
+  if (running) start_running(c, running, running_nodes);
   topo_engine_job job{};
   job.nodes = nodes;
   job.gpus_per_node = 8;
@@ -121,5 +153,13 @@ void BM_Engine64Of4096Hosts(benchmark::State& state) {
   rank_and_record(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 64);
 }
 BENCHMARK(BM_Engine64Of4096Hosts)->Unit(benchmark::kMicrosecond);
+
+// The Slurm tests' cluster (4 leaves of 8, 2:1) with two 6-host jobs
+// running, each across two leaves (a leaf has 5 or 6 hosts free): a 4-host
+// job's candidates share cables with them.
+void BM_Engine4Of32BesideRunning(benchmark::State& state) {
+  rank_and_record(state, "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2", 4, 2, 6);
+}
+BENCHMARK(BM_Engine4Of32BesideRunning)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

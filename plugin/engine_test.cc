@@ -69,12 +69,14 @@ class EngineTest : public ::testing::Test {
     ASSERT_EQ(topo_engine_set_nodes(engine_, ptrs.data(), ptrs.size(), m, sizeof m), TOPO_ENGINE_OK) << m;
   }
   // Ranks a whole-host job over the nodes with `free` GPUs (index = gpu00N-1).
-  int rank(uint32_t nodes, const std::vector<int>& free, topo_engine_ranking* out, uint32_t job_id = 1) {
+  int rank(uint32_t nodes, const std::vector<int>& free, topo_engine_ranking* out, uint32_t job_id = 1,
+           bool all_candidates = false) {
     topo_engine_job job{};
     job.job_id = job_id;
     job.nodes = nodes;
     job.gpus_per_node = 8;
     job.request.topo_aware = true;
+    job.all_candidates = all_candidates;
     return topo_engine_rank(engine_, &job, free.data(), free.size(), out, msg_, sizeof msg_);
   }
   std::vector<std::string> hosts(const topo_engine_candidate& c) const {
@@ -192,7 +194,14 @@ TEST_F(EngineTest, RanksBestFitLeafFirstAndAvoidsTheDegradedLeaf) {
   for (int i = 24; i < 30; ++i) free[i] = 8;
   topo_engine_ranking r{};
   ASSERT_EQ(rank(4, free, &r), TOPO_ENGINE_OK) << msg_;
+  // The best only, first: the others are ranked when Slurm refuses it.
+  ASSERT_EQ(r.count, 1u);
+  EXPECT_TRUE(r.more);
+  EXPECT_EQ(hosts(r.candidates[0]), (std::vector<std::string>{"gpu017", "gpu018", "gpu019", "gpu020"}));
+  topo_engine_ranking_free(&r);
+  ASSERT_EQ(rank(4, free, &r, 1, true), TOPO_ENGINE_OK) << msg_;
   ASSERT_GE(r.count, 2u);
+  EXPECT_FALSE(r.more);
   EXPECT_EQ(hosts(r.candidates[0]), (std::vector<std::string>{"gpu017", "gpu018", "gpu019", "gpu020"}));
   topo_engine_ranking_free(&r);
   // 6 hosts: leaf04 holds exactly 6, leaf02 holds 8 but has the degraded uplink.
@@ -292,9 +301,15 @@ TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {
   EXPECT_EQ(record({"gpu001", "gpu004"}), "(none)");  // gpu004 has no hwloc data
 }
 
+// What the engine said about the snapshots it loaded.
+std::vector<std::string> snapshot_lines;
+void keep_snapshot_line(const char* line) { snapshot_lines.emplace_back(line); }
+
 TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
   save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
   open(conf("DbPath=" + path("fabric.db") + "\n"));
+  snapshot_lines.clear();
+  topo_engine_on_snapshot(engine_, keep_snapshot_line);
   std::vector<int> free(32, 8);
   topo_engine_ranking r{};
   ASSERT_EQ(rank(12, free, &r), TOPO_ENGINE_OK) << msg_;
@@ -310,10 +325,16 @@ TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
   ASSERT_EQ(rank(20, free, &r), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(r.candidates[0].count, 20u);
   topo_engine_ranking_free(&r);
+  // Each snapshot loaded is said once: the first, then the newer one.
+  ASSERT_EQ(snapshot_lines.size(), 2u);
+  EXPECT_NE(snapshot_lines[0].find("fabric snapshot 1 of "), std::string::npos) << snapshot_lines[0];
+  EXPECT_NE(snapshot_lines[1].find("fabric snapshot 2 of "), std::string::npos) << snapshot_lines[1];
+  EXPECT_NE(snapshot_lines[1].find(": 32 hosts"), std::string::npos) << snapshot_lines[1];
   // prepare (start-up, reconfigure) looks at once.
   save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
   ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(rank(20, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  topo_engine_on_snapshot(engine_, nullptr);
 }
 
 TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
@@ -685,6 +706,7 @@ TEST_F(EngineTest, RepeatedQuestionsReuseTheAnswerUntilTrafficChanges) {
   topo_engine_ranking only{};
   ASSERT_EQ(rank(4, four, &only, 1), TOPO_ENGINE_OK) << msg_;
   ASSERT_EQ(only.count, 1u);
+  EXPECT_FALSE(only.more) << "the only choice has no others to rank";
   std::vector<std::string> got = hosts(only.candidates[0]);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"gpu003", "gpu013", "gpu014", "gpu031"}));

@@ -192,6 +192,57 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   xfree(nodes);
 }
 
+/* Tries the ranked candidates, best first, with cons_tres's own test
+ * restricted to each; the index of the first it accepts (bitmap then
+ * holds its nodes), or -1. */
+static long try_ranked(const struct topo_engine_ranking *ranking, job_record_t *job_ptr,
+                       bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                       uint32_t req_nodes, uint16_t mode, topo_list_t *preemptee_candidates,
+                       topo_list_t **preemptee_job_list, bitstr_t *exc_core_bitmap,
+                       struct topo_shim_timing *spent)
+{
+  for (size_t c = 0; c < ranking->count; c++) {
+    bitstr_t *trial = bit_alloc(bit_size(bitmap));
+    for (size_t h = 0; h < ranking->candidates[c].count; h++)
+      bit_set(trial, (bitoff_t)ranking->candidates[c].nodes[h]);
+    uint64_t t0 = topo_shim_now_us();
+    int rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
+                                 preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    spent->trials++;
+    spent->trial_us += topo_shim_now_us() - t0;
+    if (rc == SLURM_SUCCESS) {
+      bit_copybits(bitmap, trial);
+      FREE_NULL_BITMAP(trial);
+      return (long)c;
+    }
+    FREE_NULL_BITMAP(trial);
+    if (preemptee_job_list)
+      FREE_NULL_LIST(*preemptee_job_list);
+  }
+  return -1;
+}
+
+/* The second rank call, for every candidate (the first gave the best
+ * only), over the same offered nodes. */
+static int rank_again(topo_engine_t *e, const struct topo_engine_job *job, bitstr_t *bitmap,
+                      struct topo_engine_ranking *ranking, struct topo_shim_timing *spent)
+{
+  char msg[512];
+  int *free = topo_shim_free_gpus_take();
+  for (int i = 0; i < node_record_count; i++)
+    free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
+                ? free_gpus(node_record_table_ptr[i]) : -1;
+  uint64_t c0 = topo_shim_cpu_now_us(), t0 = topo_shim_now_us();
+  int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, sizeof(msg));
+  spent->engine_us += topo_shim_now_us() - t0;
+  spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+  spent->ranked++;
+  topo_shim_free_gpus_give_back();
+  if (rc != TOPO_ENGINE_OK)
+    debug("JobId=%u: %s", job->job_id, msg);
+  return rc;
+}
+
 /*
  * Placement of a job that asked for topo-aware, in run-now mode: the
  * engine ranks candidate host sets out of `bitmap` (the nodes Slurm
@@ -271,24 +322,16 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
     goto fallback;
   }
 
-  for (size_t c = 0; c < ranking.count; c++) {
-    bitstr_t *trial = bit_alloc(bit_size(bitmap));
-    for (size_t h = 0; h < ranking.candidates[c].count; h++)
-      bit_set(trial, (bitoff_t)ranking.candidates[c].nodes[h]);
-    t0 = topo_shim_now_us();
-    rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
-                             preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-    spent->trials++;
-    spent->trial_us += topo_shim_now_us() - t0;
-    if (rc == SLURM_SUCCESS) {
-      bit_copybits(bitmap, trial);
-      FREE_NULL_BITMAP(trial);
-      chosen = (long)c;
-      break;
-    }
-    FREE_NULL_BITMAP(trial);
-    if (preemptee_job_list)
-      FREE_NULL_LIST(*preemptee_job_list);
+  chosen = try_ranked(&ranking, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                      preemptee_candidates, preemptee_job_list, exc_core_bitmap, spent);
+  if (chosen < 0 && ranking.more) {
+    /* The best was refused: the others, ranked only now (their estimates
+     * cost most of a search). */
+    topo_engine_ranking_free(&ranking);
+    job.all_candidates = true;
+    if (rank_again(e, &job, bitmap, &ranking, spent) == TOPO_ENGINE_OK)
+      chosen = try_ranked(&ranking, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, spent);
   }
   if (chosen >= 0) {
     t0 = topo_shim_now_us();

@@ -630,38 +630,94 @@ static char *ring_of(const struct topo_engine_candidate *c)
   return ring;
 }
 
+/* Whether node i can be part of any allocation: Slurm's own evaluation
+ * drops a node without a CPU left for the job before it looks further
+ * (common_topo_choose_nodes), so the engine is never offered one. */
+static bool can_take_job(const topology_eval_t *ev, int i)
+{
+  const avail_res_t *res = ev->avail_res_array ? ev->avail_res_array[i] : NULL;
+  return res && res->avail_cpus >= 1;
+}
+
+/* Restricts node_map to the candidate's offered nodes that can take the
+ * job; false (node_map untouched) when fewer remain than the job needs,
+ * so Slurm's evaluation, which would refuse it, is not called. */
+static bool restrict_to(topology_eval_t *ev, bitstr_t *offered,
+                        const struct topo_engine_candidate *cand)
+{
+  uint32_t usable = 0;
+  for (size_t h = 0; h < cand->count; h++) {
+    bitoff_t n = (bitoff_t)cand->nodes[h];
+    if (bit_test(offered, n) && can_take_job(ev, (int)n))
+      usable++;
+  }
+  if (usable < ev->min_nodes)
+    return false;
+  bit_clear_all(ev->node_map);
+  for (size_t h = 0; h < cand->count; h++) {
+    bitoff_t n = (bitoff_t)cand->nodes[h];
+    if (bit_test(offered, n) && can_take_job(ev, (int)n))
+      bit_set(ev->node_map, n);
+  }
+  return true;
+}
+
+/* The candidate's rows of the core map, copied before Slurm's evaluation
+ * (restricted to those nodes, it touches no other row), and put back
+ * after a refusal as Slurm's own retries put them back
+ * (common_topo_choose_nodes: an evaluation only clears bits). */
+static bitstr_t **save_rows(const topology_eval_t *ev, const struct topo_engine_candidate *cand)
+{
+  bitstr_t **rows = xcalloc(cand->count + 1, sizeof(bitstr_t *));
+  for (size_t h = 0; h < cand->count; h++)
+    if (ev->avail_core[cand->nodes[h]])
+      rows[h] = bit_copy(ev->avail_core[cand->nodes[h]]);
+  return rows;
+}
+
+static void restore_rows(topology_eval_t *ev, const struct topo_engine_candidate *cand, bitstr_t **rows)
+{
+  for (size_t h = 0; h < cand->count; h++)
+    if (rows[h]) {
+      bit_or(ev->avail_core[cand->nodes[h]], rows[h]);
+      FREE_NULL_BITMAP(rows[h]);
+    }
+  xfree(rows);
+}
+
 /* Tries the ranked candidates, best first, through Slurm's own evaluation
  * restricted to each; returns the index of the first that fits, or -1
- * with node_map and avail_core as they were. */
+ * with node_map and avail_core as they were.  A candidate that cannot fit
+ * by count (a node Slurm would drop) is passed over without asking Slurm:
+ * a refused evaluation costs two of Slurm's passes. */
 static long try_candidates(topology_eval_t *ev, const struct topo_engine_ranking *ranking,
                            struct topo_shim_timing *spent)
 {
   bitstr_t *offered = bit_copy(ev->node_map);
-  bitstr_t **cores = copy_core_array(ev->avail_core);
   uint32_t max_nodes = ev->max_nodes;
   long chosen = -1;
   for (size_t c = 0; c < ranking->count && chosen < 0; c++) {
     const struct topo_engine_candidate *cand = &ranking->candidates[c];
-    bit_clear_all(ev->node_map);
-    for (size_t h = 0; h < cand->count; h++)
-      if (bit_test(offered, (bitoff_t)cand->nodes[h]))
-        bit_set(ev->node_map, (bitoff_t)cand->nodes[h]);
+    if (!restrict_to(ev, offered, cand))
+      continue;
+    bitstr_t **rows = save_rows(ev, cand);
     uint64_t t0 = topo_shim_now_us();
     int rc = slurms_own()->eval_nodes(ev);
     spent->trials++;
     spent->trial_us += topo_shim_now_us() - t0;
     if (rc == SLURM_SUCCESS) {
       chosen = (long)c;
+      for (size_t h = 0; h < cand->count; h++)
+        FREE_NULL_BITMAP(rows[h]);
+      xfree(rows);
       break;
     }
-    /* As Slurm's own retries do (common_topo_choose_nodes): an evaluation
-     * only clears bits of these two, and may lower max_nodes. */
-    bit_copybits(ev->node_map, offered);
-    core_array_or(ev->avail_core, cores);
+    restore_rows(ev, cand, rows);
     ev->max_nodes = max_nodes;
   }
+  if (chosen < 0)
+    bit_copybits(ev->node_map, offered);
   FREE_NULL_BITMAP(offered);
-  free_core_array(&cores);
   return chosen;
 }
 
@@ -688,6 +744,17 @@ static void set_fallback_ring(topo_engine_t *e, job_record_t *job_ptr, bitstr_t 
   xfree(idx);
 }
 
+/* A ring of one host is that host: no engine call (its lock, the map, a
+ * string built) for the most common jobs.  False when Slurm chose more. */
+static bool set_one_host_ring(topo_engine_t *e, job_record_t *job_ptr, bitstr_t *nodes)
+{
+  int only = bit_ffs(nodes);
+  if (!e || only < 0 || bit_fls(nodes) != only)
+    return false;
+  topo_shim_set_ring(job_ptr, node_record_table_ptr[only]->name, 1, true);
+  return true;
+}
+
 /* Ranks host sets for the job among the offered nodes, with the GPUs
  * cons_tres counted free for this job on each.  Too few offered nodes
  * that could take it: said without asking the engine. */
@@ -701,8 +768,9 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
   for (int i = 0; i < node_record_count; i++)
     free_gpus[i] = -1;
   for (int i = 0; next_node_bitmap(ev->node_map, &i); i++) {
-    free_gpus[i] = ev->avail_res_array && ev->avail_res_array[i]
-                     ? ev->avail_res_array[i]->avail_gpus : 0;
+    if (!can_take_job(ev, i))
+      continue;
+    free_gpus[i] = ev->avail_res_array[i]->avail_gpus;
     if (!need || free_gpus[i] >= (int)need)
       usable++;
   }
@@ -725,6 +793,22 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
   if (rc != TOPO_ENGINE_OK)
     snprintf(entry->why, sizeof(entry->why), "%.390s", msg);
   return rc;
+}
+
+/* The engine's best candidate first, which Slurm nearly always takes;
+ * only when Slurm refuses it are the others ranked (their estimates cost
+ * most of a search) and tried. */
+static long choose_candidate(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
+                             struct topo_shim_timing *spent)
+{
+  long chosen = try_candidates(ev, &entry->ranking, spent);
+  if (chosen >= 0 || !entry->ranking.more)
+    return chosen;
+  topo_engine_ranking_free(&entry->ranking);
+  entry->job.all_candidates = true;
+  if (rank(e, ev, entry, spent) != TOPO_ENGINE_OK)
+    return -1;
+  return try_candidates(ev, &entry->ranking, spent);
 }
 
 static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *request,
@@ -757,7 +841,7 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
     goto own_choice;
   }
 
-  entry->chosen = try_candidates(ev, &entry->ranking, spent);
+  entry->chosen = choose_candidate(e, ev, entry, spent);
   if (entry->chosen >= 0) {
     const struct topo_engine_candidate *c = &entry->ranking.candidates[entry->chosen];
     char *ring = ring_of(c);
@@ -785,7 +869,8 @@ own_choice:
     return rc;
   }
   entry->nodes = bit_copy(ev->node_map);
-  set_fallback_ring(e, job_ptr, entry->nodes);
+  if (!set_one_host_ring(e, job_ptr, entry->nodes))
+    set_fallback_ring(e, job_ptr, entry->nodes);
   pending_put(entry, job_ptr);
   return SLURM_SUCCESS;
 

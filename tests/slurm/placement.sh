@@ -217,9 +217,10 @@ cancel_all
 
 echo "# 2. a newer snapshot without a restart ($(($(date +%s) - started)) s)"
 "$topoctl" discover --synthetic "leafspine:leaves=4,hosts_per_leaf=8,spines=2,naming=interleaved" --db "$db" >/dev/null
-# The engine's watcher looks for a newer snapshot once a second: a job
-# submitted within that second may still be placed on the old one.
-sleep 2
+# The engine's watcher looks for a newer snapshot once a second and logs
+# the one it loads: a job submitted before that line may still be placed
+# on the old one.
+check "slurmctld's engine loaded snapshot 2 (its log says so)" in_log "topo-aware: fabric snapshot 2 of "
 b1=$(topo_job -N16)
 check "16 nodes on the interleaved fabric" running "$b1"
 printed_done "$b1" || true
@@ -268,6 +269,9 @@ echo "# 4. failures ($(($(date +%s) - started)) s)"
 head -c 16384 /dev/urandom >"$work/bad.db"
 mv -f "$work/bad.db" "$db"
 rm -f "$db-wal" "$db-shm"
+# The engine's watcher notices within a second and logs it: a job
+# submitted before that line may still be placed on the fabric it holds.
+check "slurmctld's engine noticed the damaged database" in_log "topo-aware: fabric snapshot not readable: $db"
 c1=$(topo_job -N2)
 check "corrupt database: the job still runs" running "$c1"
 check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 $own_log: $db"
