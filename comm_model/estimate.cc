@@ -39,6 +39,8 @@ void check_options(const Request& r, const ModelOptions& o) {
     throw std::invalid_argument("network_efficiency must be in (0, 1]");
   if (!(o.switch_latency_us >= 0 && o.alpha_us >= 0 && o.nvlink_alpha_us >= 0))
     throw std::invalid_argument("latencies must not be negative");
+  if (o.ecmp_qps < 0 || o.ecmp_qps > kMaxQps)
+    throw std::invalid_argument(fmt::format("ecmp_qps {}: expected 0 (the fabric's) to {}", o.ecmp_qps, kMaxQps));
 }
 
 // The algorithms and protocols in play, in the order ties are broken.
@@ -74,7 +76,7 @@ Patterns route_patterns(const PathIndex& index, const Allocation& al, const Requ
   Patterns ps;
   auto in_play = [&](Algorithm a) { return std::find(algorithms.begin(), algorithms.end(), a) != algorithms.end(); };
   auto add = [&](const Traffic& t) {
-    ps.routed.push_back({route(index, al, t, o.ecmp_draw), {}, {}, {}, {}, {}});
+    ps.routed.push_back({route(index, al, t, o.ecmp_draw, o.ecmp_qps), {}, {}, {}, {}, {}});
     return static_cast<int>(ps.routed.size()) - 1;
   };
   if (al.size() < 2) return ps;

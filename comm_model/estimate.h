@@ -82,6 +82,10 @@ struct ModelOptions {
   // ECMP routing (topology/routing.h): which draw of the switches' hash to
   // take; one draw is one run of the job. Other routings ignore it.
   uint64_t ecmp_draw = 0;
+  // ECMP: queue pairs per connection this job runs with (its
+  // NCCL_IB_QPS_PER_CONNECTION), when it differs from the fabric's
+  // Routing::qps; 0 takes the fabric's. Other routings ignore it.
+  int ecmp_qps = 0;
   double alpha_us = 0;         // per step between hosts
   double nvlink_alpha_us = 0;  // per step inside a host
 };

@@ -241,7 +241,7 @@ double CableLoad::on(int directed) const {
   return it != bytes.end() && it->first == directed ? it->second : 0.0;
 }
 
-CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw) {
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw, int qps) {
   Accumulator acc(index.fabric().cables().size());
   CableLoad load;
   load.flow_bytes = traffic.flow_bytes;
@@ -250,7 +250,7 @@ CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& tra
   if (routing.is_static())
     load.max_switches = walk_tables(index, al, traffic, acc);
   else if (routing.is_ecmp())
-    load.max_switches = hash_qps(index, al, traffic, routing.qps, draw, acc);
+    load.max_switches = hash_qps(index, al, traffic, qps > 0 ? qps : routing.qps, draw, acc);
   else
     load.max_switches = spread(index, al, traffic, acc);
   load.bytes = acc.take();

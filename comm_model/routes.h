@@ -43,7 +43,9 @@ struct CableLoad {
 // receiving port cannot be reached: no up/down path (adaptive), or a hole,
 // a dead port or a loop in the tables (static), naming the switch and the
 // receiving host.
-// `draw` picks the ECMP hash draw; other routings ignore it.
-CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw = 0);
+// `draw` picks the ECMP hash draw and `qps` (when above 0) replaces the
+// routing's queue pairs per connection; other routings ignore both.
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw = 0,
+                int qps = 0);
 
 }  // namespace topo

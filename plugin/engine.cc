@@ -28,6 +28,7 @@
 #include "placement/search.h"
 #include "placement/traffic.h"
 #include "plugin/engine_config.h"
+#include "plugin/nccl_hints.h"
 #include "db/health_store.h"
 #include "plugin/placement_writer.h"
 #include "topology/error.h"
@@ -550,6 +551,22 @@ std::vector<std::string> names_of(const topo_engine& e, const size_t* nodes, siz
   return out;
 }
 
+// The job's NCCL hints as "NAME=value" lines, malloc'd, or nullptr.
+char* copy_out_hints(topo_engine& e, const size_t* nodes, size_t count) {
+  // The leaves of the hosts the fabric knows: two or more, and the ring
+  // crosses leaves whatever the others are.
+  std::set<int> leaves;
+  Routing adaptive;
+  const NodeMap* map = e.map_if_any();
+  for (size_t i = 0; map && i < count; ++i)
+    if (nodes[i] < map->host.size() && map->host[nodes[i]])
+      if (int leaf = e.tree->home_leaf(*map->host[nodes[i]]); leaf >= 0) leaves.insert(leaf);
+  NcclHints h = nccl_hints(e.config.nccl, map ? e.fabric->routing() : adaptive, static_cast<int>(leaves.size()));
+  if (h.empty()) return nullptr;
+  std::string text;
+  for (const auto& [name, value] : h) text += (text.empty() ? "" : "\n") + name + "=" + value;
+  return copy_out(text);
+}
 
 // Nodes Slurm chose, in ring order: the best ring over the hosts the
 // fabric knows, the others after them in node order (all of them in node
@@ -952,6 +969,18 @@ int topo_engine_ring(topo_engine_t* engine, const size_t* nodes, size_t count, c
     std::lock_guard guard(engine->lock);
     std::vector<size_t> ring = ring_of_nodes(*engine, engine->map_if_any(), nodes, count);
     *ring_order = copy_out(fmt::format("{}", fmt::join(names_of(*engine, ring.data(), ring.size()), ",")));
+    return TOPO_ENGINE_OK;
+  });
+}
+
+int topo_engine_nccl_hints(topo_engine_t* engine, const size_t* nodes, size_t count, char** hints, char* msg,
+                           size_t msg_size) {
+  if (hints) *hints = nullptr;
+  return guarded(msg, msg_size, [&] {
+    if (!engine || !hints || (count && !nodes))
+      throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_nccl_hints: missing argument");
+    std::lock_guard guard(engine->lock);
+    *hints = copy_out_hints(*engine, nodes, count);
     return TOPO_ENGINE_OK;
   });
 }

@@ -41,6 +41,25 @@
  *                         `topoctl health --collect` counts as degraded
  *   HealthXmitWaitShare=0.10   likewise a cable that waited to transmit
  *                         (PortXmitWait) this share of the time, either way
+ * and the site's NCCL settings for RoCE, which every topo-aware job gets
+ * (topo_engine_nccl_hints; each unset by default, NCCL then picks):
+ *   RoceGidIndex=3        NCCL_IB_GID_INDEX: the GID table index of the
+ *                         NICs' RoCEv2 address (`show_gids`), 0-255
+ *   RoceTrafficClass=106  NCCL_IB_TC: the traffic class of the lossless
+ *                         queue (DSCP x 4, e.g. DSCP 26 is 104, plus ECN
+ *                         bits as the site's switches expect), 0-255
+ *   SocketIfname=^docker,lo   NCCL_SOCKET_IFNAME: NCCL's bootstrap
+ *                         interfaces, in NCCL's syntax
+ *   RoceHca=^mlx5_bond_0  NCCL_IB_HCA on a node whose hwloc data names no
+ *                         HCA near the job's GPUs (where it does, that
+ *                         node's own HCAs win)
+ *   EcmpQpsPerConnection=4   NCCL_IB_QPS_PER_CONNECTION for a job whose
+ *                         ring crosses leaves when the snapshot routes
+ *                         ecmp:QPS with fewer QPS (engine_config.h says
+ *                         why 4); 0 never sets it
+ * A value the job set in its own environment is kept: the shims put the
+ * hints in as TOPO_HINT_<NAME>, and spank/topo_aware sets NAME from it on
+ * each node only when the job did not.
  * A missing file means defaults (open says so in msg); a bad line is an
  * error naming file:line.
  *
@@ -201,6 +220,18 @@ int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
                        const struct topo_engine_ranking *ranking, long chosen, const size_t *allocated,
                        size_t allocated_count, const char *fallback_why, char **ring_order,
                        char **nccl_ib_hca, char *msg, size_t msg_size);
+
+/* The NCCL hints for a job on `nodes` (Slurm node indices; any order):
+ * "NAME=value" lines joined by '\n' (*hints malloc'd, free() it; NULL
+ * when there is none), over NCCL_IB_GID_INDEX, NCCL_IB_TC,
+ * NCCL_SOCKET_IFNAME, NCCL_IB_HCA (the site's, for nodes without their
+ * own) and NCCL_IB_QPS_PER_CONNECTION, as topo_aware.conf sets them (see
+ * above).  The QPs need the fabric: the snapshot's routing and the
+ * hosts' leaves, from the node map topo_engine_ring uses (after a rank
+ * call, the one it left): the ring crosses leaves when the hosts the
+ * fabric knows sit on two or more; no map gives no QP hint.  Cheap: called at every successful evaluation. */
+int topo_engine_nccl_hints(topo_engine_t *engine, const size_t *nodes, size_t count, char **hints, char *msg,
+                           size_t msg_size);
 
 /* Running jobs' traffic.  A job recorded by topo_engine_record counts as
  * running from then on, with its ring, profile and GPUs per node, until

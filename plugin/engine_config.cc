@@ -9,6 +9,7 @@
 
 #include "topology/error.h"
 #include "topology/line_source.h"
+#include "topology/routing.h"
 
 namespace topo {
 namespace {
@@ -64,6 +65,52 @@ void set_weights(EngineConfig& c, const std::string& value, const std::string& f
       }
     if (!found) throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", name, allowed));
   }
+}
+
+// A whole number in [low, high], or nullopt.
+std::optional<int> parse_whole(const std::string& text, int low, int high) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < low || v > high)
+    return std::nullopt;
+  return v;
+}
+
+// A value NCCL reads as a list of names (NCCL_IB_HCA, NCCL_SOCKET_IFNAME:
+// prefixes, `^` to exclude, `=` for exact names, `:port`): printable,
+// without spaces, so that it passes through a job's environment as it is.
+// "" unsets.
+std::string name_list(const std::string& value, const char* field, const std::string& file, int line) {
+  for (char ch : value)
+    if (ch <= ' ' || ch == 0x7f)
+      throw ParseError(file, line, fmt::format("{} '{}': expected NCCL's name list (e.g. mlx5_0,mlx5_1 or "
+                                               "^docker,lo), printable ASCII without spaces",
+                                               field, value));
+  return value;
+}
+
+// The NCCL hint keys; false for any other key.
+bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string& value, const std::string& file,
+                    int line) {
+  auto byte = [&](const char* field) {
+    if (value.empty()) return -1;
+    auto n = parse_whole(value, 0, 255);
+    if (!n) throw ParseError(file, line, fmt::format("{} '{}': expected a whole number from 0 to 255", field, value));
+    return *n;
+  };
+  if (key == "rocehca") h.ib_hca = name_list(value, "RoceHca", file, line);
+  else if (key == "rocegidindex") h.gid_index = byte("RoceGidIndex");
+  else if (key == "rocetrafficclass") h.traffic_class = byte("RoceTrafficClass");
+  else if (key == "socketifname") h.socket_ifname = name_list(value, "SocketIfname", file, line);
+  else if (key == "ecmpqpsperconnection") {
+    auto n = parse_whole(value, 0, kMaxQps);
+    if (!n)
+      throw ParseError(file, line,
+                       fmt::format("EcmpQpsPerConnection '{}': expected a whole number from 0 (never set) to {}",
+                                   value, kMaxQps));
+    h.ecmp_qps = *n;
+  } else return false;
+  return true;
 }
 
 }  // namespace
@@ -138,10 +185,12 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
       if (!n || *n <= 0 || *n > 1)
         throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", value));
       c.health.xmit_wait_share = *n;
+    } else if (read_nccl_hint(c.nccl, key, value, path, line)) {
     } else {
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
-                                   "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare)",
+                                   "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare, RoceHca, "
+                                   "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection)",
                                    trim(text.substr(0, eq))));
     }
   }

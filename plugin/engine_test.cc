@@ -305,6 +305,75 @@ TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {
 std::vector<std::string> snapshot_lines;
 void keep_snapshot_line(const char* line) { snapshot_lines.emplace_back(line); }
 
+// The job's NCCL hints on `nodes`, "" for none.
+std::string hints_of(topo_engine_t* engine, const std::vector<size_t>& nodes) {
+  char msg[512], *hints = nullptr;
+  EXPECT_EQ(topo_engine_nccl_hints(engine, nodes.data(), nodes.size(), &hints, msg, sizeof msg), TOPO_ENGINE_OK)
+      << msg;
+  std::string out = hints ? hints : "";
+  std::free(hints);
+  return out;
+}
+
+TEST_F(EngineTest, RoceHintsComeFromTheSiteAndTheQpHintFromAnEcmpFabric) {
+  topo::Fabric f = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  f.set_routing(topo::ecmp_routing(1));
+  topo::SnapshotStore(path("fabric.db")).save(f);
+  open(conf("DbPath=" + path("fabric.db") +
+            "\nRoceGidIndex=3\nRoceTrafficClass=106\nSocketIfname=^docker,lo\nRoceHca=^mlx5_bond_0\n"));
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  const std::string site = "NCCL_IB_GID_INDEX=3\nNCCL_IB_TC=106\nNCCL_SOCKET_IFNAME=^docker,lo\nNCCL_IB_HCA=^mlx5_bond_0";
+  // One leaf: nothing hashed onto an uplink, no QP hint.
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu002"})), site);
+  // Across leaves: the default 4 QPs per connection.
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu009"})), site + "\nNCCL_IB_QPS_PER_CONNECTION=4");
+  // A node the fabric does not know does not hide the crossing.
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu009", "nothere"})), site + "\nNCCL_IB_QPS_PER_CONNECTION=4");
+
+  conf("DbPath=" + path("fabric.db") + "\nEcmpQpsPerConnection=0\n");
+  ASSERT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu009"})), "");  // nothing set: NCCL picks
+
+  // A fabric whose jobs already run 8 QPs is not lowered to 4.
+  f.set_routing(topo::ecmp_routing(8));
+  topo::SnapshotStore(path("fabric.db")).save(f);
+  conf("DbPath=" + path("fabric.db") + "\n");
+  ASSERT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu009"})), "");
+}
+
+TEST_F(EngineTest, NoQpHintOffEcmp) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");  // adaptive
+  open(conf("DbPath=" + path("fabric.db") + "\nEcmpQpsPerConnection=8\n"));
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu009"})), "");
+}
+
+TEST_F(EngineTest, BadRoceKeysNameFileLineAndField) {
+  struct Case {
+    const char* line;
+    const char* says;
+  } cases[] = {
+      {"RoceGidIndex=256", "RoceGidIndex '256': expected a whole number from 0 to 255"},
+      {"RoceGidIndex=-1", "RoceGidIndex '-1'"},
+      {"RoceTrafficClass=1.5", "RoceTrafficClass '1.5'"},
+      {"SocketIfname=eth0 eth1", "SocketIfname 'eth0 eth1': expected NCCL's name list"},
+      {"RoceHca=mlx5_0\x01", "RoceHca"},
+      {"EcmpQpsPerConnection=129", "EcmpQpsPerConnection '129': expected a whole number from 0 (never set) to 128"},
+  };
+  for (const Case& c : cases) {
+    std::string bad = conf(std::string("# RoCE\nRoceGidIndex=3\n") + c.line + "\n");
+    topo_engine_t* other = nullptr;
+    EXPECT_EQ(topo_engine_open(bad.c_str(), &other, msg_, sizeof msg_), TOPO_ENGINE_CONFIG) << c.line;
+    EXPECT_NE(std::string(msg_).find(bad + ":3"), std::string::npos) << msg_;
+    EXPECT_NE(std::string(msg_).find(c.says), std::string::npos) << msg_;
+    topo_engine_close(other);
+  }
+}
+
 TEST_F(EngineTest, PicksUpANewSnapshotWithoutReopening) {
   save("leafspine:leaves=2,hosts_per_leaf=8,spines=1");
   open(conf("DbPath=" + path("fabric.db") + "\n"));

@@ -175,6 +175,7 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
     error("JobId=%u: %s", job_ptr->job_id, msg);
   if (ring)
     topo_shim_set_ring(job_ptr, ring, count, chosen < 0);
+  topo_shim_set_hints(job_ptr, ring ? e : NULL, nodes, count);
   /* NCCL_IB_HCA is set per node (spank/topo_aware, from that host's
    * hwloc data); a job-wide value from an older version goes. */
   topo_shim_set_env(job_ptr, "NCCL_IB_HCA", NULL);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -243,6 +244,43 @@ const char *topo_shim_env(job_record_t *job_ptr, const char *name)
     if (d->env_sup[i] && !strncmp(d->env_sup[i], name, len) && d->env_sup[i][len] == '=')
       return d->env_sup[i] + len + 1;
   return NULL;
+}
+
+/* What nccl_hints.h may give; TOPO_HINT_ + each is ours to replace. */
+static const char *const hint_names[] = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
+                                         "NCCL_IB_QPS_PER_CONNECTION"};
+
+void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes, size_t count)
+{
+  char msg[512], name[64];
+  char *hints = NULL;
+  if (e && nodes && count && topo_engine_nccl_hints(e, nodes, count, &hints, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    debug("topo_aware: JobId=%u: no NCCL hints: %s", job_ptr->job_id, msg);
+  for (size_t i = 0; i < sizeof(hint_names) / sizeof(hint_names[0]); i++) {
+    char found[1024];
+    const char *value = NULL;
+    size_t len = strlen(hint_names[i]);
+    /* "NAME=value" lines: this name's value, or none. */
+    for (const char *line = hints; line && *line;) {
+      const char *end = strchr(line, '\n');
+      size_t line_len = end ? (size_t)(end - line) : strlen(line);
+      if (line_len > len && line_len - len - 1 < sizeof(found) && !strncmp(line, hint_names[i], len) &&
+          line[len] == '=') {
+        memcpy(found, line + len + 1, line_len - len - 1);
+        found[line_len - len - 1] = '\0';
+        value = found;
+        break;
+      }
+      line = end ? end + 1 : NULL;
+    }
+    snprintf(name, sizeof(name), "TOPO_HINT_%s", hint_names[i]);
+    const char *now = topo_shim_env(job_ptr, name);
+    /* An evaluation that changes nothing writes nothing. */
+    if ((!now && !value) || (now && value && !strcmp(now, value)))
+      continue;
+    topo_shim_set_env(job_ptr, name, value);
+  }
+  free(hints);
 }
 
 void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, bool fallback)

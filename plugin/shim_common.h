@@ -88,6 +88,13 @@ void topo_shim_set_env(job_record_t *job_ptr, const char *name, const char *valu
  * TOPO_FALLBACK=1 when that ring is over Slurm's own choice of nodes
  * rather than the engine's; NULL ring removes them all. */
 void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, bool fallback);
+/* The job's NCCL hints (topo_engine_nccl_hints) for its hosts `nodes`
+ * (node indices) as TOPO_HINT_<NAME> in its supplemental environment, for
+ * spank/topo_aware to turn into NAME on each node where the job did not
+ * set NAME itself (Slurm merges env_sup over the job's own environment, so
+ * NAME itself would override the job's value).  Hints no longer given are
+ * removed; no engine or no nodes removes them all. */
+void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes, size_t count);
 /* A job's supplemental environment value of NAME (NULL: not set). */
 const char *topo_shim_env(job_record_t *job_ptr, const char *name);
 /* "topo-aware: note" in the AdminComment, replacing our earlier one and

@@ -32,6 +32,17 @@
  *                    drives the i-th of the node's GPUs, modulo their
  *                    count).  A value the job set itself is kept.
  *
+ * and the site's RoCE settings and the fabric's QP hint, which the
+ * placement shim puts in the job's environment as TOPO_HINT_<NAME>
+ * (topo_aware.conf's RoceGidIndex, RoceTrafficClass, SocketIfname,
+ * RoceHca, EcmpQpsPerConnection: plugin/engine.h), per step and node:
+ *
+ *   NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_SOCKET_IFNAME,
+ *   NCCL_IB_QPS_PER_CONNECTION   each from its TOPO_HINT_, unless the job
+ *                    set it itself
+ *   NCCL_IB_HCA      the site's RoceHca on a node whose hwloc data names
+ *                    no HCA near the job's GPUs
+ *
  * slurm_spank_user_init runs once per step on each node (in slurmstepd,
  * before the tasks start); what it sets there every task of the step
  * inherits.  A job without TOPO_RING_ORDER is left alone.
@@ -216,6 +227,17 @@ static size_t job_gpus(spank_t sp, int *gpus, size_t max)
   return 0;
 }
 
+/* NAME from TOPO_HINT_<NAME> when the job has no NAME of its own; whether
+ * NAME was set. */
+static int site_hint(spank_t sp, const char *name)
+{
+  char hint_name[64], value[1024];
+  snprintf(hint_name, sizeof(hint_name), "TOPO_HINT_%s", name);
+  if (spank_getenv(sp, hint_name, value, sizeof(value)) != ESPANK_SUCCESS || !value[0])
+    return 0;
+  return spank_setenv(sp, name, value, 0) == ESPANK_SUCCESS;
+}
+
 /* NCCL_IB_HCA for this node (per step), from its hwloc data. */
 static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint32_t job_id)
 {
@@ -229,7 +251,10 @@ static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint3
     return;
   char *xml = hwloc_xml_path(ac, av, node);
   if (!node_hcas && topo_node_hcas_read(xml, &node_hcas, msg, sizeof(msg)) != 0) {
-    slurm_info("topo_aware: job %u: no NCCL_IB_HCA on %s: %s", job_id, node, msg);
+    if (site_hint(sp, "NCCL_IB_HCA"))
+      slurm_info("topo_aware: job %u: the site's NCCL_IB_HCA on %s: %s", job_id, node, msg);
+    else
+      slurm_info("topo_aware: job %u: no NCCL_IB_HCA on %s: %s", job_id, node, msg);
     free(xml);
     return;
   }
@@ -241,8 +266,20 @@ static void set_node_hcas(spank_t sp, int ac, char **av, const char *node, uint3
     spank_setenv(sp, "NCCL_IB_HCA", hcas, 1);
     spank_setenv(sp, "TOPO_NCCL_IB_HCA", hcas, 1);
     hca_ours = 1;
+  } else {
+    site_hint(sp, "NCCL_IB_HCA");
   }
   free(hcas);
+}
+
+/* The site's and the fabric's NCCL settings (TOPO_HINT_<NAME>) that the
+ * job did not set itself. */
+static void set_site_hints(spank_t sp)
+{
+  static const char *const names[] = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
+                                      "NCCL_IB_QPS_PER_CONNECTION"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    site_hint(sp, names[i]);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -290,6 +327,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     slurm_error("topo_aware: job %u: cannot write %s: %s", job_id, path, strerror(errno));
   free(ring);
   set_node_hcas(sp, ac, av, node, job_id);
+  set_site_hints(sp);
   return ESPANK_SUCCESS;
 }
 

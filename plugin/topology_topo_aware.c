@@ -731,15 +731,19 @@ static void set_fallback_ring(topo_engine_t *e, job_record_t *job_ptr, bitstr_t 
   size_t *idx;
   if (!e) {
     topo_shim_set_ring(job_ptr, NULL, 0, false);
+    topo_shim_set_hints(job_ptr, NULL, NULL, 0);
     return;
   }
   idx = xcalloc(bit_set_count(nodes) + 1, sizeof(size_t));
   for (int i = 0; next_node_bitmap(nodes, &i); i++)
     idx[count++] = (size_t)i;
-  if (topo_engine_ring(e, idx, count, &ring, msg, sizeof(msg)) == TOPO_ENGINE_OK)
+  if (topo_engine_ring(e, idx, count, &ring, msg, sizeof(msg)) == TOPO_ENGINE_OK) {
     topo_shim_set_ring(job_ptr, ring, count, true);
-  else
+    topo_shim_set_hints(job_ptr, e, idx, count);
+  } else {
     topo_shim_set_ring(job_ptr, NULL, 0, false);
+    topo_shim_set_hints(job_ptr, NULL, NULL, 0);
+  }
   free(ring);
   xfree(idx);
 }
@@ -846,6 +850,7 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
     const struct topo_engine_candidate *c = &entry->ranking.candidates[entry->chosen];
     char *ring = ring_of(c);
     topo_shim_set_ring(job_ptr, ring, c->count, false);
+    topo_shim_set_hints(job_ptr, e, c->nodes, c->count);
     xfree(ring);
     entry->nodes = bit_copy(ev->node_map);
     pending_put(entry, job_ptr);

@@ -26,6 +26,7 @@ struct Running {
   std::vector<Request> requests;     // its profile's collectives
   std::vector<NeighbourJob> as_neighbour;  // the same, as others see it (duty split evenly)
   std::vector<int> cables;           // directed cables its flows cross, sorted
+  int qps = 0;                       // under ECMP: its QPs per connection, 0 the fabric's
   double ideal_s = 0;                // summed over its collectives
   double alone_slowdown = 1;
   std::vector<int> sharing;          // the neighbours it was last judged with
@@ -36,11 +37,22 @@ struct Running {
 
 // The judge runs NCCL's ring (Simple protocol) for every collective a ring
 // carries, as the placement's seams assume; AllToAll as NCCL does.
-ModelOptions judged(const Request& r) {
+// Under ECMP, `qps` (when above 0) is the job's own queue pairs per
+// connection.
+ModelOptions judged(const Request& r, int qps) {
   ModelOptions o;
   if (r.collective != Collective::AllToAll) o.algorithm = Algorithm::Ring;
   o.protocol = Protocol::Simple;
+  o.ecmp_qps = qps;
   return o;
+}
+
+// The queue pairs per connection a job runs with under ECMP: the hint's
+// when its ring crosses leaves (the hint only ever raises them), else 0
+// (the fabric's).
+int job_qps(const Routing& routing, const JobOutcome& o, const OutcomeOptions& options) {
+  if (!routing.is_ecmp() || options.ecmp_qps_hint <= 0 || o.spine_ring_edges == 0) return 0;
+  return std::max(options.ecmp_qps_hint, routing.qps);
 }
 
 // The structure of one allocation: leaves, pods and ring edges.
@@ -77,6 +89,8 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
   PolicyOutcome out;
   out.policy = schedule.policy;
   out.routing = routing_name(fabric.routing());
+  if (fabric.routing().is_ecmp() && options.ecmp_qps_hint > fabric.routing().qps)
+    out.routing += fmt::format(" ({} QPs on rings crossing leaves)", options.ecmp_qps_hint);
   out.rejected = schedule.rejected;
   out.scheduler = schedule.scheduler;
   out.jobs.reserve(schedule.jobs.size());
@@ -93,16 +107,17 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       Running r;
       r.job = &job;
       r.outcome = out.jobs.size();
+      r.qps = job_qps(fabric.routing(), o, options);
       int per_host = job.host_gpus.empty() ? 1 : *std::min_element(job.host_gpus.begin(), job.host_gpus.end());
       r.requests = profile_requests(o.profile, options.message_bytes, std::max(per_host, 1));
       double alone_s = 0;
       Neighbours self(paths);
       for (const Request& q : r.requests) {
-        Estimate alone = estimate(paths, job.ring, q, {}, judged(q));
+        Estimate alone = estimate(paths, job.ring, q, {}, judged(q, r.qps));
         r.ideal_s += alone.ideal_time_s;
         alone_s += alone.time_s;
         NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size())};
-        self.add(n, judged(q));
+        self.add(n, judged(q, r.qps));
         r.as_neighbour.push_back(std::move(n));
       }
       for (const Neighbours::Job& j : self.jobs())
@@ -122,7 +137,9 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       o.spines = static_cast<int>(above_leaves.size());
 
       Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, std::max(per_host, 1)};
-      Estimate all = estimate(paths, job.ring, a2a);
+      ModelOptions a2a_options;
+      a2a_options.ecmp_qps = r.qps;
+      Estimate all = estimate(paths, job.ring, a2a, BackgroundLoad(), a2a_options);
       o.alltoall_slowdown = all.time_s / all.ideal_time_s;
       running.push_back(std::move(r));
     }
@@ -170,9 +187,9 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     }
     Neighbours others(paths);
     for (int j : sharing)
-      for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request));
+      for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request, running[j].qps));
     double time_s = 0;
-    for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q)).time_s;
+    for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
     r.slowdown = time_s / r.ideal_s;
   };
 

@@ -47,7 +47,7 @@ struct ProfileSummary {
 
 struct PolicyOutcome {
   std::string policy;
-  std::string routing;               // routing_name() of the fabric judged on
+  std::string routing;               // routing_name() of the fabric judged on, and the QPS hint if any
   std::vector<JobOutcome> jobs;      // in the schedule's order
   std::vector<std::string> rejected;
   std::map<std::string, double> scheduler;
@@ -70,6 +70,12 @@ struct PolicyOutcome {
 struct OutcomeOptions {
   double message_bytes = kMessageBytes;  // each collective's size, as placement asks it
   int fabric_gpus = 0;                   // for utilization
+  // Under ECMP routing: the queue pairs per connection that jobs whose ring
+  // crosses leaves run with, because the policy put NCCL_IB_QPS_PER_CONNECTION
+  // in their environment (the Slurm plugin's EcmpQpsPerConnection, for
+  // topo-aware). Such a job is judged with max(this, the fabric's QPS), the
+  // others with the fabric's. 0: no hint, every job keeps the fabric's.
+  int ecmp_qps_hint = 0;
 };
 
 // Throws FabricError for a job on a host the tree's fabric does not have.

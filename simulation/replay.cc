@@ -31,6 +31,8 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
   throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree or topo-aware", name));
 }
 
+bool policy_sets_nccl_hints(std::string_view name) { return name == "topo-aware"; }
+
 PlacementRequest job_request(int gpus, int gpus_per_host, Profile profile) {
   PlacementRequest r;
   r.profile = gpus <= gpus_per_host ? Profile::None : profile;

@@ -10,6 +10,7 @@
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
 #include "tests/dmodk_routing.h"
+#include "topology/routing.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -165,6 +166,41 @@ TEST(SimulationJudge, StaticRoutingSlowsJobsWhoseSeamsShareACable) {
   EXPECT_GT(c.jobs[1].allreduce_slowdown, 1.2);
   EXPECT_NEAR(d.jobs[1].allreduce_slowdown, d.jobs[1].allreduce_alone_slowdown, 1e-6);
   EXPECT_NEAR(d.jobs[0].allreduce_slowdown, d.jobs[0].allreduce_alone_slowdown, 1e-6);
+}
+
+TEST(SimulationJudge, UnderEcmpTheQpsHintJudgesRingsThatCrossLeavesWithMoreQps) {
+  Fabric f = make_synthetic(kTwoToOne);
+  f.set_routing(ecmp_routing(1));
+  SwitchTree tree(f);
+  Schedule s;
+  s.policy = "topo-aware";
+  s.jobs.push_back(job(f, "across", alternating(f, tree, 0, 1, 4), 0, 100));
+  s.jobs.push_back(job(f, "one-leaf", {f.node(tree.leaves()[2].hosts[0]).name, f.node(tree.leaves()[2].hosts[1]).name},
+                       0, 100));
+  OutcomeOptions hinted = options_for(f);
+  hinted.ecmp_qps_hint = 4;
+  PolicyOutcome plain = judge(tree, s, options_for(f)), with_hint = judge(tree, s, hinted);
+  EXPECT_EQ(plain.routing, "ecmp:1");
+  EXPECT_EQ(with_hint.routing, "ecmp:1 (4 QPs on rings crossing leaves)");
+  // The crossing ring is judged as an ecmp:4 estimate of it, and gains.
+  ModelOptions four;
+  four.algorithm = Algorithm::Ring;
+  four.protocol = Protocol::Simple;
+  four.ecmp_qps = 4;
+  Estimate e = estimate(tree.paths(), s.jobs[0].ring, {Collective::AllReduce, kMessageBytes, Dtype::Bf16, 8}, {}, four);
+  EXPECT_DOUBLE_EQ(with_hint.jobs[0].allreduce_alone_slowdown, e.time_s / e.ideal_time_s);
+  EXPECT_LT(with_hint.jobs[0].allreduce_slowdown, plain.jobs[0].allreduce_slowdown);
+  // A ring on one leaf hashes nothing onto an uplink: the same either way.
+  EXPECT_DOUBLE_EQ(with_hint.jobs[1].allreduce_slowdown, plain.jobs[1].allreduce_slowdown);
+  // Off ECMP the hint changes nothing.
+  Fabric adaptive = make_synthetic(kTwoToOne);
+  SwitchTree adaptive_tree(adaptive);
+  OutcomeOptions adaptive_hinted = options_for(adaptive);
+  adaptive_hinted.ecmp_qps_hint = 4;
+  EXPECT_DOUBLE_EQ(judge(adaptive_tree, s, adaptive_hinted).jobs[0].allreduce_slowdown,
+                   judge(adaptive_tree, s, options_for(adaptive)).jobs[0].allreduce_slowdown);
+  EXPECT_TRUE(policy_sets_nccl_hints("topo-aware"));
+  EXPECT_FALSE(policy_sets_nccl_hints("tree"));
 }
 
 TEST(SimulationMix, ParsesDrawsAndNamesBadItems) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "plugin/engine_config.h"
+#include "topology/routing.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,6 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (config->candidates < 1 || config->candidates > 64)
     topo_fuzz::fail(fmt::format("Candidates {} accepted", config->candidates));
   if (config->db_path.empty()) topo_fuzz::fail("an empty DbPath accepted");
+  const topo::NcclSiteHints& h = config->nccl;
+  if (h.gid_index < -1 || h.gid_index > 255 || h.traffic_class < -1 || h.traffic_class > 255 || h.ecmp_qps < 0 ||
+      h.ecmp_qps > topo::kMaxQps)
+    topo_fuzz::fail(fmt::format("RoCE hints out of range accepted: gid {} tc {} qps {}", h.gid_index,
+                                h.traffic_class, h.ecmp_qps));
+  // They go into jobs' environments as they are.
+  for (const std::string* list : {&h.ib_hca, &h.socket_ifname})
+    for (char c : *list)
+      if (c <= ' ' || c == 0x7f) topo_fuzz::fail(fmt::format("a name list with byte {} accepted", int(c)));
   // What the plugin does with the pattern for every node of slurm.conf.
   for (const char* node : {"gpu001", "node-a12-b03.cluster.example.org", "n1"}) (void)config->fabric_host(node);
   return 0;

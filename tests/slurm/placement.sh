@@ -18,6 +18,9 @@
 #      with TOPO_FALLBACK=1) or is refused; slurmctld answers
 #   5. NCCL_IB_HCA per node from each host's hwloc data (hosts of two builds
 #      in one job), and per task its GPU's rail first
+#   6. RoCE: on a snapshot routed ecmp:1, the site's NCCL settings from
+#      topo_aware.conf in every task, NCCL_IB_QPS_PER_CONNECTION only for a
+#      ring that crosses leaves, and a value the job set itself kept
 #
 # Usage: tests/slurm/placement.sh --topoctl PATH [--plugin-dir DIR] [--spank SO]
 #                                 [--slurm-prefix DIR]
@@ -368,4 +371,37 @@ if [ "$release" -ge 2405 ]; then
     grep -qE "^ADDR gpu001 (pod[0-9]+\.)?leaf01\.gpu001 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
   check "  ... gpu003 too" grep -qE "^ADDR gpu003 (pod[0-9]+\.)?leaf01\.gpu003 (pod\.)?leaf\.node$" "$dir/out-$h1.txt"
 fi
+
+echo "# 6. RoCE hints on an ECMP fabric ($(($(date +%s) - started)) s)"
+cancel_all
+"$topoctl" discover --synthetic "${fabric%%,degrade=*}" --routing ecmp:1 --db "$db" >/dev/null
+printf 'DbPath=%s\nRoceGidIndex=3\nRoceTrafficClass=106\nSocketIfname=^docker,lo\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+wait_until 30 ping_up || true
+sleep 2  # the engine's watcher looks for a new snapshot once a second
+roce_job() { # sbatch-args...: prints the NCCL settings of the batch step and of every task
+  submit --network=topo-aware --exclusive "$@" --wrap '
+echo "BATCH $SLURMD_NODENAME gid=${NCCL_IB_GID_INDEX:-none} tc=${NCCL_IB_TC:-none} if=${NCCL_SOCKET_IFNAME:-none} qps=${NCCL_IB_QPS_PER_CONNECTION:-none}"
+srun bash -c "echo TASK \$SLURMD_NODENAME gid=\${NCCL_IB_GID_INDEX:-none} tc=\${NCCL_IB_TC:-none} if=\${NCCL_SOCKET_IFNAME:-none} qps=\${NCCL_IB_QPS_PER_CONNECTION:-none}"
+echo DONE'
+}
+e1=$(roce_job -N2 -x 'gpu[002-016,018-032]')             # gpu001 (leaf01) + gpu017 (leaf03)
+e2=$(roce_job -N2 -x 'gpu[003-032]')                     # gpu001 + gpu002, one leaf
+wait_until 60 grep -qsx DONE "$dir/out-$e1.txt" || true
+wait_until 60 grep -qsx DONE "$dir/out-$e2.txt" || true
+e3=$(roce_job -N2 -x 'gpu[002-016,018-032]' --export=ALL,NCCL_IB_TC=5)
+wait_until 60 grep -qsx DONE "$dir/out-$e3.txt" || true
+roce_line() { # job line
+  grep -qx "$2" "$dir/out-$1.txt" || { echo "  no line '$2' in:" >&2; sed 's/^/    /' "$dir/out-$1.txt" >&2; return 1; }
+}
+check "a ring across two leaves on ecmp:1: every task gets the site's settings and 4 QPs" \
+  roce_line "$e1" "TASK gpu001 gid=3 tc=106 if=^docker,lo qps=4"
+check "  ... on the other leaf's node too" roce_line "$e1" "TASK gpu017 gid=3 tc=106 if=^docker,lo qps=4"
+check "  ... and the batch step" roce_line "$e1" "BATCH gpu001 gid=3 tc=106 if=^docker,lo qps=4"
+check "a ring on one leaf: the site's settings, no QP hint (nothing hashed onto an uplink)" \
+  roce_line "$e2" "TASK gpu002 gid=3 tc=106 if=^docker,lo qps=none"
+check "a value the job set itself is kept (NCCL_IB_TC=5), the others still given" \
+  roce_line "$e3" "TASK gpu017 gid=3 tc=5 if=^docker,lo qps=4"
+cancel_all
+
 [ "$failed" = 0 ]

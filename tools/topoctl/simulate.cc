@@ -36,6 +36,7 @@ struct JudgeOptions {
   std::string routing = "adaptive";
   std::string mix{topo::kDefaultMix};
   uint64_t mix_seed = 1;
+  int qps_hint = 4;
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -58,10 +59,18 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "parallel), fsdp, alltoall (MoE), pipeline, mixed; see simulation/mix.h for the default's sources")
       ->capture_default_str();
   cmd.add_option("--mix-seed", o.mix_seed, "seed of the per-job profile draw")->capture_default_str();
+  cmd.add_option("--qps-hint", o.qps_hint,
+                 "under ecmp:QPS: the NCCL_IB_QPS_PER_CONNECTION topo-aware's jobs whose ring crosses leaves "
+                 "run with, as the Slurm plugin's EcmpQpsPerConnection sets it (never below QPS); 0: judge "
+                 "the placement alone, every job with QPS")
+      ->capture_default_str()
+      ->check(CLI::Range(0, topo::kMaxQps));
 }
 
-topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric) {
+// `policy`'s jobs are judged with the NCCL hints it gives them.
+topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric, std::string_view policy) {
   topo::OutcomeOptions out;
+  if (topo::policy_sets_nccl_hints(policy)) out.ecmp_qps_hint = o.qps_hint;
   out.message_bytes = o.message_mib * 1024 * 1024;
   out.fabric_gpus = static_cast<int>(fabric.hosts().size()) * o.gpus_per_host;
   return out;
@@ -221,7 +230,6 @@ Run add_simulate(CLI::App& app) {
     replay_options.comm_duty = opts->judge.comm_duty;
     replay_options.message_bytes = opts->judge.message_mib * 1024 * 1024;
     replay_options.backfill_depth = opts->backfill_depth;
-    const topo::OutcomeOptions judging = outcome_options(opts->judge, fabric);
 
     std::vector<topo::PolicyOutcome> outcomes(policies.size());
     std::vector<std::exception_ptr> errors(policies.size());
@@ -239,7 +247,7 @@ Run add_simulate(CLI::App& app) {
         };
         topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
         auto t1 = std::chrono::steady_clock::now();
-        outcomes[i] = topo::judge(tree, schedule, judging);
+        outcomes[i] = topo::judge(tree, schedule, outcome_options(opts->judge, fabric, policies[i].name));
         auto t2 = std::chrono::steady_clock::now();
         outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
         outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
@@ -309,7 +317,7 @@ Run add_score(CLI::App& app) {
         job.duty = opts->judge.comm_duty;
       }
       if (c.trace.empty()) c.trace = trace;
-      c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric)));
+      c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric, s.policy)));
     }
     return emit(c, opts->json, opts->output);
   };
