@@ -9,6 +9,7 @@
 #include "placement/objective.h"
 #include "placement/request.h"
 #include "topology/host_naming.h"
+#include "topology/nic_health.h"
 #include "topology/port_health.h"
 
 namespace topo {
@@ -24,6 +25,7 @@ struct EngineConfig {
   std::set<std::string> partitions;
   int candidates = 8;
   HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
+  NicThresholds nic;        // HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond
 
   // The fabric's name for a Slurm NodeName.
   std::string fabric_host(const std::string& node_name) const;

@@ -40,6 +40,8 @@ LoadedFabric load(const FabricInput& input) {
   // Cables whose port counters pass the default thresholds count as degraded.
   topo::HealthStore health(input.db_path);
   topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id), {}));
+  // NICs in a pause storm or marking ECN far above their tier, likewise (nic_health.h).
+  topo::apply_nic_health(fabric, topo::check_nic_health(topo::latest_nic_rates(health, fabric, id), {}));
   return {std::move(fabric), id, info.taken_at};
 }
 
