@@ -94,9 +94,11 @@ TEST_F(NicHealthCli, PauseStormIsShownLintedAndAvoided) {
   Ran lint = topoctl("lint --json");
   ASSERT_EQ(lint.code, 1) << lint.out << lint.err;
   bool named = false;
-  for (const json& fault : json::parse(lint.out).at("faults"))
-    named |= fault.at("kind") == "degraded_link" && fault.at("subject") == "gpu03 eth1:1 <-> leaf02:2" &&
-             fault.at("detail").get<std::string>().find("pause storm on gpu03 eth1") != std::string::npos;
+  const json faults = json::parse(lint.out).at("faults");  // a range-for over a temporary's member would dangle
+  for (const json& fault : faults)
+    named = named || (fault.at("kind").get<std::string>() == "degraded_link" &&
+                      fault.at("subject").get<std::string>() == "gpu03 eth1:1 <-> leaf02:2" &&
+                      fault.at("detail").get<std::string>().find("pause storm on gpu03 eth1") != std::string::npos);
   EXPECT_TRUE(named) << lint.out;
 
   Ran after = topoctl("place --gpus 16 --gpus-per-host 8 --json --busy " + busy);
