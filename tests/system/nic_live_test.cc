@@ -89,7 +89,8 @@ TEST_F(NicLive, TrafficBetweenTwoLocalCollections) {
 
   testing::Ran h = testing::run_topoctl("health --json --all --db " + db_);
   ASSERT_EQ(h.code, 0) << h.out << h.err;
-  const json& nics = json::parse(h.out).at("nic_health").at("nics");
+  const json parsed = json::parse(h.out);
+  const json& nics = parsed.at("nic_health").at("nics");
   ASSERT_EQ(nics.size(), 1u) << h.out;
   const json& eth0 = nics[0];
   EXPECT_EQ(eth0.at("link"), "gpu01 eth0:1 <-> leaf01:1");
