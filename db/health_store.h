@@ -1,4 +1,5 @@
-// Port counter collections in the snapshot database (schema 4).
+// Port counter and NIC counter collections in the snapshot database
+// (schema 4; NIC counters schema 5).
 //
 // A collection is one reading of every port's counters
 // (topology/port_counters.h), saved against the snapshot whose cables the
@@ -10,6 +11,11 @@
 //   int64_t id = store.add(snapshot_id, samples, "libibmad:mlx5_0", {});
 //   auto last_two = store.latest(snapshot_id, 2);   // newest last
 //
+// NIC counters of a RoCE fabric (topology/ethtool_counters.h) are
+// collections of their own kind in the same series:
+//   int64_t id = store.add_nics(snapshot_id, nics, "ethtool:/srv/ethtool", {});
+//   auto last_two = store.latest_nics(snapshot_id, 2);
+//
 // Every failure is a DbError naming the database path (db/error.h).
 #pragma once
 
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "db/connection.h"
+#include "topology/nic_health.h"
 #include "topology/port_health.h"
 
 namespace topo {
@@ -31,6 +38,7 @@ struct CollectionInfo {
   std::string source;
   int ports = 0;
   std::vector<std::string> unanswered;
+  std::string kind = "port";  // or "ethtool"
 };
 
 class HealthStore {
@@ -43,13 +51,26 @@ class HealthStore {
   int64_t add(int64_t snapshot_id, const std::vector<PortSample>& samples, const std::string& source,
               const std::vector<std::string>& unanswered, std::optional<int64_t> taken_ms = std::nullopt);
 
-  // The collections of a snapshot, oldest first.
+  // Saves one collection of NIC counters, as add() does. Without
+  // `taken_ms`, the collection is dated by its NICs' own times when every
+  // one has one (the newest), else now.
+  int64_t add_nics(int64_t snapshot_id, const std::vector<NicSample>& nics, const std::string& source,
+                   const std::vector<std::string>& unread, std::optional<int64_t> taken_ms = std::nullopt);
+
+  // The port counter collections of a snapshot, oldest first (list_nics:
+  // the NIC counter ones).
   std::vector<CollectionInfo> list(int64_t snapshot_id) const;
-  // The newest `count` collections of a snapshot with their samples, oldest first.
+  std::vector<CollectionInfo> list_nics(int64_t snapshot_id) const;
+  // The newest `count` port counter collections of a snapshot with their
+  // samples, oldest first.
   std::vector<CounterCollection> latest(int64_t snapshot_id, int count) const;
-  // The newest collection id over all snapshots; nullopt when there is none.
+  // The same for NIC counter collections.
+  std::vector<NicCollection> latest_nics(int64_t snapshot_id, int count) const;
+  // The newest collection id of either kind over all snapshots; nullopt
+  // when there is none. A new collection of either kind changes it.
   std::optional<int64_t> newest() const;
   CounterCollection load(int64_t collection_id) const;
+  NicCollection load_nics(int64_t collection_id) const;
 
  private:
   Connection connection_;
@@ -59,5 +80,9 @@ class HealthStore {
 // (topology/port_health.h); empty when it has fewer than two. `fabric` is
 // that snapshot's.
 std::vector<CableHealth> latest_cable_health(const HealthStore& store, const Fabric& fabric, int64_t snapshot_id);
+
+// The rates of every NIC between the snapshot's two newest NIC counter
+// collections (topology/nic_health.h); empty when it has fewer than two.
+std::vector<NicRates> latest_nic_rates(const HealthStore& store, const Fabric& fabric, int64_t snapshot_id);
 
 }  // namespace topo

@@ -190,6 +190,27 @@ CREATE TABLE nccl_result (
   PRIMARY KEY (run_id, ordinal)
 ) WITHOUT ROWID;
 )sql",
+    // 4 -> 5: NIC counters (ethtool -S) beside the port counters. Every
+    // earlier collection is a port counter one.
+    R"sql(
+ALTER TABLE health_collection ADD COLUMN kind TEXT NOT NULL DEFAULT 'port';
+CREATE TABLE nic (
+  collection_id INTEGER NOT NULL REFERENCES health_collection(id),
+  host          TEXT NOT NULL,
+  iface         TEXT NOT NULL,
+  taken_ms      INTEGER NOT NULL,
+  PRIMARY KEY (collection_id, host, iface)
+) WITHOUT ROWID;
+CREATE TABLE nic_counter (
+  collection_id INTEGER NOT NULL,
+  host          TEXT NOT NULL,
+  iface         TEXT NOT NULL,
+  counter       TEXT NOT NULL,
+  value         INTEGER NOT NULL,
+  PRIMARY KEY (collection_id, host, iface, counter),
+  FOREIGN KEY (collection_id, host, iface) REFERENCES nic(collection_id, host, iface)
+) WITHOUT ROWID;
+)sql",
 };
 
 // Refuses files that are not ours; returns the schema version. One

@@ -71,6 +71,19 @@
 //             comm_model's prediction for the same hosts and size; NULL
 //             when the collective has no model)
 //
+// Version 5 adds NIC counters of RoCE fabrics (topology/ethtool_counters.h)
+// to the same time series; nothing earlier changes:
+//
+//   health_collection + kind ('port': port counters, every collection
+//             saved before; 'ethtool': NIC counters); for an ethtool
+//             collection `ports` counts NICs and `unanswered` lists the
+//             NICs that could not be read ("<host> <iface>" a line)
+//   nic       (collection_id, host, iface) a NIC read in that collection,
+//             taken_ms (when its host read it, Unix milliseconds; 0: at
+//             the collection's time)
+//   nic_counter (collection_id, host, iface, counter) value: the counters
+//             the reader keeps, by their driver names, stored bit for bit
+//
 // Snapshots saved before version 3 read as adaptive, and their LIDs are
 // numbered afresh on load (FabricBuilder::finish()), as when first saved.
 //
@@ -88,7 +101,7 @@
 
 namespace topo {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 // "Topo", so that `file` and sqlite3 tell our databases from others.
 inline constexpr int32_t kApplicationId = 0x546f706f;
 

@@ -430,6 +430,7 @@ struct topo_engine {
         auto f = std::make_unique<Fabric>(snapshots->load(*latest));
         // Cables whose port counters pass the thresholds count as degraded.
         apply_health(*f, check_health(latest_cable_health(*health, *f, *latest), config.health));
+        apply_nic_health(*f, check_nic_health(latest_nic_rates(*health, *f, *latest), config.nic));
         health_collection = collection;
         health_config_generation = config_generation;
         auto t = std::make_unique<SwitchTree>(*f);

@@ -41,6 +41,14 @@
  *                         `topoctl health --collect` counts as degraded
  *   HealthXmitWaitShare=0.10   likewise a cable that waited to transmit
  *                         (PortXmitWait) this share of the time, either way
+ *   HealthPausesPerSecond=1000   a RoCE NIC that received or sent this
+ *                         many PFC/pause frames per second between the last
+ *                         two `topoctl health --ethtool` collections (a
+ *                         pause storm) marks its cable degraded
+ *   HealthEcnOverMedian=10   likewise a NIC receiving ECN-marked RoCE
+ *                         packets (np_ecn_marked_roce_packets) more than
+ *                         this many times the median of its tier's NICs,
+ *   HealthEcnMarksPerSecond=1000   and at least this many per second
  * and the site's NCCL settings for RoCE, which every topo-aware job gets
  * (topo_engine_nccl_hints; each unset by default, NCCL then picks):
  *   RoceGidIndex=3        NCCL_IB_GID_INDEX: the GID table index of the

@@ -186,11 +186,19 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
         throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", value));
       c.health.xmit_wait_share = *n;
     } else if (read_nccl_hint(c.nccl, key, value, path, line)) {
+    } else if (key == "healthpausespersecond" || key == "healthecnovermedian" || key == "healthecnmarkspersecond") {
+      auto n = parse_number(value);
+      if (!n || *n <= 0)
+        throw ParseError(path, line, fmt::format("{} '{}': expected a number above 0", trim(text.substr(0, eq)), value));
+      (key == "healthpausespersecond" ? c.nic.pauses_per_second
+       : key == "healthecnovermedian" ? c.nic.ecn_over_median
+                                      : c.nic.ecn_marks_per_second) = *n;
     } else {
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
                                    "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare, RoceHca, "
-                                   "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection)",
+                                   "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection, "
+                                   "HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond)",
                                    trim(text.substr(0, eq))));
     }
   }

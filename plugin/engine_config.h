@@ -9,6 +9,7 @@
 #include "placement/objective.h"
 #include "placement/request.h"
 #include "topology/host_naming.h"
+#include "topology/nic_health.h"
 #include "topology/port_health.h"
 
 namespace topo {
@@ -49,6 +50,7 @@ struct EngineConfig {
   int candidates = 8;
   HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
   NcclSiteHints nccl;       // RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection
+  NicThresholds nic;        // HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond
 
   // The fabric's name for a Slurm NodeName.
   std::string fabric_host(const std::string& node_name) const;

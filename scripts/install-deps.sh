@@ -9,7 +9,7 @@ packages=(
   libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
-  ibsim-utils opensm libsimgrid-dev lldpd
+  ibsim-utils opensm libsimgrid-dev lldpd ethtool
   clang libclang-rt-14-dev  # libFuzzer with ASan + UBSan (tests/fuzz, scripts/fuzz.sh)
   libgraphviz-dev libcpp-httplib-dev chromium python3-prometheus-client  # draw, serve, the browser test
   slurmctld slurmd slurm-client munge

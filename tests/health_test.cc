@@ -238,7 +238,7 @@ TEST(HealthStore, ASchema3DatabaseMigratesKeepingSnapshotsAndPlacements) {
   HealthStore health(old_db);  // migrates
   {
     Connection c(old_db, milliseconds(1000));
-    EXPECT_EQ(schema_version(c), 4);
+    EXPECT_EQ(schema_version(c), kSchemaVersion);
     EXPECT_EQ(c.query_int("SELECT count(*) FROM placement WHERE job_id = 42", "q"), 1);
   }
   SnapshotStore store(old_db);

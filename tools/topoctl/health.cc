@@ -4,6 +4,11 @@
 // cable, with both ends, and the share of time each waited to transmit.
 // Cables past a threshold are findings (exit 1); lint and placement treat
 // them as degraded (tools/topoctl/input.cc, plugin/engine.cc).
+// On RoCE, --ethtool DIR (files per host) or --ethtool-local (this host)
+// store NIC counters (topology/ethtool_counters.h) as a collection of their
+// own; the rates between the last two (pauses, time paused, ECN marks,
+// CNPs, discards) are shown beside the cables', pause storms and ECN
+// outliers being findings too (topology/nic_health.h).
 #include <algorithm>
 #include <iostream>
 #include <unistd.h>
@@ -15,6 +20,9 @@
 #include "db/snapshot_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
+#include "tools/topoctl/nic_input.h"
+#include "topology/ethtool_counters.h"
+#include "topology/nic_health.h"
 #include "topology/port_counters.h"
 #include "topology/port_health.h"
 
@@ -30,6 +38,11 @@ struct Options {
   int ca_port = 0;
   int timeout_ms = 0;
   topo::HealthThresholds thresholds;
+  std::string ethtool_dir;
+  bool ethtool_local = false;
+  std::vector<std::string> ifaces;
+  std::string host;
+  topo::NicThresholds nic_thresholds;
 };
 
 // Progress on stderr: a line every tenth of a large fabric's ports.
@@ -76,6 +89,92 @@ int collect(const Options& o) {
   return kOk;
 }
 
+int collect_nics(const Options& o) {
+  topo::SnapshotStore snapshots(o.input.db_path);
+  int64_t snapshot = snapshots.resolve(o.input.snapshot);
+  std::vector<topo::NicSample> nics;
+  std::vector<std::string> unread;
+  std::string source;
+  if (!o.ethtool_dir.empty()) {
+    nics = topo::read_ethtool_dir(o.ethtool_dir);
+    source = "ethtool:" + o.ethtool_dir;
+  } else {
+    std::string host = o.host.empty() ? local_host_name() : o.host;
+    LocalNics local = read_local_nics(host, o.ifaces);
+    nics = std::move(local.nics);
+    unread = std::move(local.unread);
+    source = "ethtool-local:" + host;
+  }
+  // NICs the snapshot does not know are stored but never marked: say so.
+  topo::Fabric fabric = snapshots.load(snapshot);
+  std::vector<std::string> unknown;
+  for (const topo::NicSample& n : nics) {
+    bool known = false;
+    for (topo::NodeId v : fabric.hcas())
+      known |= fabric.node(v).host == n.host && fabric.node(v).device == n.iface;
+    if (!known) unknown.push_back(n.host + " " + n.iface);
+  }
+  topo::HealthStore store(o.input.db_path);
+  int64_t id = store.add_nics(snapshot, nics, source, unread);
+  if (o.json) {
+    std::cout << nlohmann::json{{"collection", id}, {"snapshot", snapshot},     {"nics", nics.size()},
+                                {"unread", unread}, {"not_in_snapshot", unknown}}
+                     .dump(2)
+              << "\n";
+  } else {
+    fmt::print("stored NIC collection {} of snapshot {}: {} NIC{}, {} unread{}\n", id, snapshot, nics.size(),
+               nics.size() == 1 ? "" : "s", unread.size(),
+               unknown.empty() ? "" : fmt::format(", {} not in the snapshot (discover --lldp again?)", unknown.size()));
+    for (const std::string& u : unread) fmt::print("  not read: {}\n", u);
+    for (const std::string& u : unknown) fmt::print("  not in the snapshot: {}\n", u);
+  }
+  return unread.empty() ? kOk : kFindings;
+}
+
+// The NICs' rates between the snapshot's last two NIC collections.
+struct NicSection {
+  std::vector<topo::NicCollection> last;
+  std::vector<topo::NicRates> rates;
+  std::vector<topo::NicFinding> findings;
+  bool rated() const { return last.size() == 2; }
+};
+
+NicSection nic_section(const Options& o, const topo::HealthStore& store, const topo::Fabric& fabric,
+                       int64_t snapshot) {
+  NicSection s;
+  s.last = store.latest_nics(snapshot, 2);
+  if (!s.rated()) return s;
+  s.rates = topo::nic_rates(fabric, s.last[0], s.last[1]);
+  s.findings = topo::check_nic_health(s.rates, o.nic_thresholds);
+  return s;
+}
+
+nlohmann::json nic_section_json(const Options& o, const NicSection& s) {
+  nlohmann::json nics = nlohmann::json::array(), found = nlohmann::json::array();
+  for (const topo::NicRates& r : s.rates) nics.push_back(nic_rates_json(r));
+  for (const topo::NicFinding& x : s.findings) found.push_back(nic_finding_json(x));
+  return {{"from", {{"collection", s.last[0].id}, {"taken_at", s.last[0].taken_at}}},
+          {"to", {{"collection", s.last[1].id}, {"taken_at", s.last[1].taken_at}}},
+          {"seconds", (s.last[1].taken_ms - s.last[0].taken_ms) / 1000.0},
+          {"thresholds",
+           {{"pauses_per_second", o.nic_thresholds.pauses_per_second},
+            {"ecn_over_median", o.nic_thresholds.ecn_over_median},
+            {"ecn_marks_per_second", o.nic_thresholds.ecn_marks_per_second}}},
+          {"nics", nics},
+          {"findings", found}};
+}
+
+void print_nic_section(const Options& o, const NicSection& s) {
+  fmt::print("NIC collections {} ({}) -> {} ({}), {:.1f} s, {} NICs rated\n", s.last[0].id, s.last[0].taken_at,
+             s.last[1].id, s.last[1].taken_at, (s.last[1].taken_ms - s.last[0].taken_ms) / 1000.0, s.rates.size());
+  print_nic_rates(s.rates, o.all);
+  for (const topo::NicFinding& x : s.findings)
+    fmt::print("{:<12} {:<44} {}\n", topo::name(x.kind), x.subject, x.why);
+  fmt::print("{} NIC{} past a threshold (pauses/s >= {:g}; ECN marks > {:g}x the tier's median and >= {:g}/s)\n",
+             s.findings.size(), s.findings.size() == 1 ? "" : "s", o.nic_thresholds.pauses_per_second,
+             o.nic_thresholds.ecn_over_median, o.nic_thresholds.ecn_marks_per_second);
+}
+
 nlohmann::json end_json(const topo::PortRates& r) {
   nlohmann::json errors = nlohmann::json::object(), per_hour = nlohmann::json::object();
   for (size_t i = 0; i < std::size(topo::kErrorCounters); ++i) {
@@ -94,6 +193,18 @@ int show(const Options& o) {
   int64_t snapshot = snapshots.resolve(o.input.snapshot);
   topo::HealthStore store(o.input.db_path);
   std::vector<topo::CounterCollection> last = store.latest(snapshot, 2);
+  NicSection nics = store.list_nics(snapshot).size() >= 2 ? nic_section(o, store, snapshots.load(snapshot), snapshot)
+                                                          : NicSection{};
+  if (last.size() < 2 && nics.rated()) {
+    if (o.json)
+      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", last.size()},
+                                  {"nic_health", nic_section_json(o, nics)}}
+                       .dump(2)
+                << "\n";
+    else
+      print_nic_section(o, nics);
+    return nics.findings.empty() ? kOk : kFindings;
+  }
   if (last.size() < 2) {
     std::string why = fmt::format("snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
                                   "--collect twice, some time apart)",
@@ -136,7 +247,8 @@ int show(const Options& o) {
                                   {"xmit_wait_share", o.thresholds.xmit_wait_share}}},
                                 {"cables_rated", health.size()},
                                 {"cables", cables},
-                                {"findings", found}}
+                                {"findings", found},
+                                {"nic_health", nics.rated() ? nic_section_json(o, nics) : nlohmann::json()}}
                      .dump(2)
               << "\n";
   } else {
@@ -155,8 +267,9 @@ int show(const Options& o) {
     for (const topo::HealthFinding& x : findings) fmt::print("sick  {:<44} {}\n", x.subject, x.why);
     fmt::print("{} cable{} past a threshold (errors/h >= {:g}, XmitWait >= {:g}%)\n", findings.size(),
                findings.size() == 1 ? "" : "s", o.thresholds.errors_per_hour, 100 * o.thresholds.xmit_wait_share);
+    if (nics.rated()) print_nic_section(o, nics);
   }
-  return findings.empty() ? kOk : kFindings;
+  return findings.empty() && nics.findings.empty() ? kOk : kFindings;
 }
 
 // topo_aware.conf's thresholds, for those not given on the command line.
@@ -189,10 +302,29 @@ Run add_health(CLI::App& app) {
                                     "a cable that waits to transmit this share of the time (0-1) is sick (default: "
                                     "topo_aware.conf's HealthXmitWaitShare, else this)")
                          ->capture_default_str();
+  auto* ethtool = cmd->add_option("--ethtool", opts->ethtool_dir,
+                                  "store NIC counters from a directory of ethtool -S output, a HOST.txt per host "
+                                  "with a '# iface NAME' line before each NIC's (see README, PFC / ECN health)")
+                      ->check(CLI::ExistingDirectory);
+  auto* local = cmd->add_flag("--ethtool-local", opts->ethtool_local,
+                              "store this host's NIC counters: ethtool -S of its RDMA netdevs (or --iface)");
+  local->excludes(ethtool);
+  cmd->add_option("--iface", opts->ifaces, "with --ethtool-local: the NICs to read (default: every RDMA netdev)");
+  cmd->add_option("--host", opts->host, "with --ethtool-local: this host's name in the fabric (default: hostname)");
+  cmd->add_option("--pauses-per-second", opts->nic_thresholds.pauses_per_second,
+                  "a NIC receiving or sending this many pause frames per second is in a pause storm")
+      ->capture_default_str();
+  cmd->add_option("--ecn-over-median", opts->nic_thresholds.ecn_over_median,
+                  "a NIC whose ECN marks per second pass this many times its tier's median is an outlier")
+      ->capture_default_str();
+  cmd->add_option("--ecn-marks-per-second", opts->nic_thresholds.ecn_marks_per_second,
+                  "ECN marks per second below which a NIC is never an outlier")
+      ->capture_default_str();
   add_conf_option(*cmd, opts->input.conf);
   cmd->add_flag("--all", opts->all, "list every rated cable, quiet ones too");
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
   return [opts, errors, xmit_wait] {
+    if (!opts->ethtool_dir.empty() || opts->ethtool_local) return collect_nics(*opts);
     if (opts->collect) return collect(*opts);
     conf_thresholds(*opts, errors->count() > 0, xmit_wait->count() > 0);
     return show(*opts);

@@ -1,7 +1,10 @@
 #include "tools/topoctl/health_metrics.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "db/health_store.h"
 #include "topology/hostlist.h"
@@ -76,12 +79,99 @@ void health_metrics(Exposition& out, const topo::Fabric& f, const topo::CounterC
 }
 
 void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                    const topo::HealthThresholds& thresholds) {
-  std::vector<topo::CounterCollection> last = topo::HealthStore(db_path).latest(snapshot_id, 2);
+                    const topo::HealthThresholds& thresholds, const topo::NicThresholds& nic_thresholds) {
+  topo::HealthStore store(db_path);
+  std::vector<topo::NicCollection> nics = store.latest_nics(snapshot_id, 2);
+  if (!nics.empty())
+    nic_metrics(out, &nics.back(),
+                nics.size() == 2 ? topo::nic_rates(fabric, nics[0], nics[1]) : std::vector<topo::NicRates>{},
+                nic_thresholds);
+  std::vector<topo::CounterCollection> last = store.latest(snapshot_id, 2);
   if (last.empty()) return;
   std::vector<topo::CableHealth> health =
       last.size() == 2 ? topo::cable_health(fabric, last[0], last[1]) : std::vector<topo::CableHealth>{};
   health_metrics(out, fabric, &last.back(), health, thresholds);
+}
+
+void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::vector<topo::NicRates>& rates,
+                 const topo::NicThresholds& thresholds) {
+  auto nic = [](const std::string& host, const std::string& iface) { return Labels{{"host", host}, {"nic", iface}}; };
+  auto with = [](Labels l, const char* key, std::string value) {
+    l.emplace_back(key, std::move(value));
+    return l;
+  };
+  if (newest) {
+    out.family("topo_aware_nic_collection_timestamp_seconds", "gauge", "When the NIC counters were last read.");
+    out.sample("topo_aware_nic_collection_timestamp_seconds", static_cast<double>(newest->taken_ms) / 1000);
+    // Raw counters as the NIC counts them; pause frames per direction as
+    // the rates take them (the larger of the link-level and per-priority sums).
+    out.family("topo_aware_nic_pause_frames_total", "counter",
+               "Pause frames (link-level or PFC, whichever counts more) received (rx) or sent (tx).");
+    for (const topo::NicSample& s : newest->nics)
+      for (const char* dir : {"rx", "tx"}) {
+        uint64_t prio = 0;
+        for (int p = 0; p < 8; ++p) {
+          auto it = s.counters.find(fmt::format("{}_prio{}_pause", dir, p));
+          if (it != s.counters.end()) prio += it->second;
+        }
+        auto link = s.counters.find(fmt::format("{}_pause_ctrl_phy", dir));
+        uint64_t total = std::max(prio, link == s.counters.end() ? uint64_t{0} : link->second);
+        out.sample("topo_aware_nic_pause_frames_total", with(nic(s.host, s.iface), "direction", dir),
+                   static_cast<double>(total));
+      }
+    struct Raw {
+      const char* metric;
+      const char* counter;
+      const char* help;
+    };
+    for (const Raw& r : {Raw{"topo_aware_nic_ecn_marked_packets_total", "np_ecn_marked_roce_packets",
+                             "np_ecn_marked_roce_packets: ECN-marked RoCE packets received."},
+                         Raw{"topo_aware_nic_cnp_sent_total", "np_cnp_sent", "np_cnp_sent: CNPs sent for them."},
+                         Raw{"topo_aware_nic_cnp_handled_total", "rp_cnp_handled",
+                             "rp_cnp_handled: CNPs received and acted on (rate reduced)."}}) {
+      out.family(r.metric, "counter", r.help);
+      for (const topo::NicSample& s : newest->nics)
+        if (auto it = s.counters.find(r.counter); it != s.counters.end())
+          out.sample(r.metric, nic(s.host, s.iface), static_cast<double>(it->second));
+    }
+  }
+  if (rates.empty()) return;
+  out.family("topo_aware_nic_pause_frames_per_second", "gauge", "Pause frames per second between the last two NIC collections.");
+  for (const topo::NicRates& r : rates) {
+    out.sample("topo_aware_nic_pause_frames_per_second", with(nic(r.host, r.iface), "direction", "rx"),
+               r.rx_pauses_per_second);
+    out.sample("topo_aware_nic_pause_frames_per_second", with(nic(r.host, r.iface), "direction", "tx"),
+               r.tx_pauses_per_second);
+  }
+  out.family("topo_aware_nic_paused_ratio", "gauge", "Share of the time paused (from the pause duration counters).");
+  for (const topo::NicRates& r : rates) {
+    if (r.rx_paused_share)
+      out.sample("topo_aware_nic_paused_ratio", with(nic(r.host, r.iface), "direction", "rx"), *r.rx_paused_share);
+    if (r.tx_paused_share)
+      out.sample("topo_aware_nic_paused_ratio", with(nic(r.host, r.iface), "direction", "tx"), *r.tx_paused_share);
+  }
+  struct Rate {
+    const char* metric;
+    const char* help;
+    std::optional<double> topo::NicRates::*value;
+  };
+  for (const Rate& m : {Rate{"topo_aware_nic_ecn_marked_packets_per_second", "ECN-marked RoCE packets received per second.",
+                             &topo::NicRates::ecn_marks_per_second},
+                        Rate{"topo_aware_nic_cnp_sent_per_second", "CNPs sent per second.",
+                             &topo::NicRates::cnps_sent_per_second},
+                        Rate{"topo_aware_nic_cnp_handled_per_second", "CNPs handled per second.",
+                             &topo::NicRates::cnps_handled_per_second}}) {
+    out.family(m.metric, "gauge", m.help);
+    for (const topo::NicRates& r : rates)
+      if (r.*m.value) out.sample(m.metric, nic(r.host, r.iface), *(r.*m.value));
+  }
+  out.family("topo_aware_nic_discards_per_second", "gauge", "Packets discarded per second (rx and tx).");
+  for (const topo::NicRates& r : rates)
+    out.sample("topo_aware_nic_discards_per_second", nic(r.host, r.iface), r.discards_per_second);
+  out.family("topo_aware_nic_degraded_by_counters", "gauge", "NICs past a PFC/ECN threshold, by the finding.");
+  for (const topo::NicFinding& x : topo::check_nic_health(rates, thresholds))
+    out.sample("topo_aware_nic_degraded_by_counters",
+               with(nic(x.host, x.iface), "finding", std::string(topo::name(x.kind))), 1);
 }
 
 void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& runs) {

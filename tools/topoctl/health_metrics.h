@@ -8,6 +8,14 @@
 //   topo_aware_port_symbol_errors_total{host="gpu001",hca="mlx5_0",port="1"} 0
 //   topo_aware_cable_errors_per_hour{link="gpu001 mlx5_0:1 <-> leaf01:1"} 0.5
 //
+// RoCE NICs (topology/nic_health.h), from the last two NIC collections:
+//   topo_aware_nic_pause_frames_total{host="gpu03",nic="eth1",direction="rx"} 1523
+//   topo_aware_nic_pause_frames_per_second{host=,nic=,direction=} 2.5e4
+//   topo_aware_nic_paused_ratio{host=,nic=,direction=}   (where the NIC counts pause time)
+//   topo_aware_nic_ecn_marked_packets_per_second{host=,nic=}, ..._cnp_sent_..., ..._cnp_handled_...
+//   topo_aware_nic_discards_per_second{host=,nic=}
+//   topo_aware_nic_degraded_by_counters{host=,nic=,finding="pause_storm"} 1
+//
 // Switch ports carry `switch` and `port`; HCA ports `host`, `hca` and
 // `port`. Counters are the ports' own (they restart when a port resets);
 // data counters are converted from 4-octet words to bytes.
@@ -20,6 +28,7 @@
 #include "db/nccl_baseline_store.h"
 #include "tools/topoctl/metrics.h"
 #include "topology/fabric.h"
+#include "topology/nic_health.h"
 #include "topology/port_health.h"
 
 namespace topoctl {
@@ -33,7 +42,12 @@ void health_metrics(Exposition& out, const topo::Fabric& fabric, const topo::Cou
 // whose fabric is `fabric` (nothing is written when it has none). Throws
 // DbError.
 void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                    const topo::HealthThresholds& thresholds = {});
+                    const topo::HealthThresholds& thresholds = {}, const topo::NicThresholds& nic_thresholds = {});
+
+// From values: `newest` is the last NIC collection (may be null), `rates`
+// the NICs rated between the last two.
+void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::vector<topo::NicRates>& rates,
+                 const topo::NicThresholds& thresholds);
 
 // nccl-tests runs (db/nccl_baseline_store.h), per host set and test: the
 // out-of-place bus bandwidth of the newest run and of the first (the

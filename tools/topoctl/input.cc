@@ -31,10 +31,12 @@ void add_conf_option(CLI::App& cmd, std::string& conf) {
       ->check(CLI::ExistingFile);
 }
 
-topo::HealthThresholds health_thresholds(const std::string& conf) {
+topo::EngineConfig site_config(const std::string& conf) {
   auto config = topo::read_engine_config(conf.empty() ? kDefaultConf : conf);
-  return config ? config->health : topo::HealthThresholds{};
+  return config ? *config : topo::EngineConfig{};
 }
+
+topo::HealthThresholds health_thresholds(const std::string& conf) { return site_config(conf).health; }
 
 void add_input_options(CLI::App& cmd, FabricInput& input) {
   add_db_option(cmd, input.db_path);
@@ -54,8 +56,10 @@ LoadedFabric load(const FabricInput& input) {
   topo::Fabric fabric = store.load(id);
   // Cables whose port counters pass topo_aware.conf's thresholds count as degraded.
   topo::HealthStore health(input.db_path);
-  topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id),
-                                                health_thresholds(input.conf)));
+  const topo::EngineConfig site = site_config(input.conf);
+  topo::apply_health(fabric, topo::check_health(topo::latest_cable_health(health, fabric, id), site.health));
+  // NICs in a pause storm or marking ECN far above their tier, likewise (nic_health.h).
+  topo::apply_nic_health(fabric, topo::check_nic_health(topo::latest_nic_rates(health, fabric, id), site.nic));
   return {std::move(fabric), id, info.taken_at};
 }
 

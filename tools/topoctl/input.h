@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "plugin/engine_config.h"
 #include "topology/fabric.h"
 #include "topology/port_health.h"
 
@@ -30,8 +31,10 @@ inline constexpr const char* kDefaultConf = "/etc/slurm/topo_aware.conf";
 
 // Adds --conf FILE.
 void add_conf_option(CLI::App& cmd, std::string& conf);
-// The health thresholds of `conf` (kDefaultConf when ""), or the defaults
-// when that file does not exist. Throws ParseError for a bad line.
+// The site's topo_aware.conf (`conf`, kDefaultConf when ""), or the
+// defaults when that file does not exist. Throws ParseError for a bad line.
+topo::EngineConfig site_config(const std::string& conf);
+// Its port-counter health thresholds.
 topo::HealthThresholds health_thresholds(const std::string& conf);
 
 struct LoadedFabric {
