@@ -34,6 +34,25 @@ void percentiles(benchmark::State& state, const std::string& prefix, std::vector
   state.counters[prefix + "p99_ms"] = ms[std::min(ms.size() - 1, ms.size() * 99 / 100)];
 }
 
+// One decision's wall clock and thread CPU time per call, summed up as
+// p50 / p99 counters.
+struct Timings {
+  std::vector<double> ms, cpu_ms;
+  Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request) {
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = thread_cpu_ms();
+    Placement p = topo::place(tree, free, request);
+    benchmark::DoNotOptimize(p);
+    cpu_ms.push_back(thread_cpu_ms() - cpu_start);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    return p;
+  }
+  void report(benchmark::State& state) const {
+    percentiles(state, "", ms);
+    percentiles(state, "cpu_", cpu_ms);
+  }
+};
+
 void place_on(benchmark::State& state, const char* spec, int job_hosts, double busy_share) {
   static std::map<std::string, std::unique_ptr<Fabric>> fabrics;  // built once per spec
   auto& fabric = fabrics[spec];
@@ -47,18 +66,12 @@ void place_on(benchmark::State& state, const char* spec, int job_hosts, double b
   request.hosts = job_hosts;
   request.gpus_per_host = 8;
 
-  std::vector<double> ms, cpu_ms;
+  Timings timed;
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    double cpu_start = thread_cpu_ms();
-    Placement p = place(tree, free, request);
-    benchmark::DoNotOptimize(p);
-    cpu_ms.push_back(thread_cpu_ms() - cpu_start);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    Placement p = timed.place(tree, free, request);
     if (!p.feasible) state.SkipWithError("no placement");
   }
-  percentiles(state, "", ms);
-  percentiles(state, "cpu_", cpu_ms);
+  timed.report(state);
   state.counters["hosts"] = static_cast<double>(fabric->hosts().size());
 }
 
@@ -110,20 +123,14 @@ void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
   request.hosts = 128;
   request.gpus_per_host = 8;
 
-  std::vector<double> ms, cpu_ms;
+  Timings timed;
   double seam_flows = 0;
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    double cpu_start = thread_cpu_ms();
-    Placement p = place(tree, free, request);
-    benchmark::DoNotOptimize(p);
-    cpu_ms.push_back(thread_cpu_ms() - cpu_start);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    Placement p = timed.place(tree, free, request);
     if (!p.feasible) state.SkipWithError("no placement");
     seam_flows = p.score.seam_flows;
   }
-  percentiles(state, "", ms);
-  percentiles(state, "cpu_", cpu_ms);
+  timed.report(state);
   state.counters["running_jobs"] = static_cast<double>(free.running.size());
   state.counters["seam_flows"] = seam_flows;
 }
@@ -137,7 +144,7 @@ void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
   std::vector<FreeMap> states;
   for (unsigned seed = 1; seed <= 16; ++seed) states.push_back(busy_with_running_jobs(tree, seed));
   const int sizes[] = {16, 32, 64, 128, 24, 96, 48, 112};
-  std::vector<double> ms, cpu_ms;
+  Timings timed;
   size_t i = 0;
   for (auto _ : state) {
     const FreeMap& free = states[i % states.size()];
@@ -145,16 +152,10 @@ void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
     request.hosts = sizes[(i / states.size() + i) % std::size(sizes)];
     request.gpus_per_host = 8;
     ++i;
-    auto start = std::chrono::steady_clock::now();
-    double cpu_start = thread_cpu_ms();
-    Placement p = place(tree, free, request);
-    benchmark::DoNotOptimize(p);
-    cpu_ms.push_back(thread_cpu_ms() - cpu_start);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    Placement p = timed.place(tree, free, request);
     if (!p.feasible) state.SkipWithError("no placement");
   }
-  percentiles(state, "", ms);
-  percentiles(state, "cpu_", cpu_ms);
+  timed.report(state);
 }
 BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60Static)->Unit(benchmark::kMillisecond);
 
