@@ -269,7 +269,10 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
   SeamCost best_cost;
   for (std::vector<Segment>* order : {&forward, &backward}) {
     std::vector<int> pod;
-    for (const Segment& s : *order) pod.push_back(tree.leaves()[tree.home_leaf(s.entry)].pod);
+    for (const Segment& s : *order) {
+      int leaf = tree.home_leaf(s.entry);
+      pod.push_back(leaf >= 0 ? tree.leaves()[leaf].pod : -1 - static_cast<int>(pod.size()));  // unplaced: never swapped
+    }
     Seams seams(tree.paths(), free, *order, closed);
     for (int pass = 0; pass < 3; ++pass) {
       SeamCost before = seams.cost();
