@@ -205,6 +205,14 @@ TEST(HealthConf, AConfThresholdTurnsACableDegradedForLintPlaceAndHealth) {
   // The command line still wins over the conf.
   EXPECT_EQ(run("health --errors-per-hour 7", strict).code, 0);
 
+  // Metrics rate the cable as lint does.
+  testing::Ran exposed = run("metrics", defaults), exposed_strict = run("metrics", strict);
+  ASSERT_EQ(exposed.code, 0) << exposed.err;
+  ASSERT_EQ(exposed_strict.code, 0) << exposed_strict.err;
+  EXPECT_EQ(exposed.out.find("topo_aware_cable_degraded_by_counters{"), std::string::npos) << exposed.out;
+  EXPECT_NE(exposed_strict.out.find("topo_aware_cable_degraded_by_counters{"), std::string::npos)
+      << exposed_strict.out;
+
   testing::Ran broken = run("lint", bad);
   EXPECT_EQ(broken.code, 2);
   EXPECT_NE(broken.err.find(bad.string() + ":2: HealthXmitWaitShare 'lots'"), std::string::npos) << broken.err;

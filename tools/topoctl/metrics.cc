@@ -13,6 +13,7 @@
 
 #include "tools/topoctl/health_metrics.h"
 #include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
 #include "tools/topoctl/view_input.h"
 
 namespace topoctl {
@@ -150,8 +151,9 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
   }
 }
 
-std::string metrics_text(const std::string& db_path, const topo::Fabric* latest) {
+std::string metrics_text(const std::string& db_path, const topo::Fabric* latest, const std::string& conf) {
   require_database(db_path);
+  const topo::EngineConfig site = site_config(conf);
   Exposition out;
   SnapshotFacts facts;
   std::optional<topo::Fabric> loaded;
@@ -163,7 +165,7 @@ std::string metrics_text(const std::string& db_path, const topo::Fabric* latest)
   facts.latest = latest ? latest : loaded ? &*loaded : nullptr;
   snapshot_metrics(out, facts);
   placement_metrics(out, topo::PlacementStore(db_path).recent(kRecentPlacements));
-  if (facts.latest) health_metrics(out, db_path, facts.snapshots.back().id, *facts.latest);
+  if (facts.latest) health_metrics(out, db_path, facts.snapshots.back().id, *facts.latest, site.health, site.nic);
   baseline_metrics(out, db_path);
   return out.text();
 }
@@ -172,17 +174,19 @@ Run add_metrics(CLI::App& app) {
   struct Options {
     std::string db_path = default_db_path();
     std::string textfile_dir;
+    std::string conf;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "metrics", "print the snapshot and placement figures as Prometheus metrics, or write them for the textfile collector");
   add_db_option(*cmd, opts->db_path);
+  add_conf_option(*cmd, opts->conf);
   cmd->add_option("--textfile", opts->textfile_dir,
                   "write DIR/topo_aware.prom atomically (node_exporter --collector.textfile.directory=DIR)")
       ->check(CLI::ExistingDirectory);
   cmd->footer("The output is the Prometheus text exposition format itself, which is what scripts read.");
   return [opts] {
-    std::string text = metrics_text(opts->db_path);
+    std::string text = metrics_text(opts->db_path, nullptr, opts->conf);
     if (opts->textfile_dir.empty()) {
       std::cout << text;
       return kOk;

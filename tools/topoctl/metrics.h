@@ -57,8 +57,12 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts);
 void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>& recent);
 
 // Every family above, and health_metrics.h's, for the database at `db_path` (which must exist). The
-// latest fabric is loaded unless `latest` gives it (serve keeps it).
-std::string metrics_text(const std::string& db_path, const topo::Fabric* latest = nullptr);
+// latest fabric is loaded unless `latest` gives it (serve keeps it). Cables
+// and NICs are rated with the thresholds of topo_aware.conf (`conf`, the
+// default path when "", built-in defaults when there is none), as lint and
+// place rate them. Throws ParseError for a bad conf line.
+std::string metrics_text(const std::string& db_path, const topo::Fabric* latest = nullptr,
+                         const std::string& conf = "");
 
 // Seconds since the epoch of a UTC ISO-8601 time ("2025-01-31T12:00:00Z");
 // nullopt when it is not one.

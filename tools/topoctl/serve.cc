@@ -83,6 +83,7 @@ class FabricCache {
 struct Site {
   std::string db_path;
   std::string reports_dir;  // empty: no reports served
+  std::string conf;         // topo_aware.conf for /metrics' health thresholds
   FabricCache fabrics;
 };
 
@@ -487,7 +488,7 @@ void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
           topo::SnapshotStore store(site->db_path);
           std::optional<int64_t> latest = store.latest();
           std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
-          return metrics_text(site->db_path, fabric.get());
+          return metrics_text(site->db_path, fabric.get(), site->conf);
         },
         "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -507,10 +508,12 @@ Run add_serve(CLI::App& app) {
     std::string db_path = default_db_path();
     std::string listen = "127.0.0.1:8650";
     std::string reports;
+    std::string conf;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a read-only web page of the fabric, its faults, snapshots and jobs");
   add_db_option(*cmd, opts->db_path);
+  add_conf_option(*cmd, opts->conf);
   cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port, printed)")->capture_default_str();
   cmd->add_option("--reports", opts->reports,
                   "a directory of simulation reports (`topoctl report --out` directories: itself or its "
@@ -524,9 +527,11 @@ Run add_serve(CLI::App& app) {
     auto [host, port] = parse_listen(opts->listen);
     require_database(opts->db_path);
     { topo::SnapshotStore check(opts->db_path); }  // refuses a file that is not our database, now rather than per page
+    site_config(opts->conf);  // a bad topo_aware.conf line is an error now, not on every /metrics
     auto site = std::make_shared<Site>();
     site->db_path = opts->db_path;
     site->reports_dir = opts->reports;
+    site->conf = opts->conf;
 
     // Signals are taken by one thread that stops the server; the server's
     // threads, started after this, inherit the mask.
