@@ -179,6 +179,10 @@ has_start_time() { [ -n "$(squeue --start -h -j "$1" -o %S | grep -v N/A)" ]; }
 pending() { [ "$(job_field "$1" JobState)" = PENDING ]; }
 ping_up() { scontrol ping | grep -q "is UP"; }
 in_log() { wait_until 20 grep -q -- "$1" "$log"; }
+# Whether $2 appears in the log past its first $1 lines: a line the cluster's
+# start may already have written (a missing database) must be new.
+log_has_since() { tail -n "+$(($1 + 1))" "$log" | grep -q -- "$2"; }
+in_log_since() { wait_until 20 log_has_since "$1" "$2"; }
 refused() { ! sbatch --network=topo-aware,profile=bogus -N2 --wrap hostname 2>"$work/err" && grep -q 'allowed: allreduce, alltoall, mixed' "$work/err"; }
 leaf_idle() { [ "$(sinfo -h -N -t idle -n "$1" -o %N | sort -u | wc -l)" = "$2" ]; }
 
@@ -269,12 +273,13 @@ cancel_all
 echo "# 4. failures ($(($(date +%s) - started)) s)"
 # A damaged file moved into place (overwriting the open file in place would
 # be repaired by SQLite's checkpoint when slurmctld closes its connection).
+logged=$(wc -l <"$log")
 head -c 16384 /dev/urandom >"$work/bad.db"
 mv -f "$work/bad.db" "$db"
 rm -f "$db-wal" "$db-shm"
 # The engine's watcher notices within a second and logs it: a job
 # submitted before that line may still be placed on the fabric it holds.
-check "slurmctld's engine noticed the damaged database" in_log "topo-aware: fabric snapshot not readable: $db"
+check "slurmctld's engine noticed the damaged database" in_log_since "$logged" "topo-aware: fabric snapshot not readable: $db"
 c1=$(topo_job -N2)
 check "corrupt database: the job still runs" running "$c1"
 check "  ... the fallback is logged with the database's error" in_log "JobId=$c1 $own_log: $db"
