@@ -201,6 +201,25 @@ TEST(HwlocAffinity, MalformedXmlNamesTheLineAndWhatWasExpected) {
   }
 }
 
+// A damaged value of kilobytes is named by its line and quoted only in
+// part (found by fuzzing: a 2.7 kB nodeset landed whole in the error).
+TEST(HwlocAffinity, ALongBadValueIsQuotedShort) {
+  const std::string garbage(10000, 'z');
+  for (const std::string& xml : {replaced(kTiny, "nodeset=\"0x1\" local_memory", "nodeset=\"" + garbage + "\" local_memory"),
+                                 replaced(kTiny, "type=\"PU\"", "type=\"" + garbage + "\""),
+                                 replaced(kTiny, "<info name", "<" + garbage + " name"),
+                                 replaced(kTiny, "value=\"tiny\"", "value=\"&" + garbage + ";\"")}) {
+    try {
+      read_hwloc_xml_text(xml, "node.xml");
+      ADD_FAILURE() << "accepted";
+    } catch (const ParseError& e) {
+      EXPECT_GT(e.line(), 0);
+      EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("zzz..."), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(HwlocAffinity, ATruncatedFixtureFileIsAParseError) {
   const std::string path = kHwloc + "malformed/gpu002.xml";
   try {

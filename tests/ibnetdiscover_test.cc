@@ -230,7 +230,27 @@ TEST(IbnetdiscCache, RefusesADamagedCacheBeforeRdmaCore) {
   std::string wide_lmc = good;
   const size_t last_port = good.size() - 95;
   wide_lmc[last_port + 12] = 48;
+  // The first node (H-...100009) lists its one port, 0x10000a/1, at bytes
+  // 235-243, after its key count at 234; the second (H-...100006) lists
+  // 0x100007/1 at 451-459. rdma-core frees a port no node lists while its
+  // peer still points at it.
+  const size_t first_keys = 28 + 206, second_key = 28 + 206 + 1 + 9 + 206 + 1;
+  ASSERT_EQ(good[first_keys], 1);
+  std::string unlisted = good.substr(0, first_keys) + '\0' + good.substr(first_keys + 1 + 9);
+  std::string swapped = good;
+  std::swap_ranges(swapped.begin() + first_keys + 1, swapped.begin() + first_keys + 1 + 9,
+                   swapped.begin() + second_key);
+  // The third node, switch 0x200001, lists its ports 0-8 from byte 667 on;
+  // its port 2's key renamed 0x200003/1 gives it two ports numbered 1.
+  std::string same_number = good;
+  const size_t third_port2 = 28 + 2 * (207 + 9) + 207 + 2 * 9;
+  ASSERT_EQ(good[third_port2 + 8], 2);
+  same_number[third_port2] = 0x03;
+  same_number[third_port2 + 8] = 1;
   const Case cases[] = {
+      {unlisted, "(0x10000a/1): no node lists it"},
+      {same_number, "two ports numbered 1"},
+      {swapped, "listed by node 0x100006, but its node is 0x100009"},
       {good.substr(0, good.size() - 1), "ends inside port"},
       {good + "x", "1 bytes after its last port"},
       {good.substr(0, 20), "ends inside its header"},
@@ -335,6 +355,8 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
       {"caguid=0p100000\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "expected a number after 'caguid=', got '0p100000'"},
       {"caguid=0\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "caguid=0: 0 is not a GUID"},
       {"Switch 8 \"A\"\n[1] \"B\"[1]  w=4x\n", 2, "expected a number in 'w=4x'"},
+      {"# routers only\n\nRt 2 \"R-1\"  # \"r1\"\n[1] \"R-2\"[1]\n\nRt 2 \"R-2\"  # \"r2\"\n", 3,
+       "no 'Switch' or 'Ca' in the file, only routers"},
   };
   for (const Case& c : cases) {
     std::istringstream in(c.text);
@@ -347,6 +369,27 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what() << "\nfor:\n" << c.text;
     }
   }
+}
+
+// Routers and their cables are skipped; what is left round-trips. A file
+// of routers alone is refused above: it would read as an empty fabric that
+// the writer cannot put back.
+TEST(Ibnetdiscover, SkipsRoutersAndTheirCables) {
+  std::istringstream in(
+      "Switch 8 \"S-1\"  # \"leaf\"\n[1] \"H-1\"[1]\n[2] \"R-1\"[1]\n\n"
+      "Ca 1 \"H-1\"  # \"gpu001 mlx5_0\"\n[1] \"S-1\"[1]\n\n"
+      "Rt 2 \"R-1\"  # \"router\"\n[1] \"S-1\"[2]\n");
+  Fabric f = read_ibnetdiscover(in, "inline.txt");
+  EXPECT_TRUE(f.find("S-1"));
+  EXPECT_EQ(f.summary().hcas, 1);
+  EXPECT_EQ(f.cables().size(), 1u);
+  EXPECT_FALSE(f.find("R-1"));
+  std::ostringstream out;
+  write_ibnetdiscover(f, out);
+  std::istringstream written(out.str());
+  Fabric again = read_ibnetdiscover(written, "written.txt");
+  EXPECT_EQ(again.node_count(), f.node_count()) << out.str();
+  EXPECT_EQ(again.cables().size(), 1u) << out.str();
 }
 
 TEST(Ibnetdiscover, HostPatternMismatchNamesTheHeaderLine) {

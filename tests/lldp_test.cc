@@ -194,6 +194,16 @@ TEST(Lldp, BadInputNamesFileLineAndField) {
   } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("interface eth0"), std::string::npos) << e.what();
   }
+  // A number past a double's range is the parser's out_of_range, not its
+  // parse_error: it escaped the reader (found by fuzzing).
+  try {
+    parse_lldpcli_json("{\"lldp\": {}}\n{\n  \"local-chassis\":\n 8888888888E888\n}\n", "n.json");
+    FAIL() << "expected ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), "n.json");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_NE(std::string(e.what()).find("number overflow"), std::string::npos) << e.what();
+  }
   std::istringstream short_line("leaf01,swp1,gpu01,eth0,100G\nleaf01,swp2,gpu02\n");
   try {
     parse_lldp_csv(short_line, "t.csv");

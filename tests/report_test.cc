@@ -394,6 +394,18 @@ TEST(OutcomeJson, ErrorsNameTheFileAndKey) {
   EXPECT_TRUE(contains(error_of(renamed), "policies.tree.policy")) << error_of(renamed);
   EXPECT_TRUE(contains(error_of(nlohmann::json::array()), "runs/a.json: key 'the document'"));
   EXPECT_THROW(topoctl::outcome_from_json(nlohmann::json{{"policy", "x"}}, "o.json"), ParseError);
+
+  // A number past a double's range is nlohmann's out_of_range, not a parse
+  // error: still a ParseError naming the file.
+  const std::string path = ::testing::TempDir() + "/overflow.json";
+  std::ofstream(path) << "{\"policies\": [1e999]}";
+  try {
+    topoctl::read_comparison_file(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_TRUE(contains(e.what(), "1e999")) << e.what();
+  }
 }
 
 using topo::testing::Ran;

@@ -14,7 +14,9 @@
 #include "placement/busy_file.h"
 #include "placement/running_file.h"
 #include "simulation/trace.h"
+#include "plugin/engine_config.h"
 #include "topology/error.h"
+#include "topology/host_naming.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
 #include "topology/lldp.h"
@@ -237,6 +239,35 @@ TEST(ResourceLimits, LldpJsonNestedAMillionDeepIsRefusedBeforeParsing) {
   EXPECT_EQ(e.file(), "deep.json");
   EXPECT_EQ(e.line(), 2);
   EXPECT_NE(std::string(e.what()).find("nested deeper than 64"), std::string::npos) << e.what();
+}
+
+// regcomp writes x+ out as x x*: sixty stacked '+' asked glibc for 2^60
+// nodes inside slurmctld (found by fuzzing topo_aware.conf), and nested
+// counted repeats multiply the same way.
+TEST(ResourceLimits, HostPatternThatRepeatsWithoutBoundIsRefusedBeforeCompiling) {
+  const std::string stacked = "(gpu\\+" + std::string(60, '+') + ")";
+  for (const std::string& pattern : {stacked, std::string("((((n{1000}){1000}){1000}))"),
+                                     std::string("(a{30000}b{30000})")}) {
+    try {
+      HostPattern p(pattern);
+      ADD_FAILURE() << "accepted " << pattern;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("repeats too much"), std::string::npos) << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+    }
+  }
+  // What sites write stays well inside the bound.
+  for (const char* pattern : {"^(node\\d+)-(hca\\d+)$", "(gpu[0-9]+)+", "^([a-z0-9-]{1,63})(\\.[a-z0-9-]{1,63}){0,4}$",
+                              "((.*)*)*(n)"})
+    EXPECT_NO_THROW(HostPattern{pattern}) << pattern;
+  EXPECT_EQ((*HostPattern("^([a-z0-9-]{1,63})(\\.[a-z0-9-]{1,63}){0,4}$").match_whole("gpu001.ib"))[1], "gpu001");
+
+  const std::string conf = temp_dir() + "/topo_aware.conf";
+  write_file(conf, "# a site's file\nCandidates=8\nHostPattern=" + stacked + "\n");
+  ParseError e = error_of([&] { read_engine_config(conf); });
+  EXPECT_EQ(e.file(), conf);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("HostPattern"), std::string::npos) << e.what();
 }
 
 TEST(ResourceLimits, LldpCsvLineOfMegabytesNamesItsLine) {

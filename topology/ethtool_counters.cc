@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/quote.h"
 #include "topology/line_source.h"
 
 namespace topo {
@@ -34,13 +35,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
-}
-
-// A name quoted in an error: short, and without bytes that would garble a log line.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 64)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  return s.size() > 64 ? out + "..." : out;
 }
 
 // A host or NIC name: printable, no blanks, as a netdev or host name is.

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <stdexcept>
+#include <utility>
+
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -64,6 +68,77 @@ std::string posix_syntax(std::string_view pattern) {
   return out;
 }
 
+// regcomp writes every repeat out: x+ as x x*, x{n,m} as m copies of x,
+// each stacked or nested repeat multiplying the copies of what it repeats.
+// "(a+)+" costs little, but a few dozen stacked '+' or three nested {1000}
+// ask glibc for more nodes than memory holds (inside slurmctld too).
+inline constexpr uint64_t kMaxPatternNodes = 10000;
+
+// How many copies of x a repeat operator at pattern[i] asks for, and where
+// the operator ends; {0, i} when pattern[i] starts none.
+std::pair<uint64_t, size_t> repeat_at(std::string_view pattern, size_t i) {
+  char c = pattern[i];
+  if (c == '*' || c == '?') return {1, i + 1};
+  if (c == '+') return {2, i + 1};
+  if (c != '{') return {0, i};
+  auto number = [&](size_t& j) {
+    uint64_t n = 0;
+    size_t start = j;
+    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])) && j - start < 9)
+      n = n * 10 + static_cast<uint64_t>(pattern[j++] - '0');
+    return j > start ? std::optional<uint64_t>(n) : std::nullopt;
+  };
+  size_t j = i + 1;
+  std::optional<uint64_t> low = number(j), high = low;
+  if (j < pattern.size() && pattern[j] == ',') {
+    ++j;
+    high = number(j);
+    if (!high) high = low ? std::optional<uint64_t>(*low + 1) : std::nullopt;
+  }
+  if (!low || !high || j >= pattern.size() || pattern[j] != '}') return {0, i};  // regcomp judges it
+  return {std::max<uint64_t>({*low, *high, 1}), j + 1};
+}
+
+// The nodes regcomp would build for `pattern` (POSIX syntax), counted up to
+// just past `cap`.
+uint64_t written_out_size(std::string_view pattern, uint64_t cap) {
+  struct Group {
+    uint64_t done = 0;  // the group's pieces before the last
+    uint64_t last = 0;  // the last piece, which a repeat multiplies
+  };
+  std::vector<Group> open{Group{}};
+  auto piece = [&](uint64_t size) {
+    Group& g = open.back();
+    g.done = std::min(cap + 1, g.done + g.last);
+    g.last = std::min(cap + 1, size);
+  };
+  for (size_t i = 0; i < pattern.size();) {
+    char c = pattern[i];
+    if (auto [copies, end] = repeat_at(pattern, i); copies > 0) {
+      open.back().last = std::min(cap + 1, open.back().last * copies);
+      i = end;
+    } else if (c == '(') {
+      open.push_back({});
+      ++i;
+    } else if (c == ')' && open.size() > 1) {
+      uint64_t size = open.back().done + open.back().last + 1;
+      open.pop_back();
+      piece(size);
+      ++i;
+    } else if (c == '[') {
+      piece(1);
+      i = bracket_end(pattern, i) + 1;
+    } else {
+      piece(1);
+      i += (c == '\\') ? 2 : 1;
+    }
+    if (open.size() > cap) return cap + 1;
+  }
+  uint64_t total = 0;
+  for (const Group& g : open) total = std::min(cap + 1, total + g.done + g.last);
+  return total;
+}
+
 }  // namespace
 
 struct HostPattern::Compiled {
@@ -77,13 +152,17 @@ struct HostPattern::Compiled {
 HostPattern::HostPattern(std::string pattern) : pattern_(std::move(pattern)) {
   regex_t re;
   std::string posix = posix_syntax(pattern_);
+  if (written_out_size(posix, kMaxPatternNodes) > kMaxPatternNodes)
+    throw std::invalid_argument(
+        "'" + shown(pattern_) + "' repeats too much: written out as regcomp does (x+ as x x*, x{n,m} as m copies) "
+        "it is over " + std::to_string(kMaxPatternNodes) + " pieces; expected a host name pattern like (gpu[0-9]+)");
   if (int rc = regcomp(&re, posix.c_str(), REG_EXTENDED); rc != 0) {
     char why[256];
     regerror(rc, &re, why, sizeof why);
-    throw std::invalid_argument("'" + pattern_ + "' is not a valid regular expression: " + why);
+    throw std::invalid_argument("'" + shown(pattern_) + "' is not a valid regular expression: " + why);
   }
   compiled_ = std::make_shared<const Compiled>(re);  // owns it from here: regfree once, on the last copy
-  if (groups() < 1) throw std::invalid_argument("'" + pattern_ + "' needs a group (...) around the host name");
+  if (groups() < 1) throw std::invalid_argument("'" + shown(pattern_) + "' needs a group (...) around the host name");
 }
 
 size_t HostPattern::groups() const { return compiled_->re.re_nsub; }

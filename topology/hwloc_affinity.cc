@@ -20,6 +20,7 @@
 #include <hwloc.h>
 
 #include "topology/error.h"
+#include "topology/quote.h"
 #include "topology/line_source.h"
 #include "topology/hostlist.h"
 
@@ -196,7 +197,7 @@ class XmlShape {
       if (!ok)
         fail(fmt::format(
             "expected one of the entities hwloc writes (&lt; &gt; &amp; &quot; &#9; &#10; &#13;), found '{}'",
-            rest.substr(0, std::min(rest.size(), rest.find(';') + 1))));
+            shown(rest.substr(0, std::min(rest.size(), rest.find(';') + 1)))));
     }
   }
 
@@ -244,7 +245,7 @@ class XmlShape {
     std::string encoding(decl.substr(at + 10, close == std::string_view::npos ? 0 : close - at - 10));
     for (char& c : encoding) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (encoding != "UTF-8" && encoding != "US-ASCII")
-      fail(fmt::format("expected encoding=\"UTF-8\", as hwloc writes it, found '{}'", encoding));
+      fail(fmt::format("expected encoding=\"UTF-8\", as hwloc writes it, found '{}'", shown(encoding)));
   }
 
   void start_tag() {
@@ -255,40 +256,41 @@ class XmlShape {
     std::string element(s_.substr(start, pos_ - start));
     if (element.empty()) fail("expected an element name of lowercase letters, digits and '_' after '<'");
     if (peek() != ' ' && peek() != '>' && !at("/>"))
-      fail(fmt::format("expected a space, '>' or '/>' after <{}", element));
+      fail(fmt::format("expected a space, '>' or '/>' after <{}", shown(element)));
     Attributes attributes;
     bool closed = false;
     while (true) {
       bool blank = is_blank(peek());
       skip_blanks();
-      if (pos_ >= s_.size()) fail_at(line, fmt::format("<{}> is never finished; expected '>'", element));
+      if (pos_ >= s_.size()) fail_at(line, fmt::format("<{}> is never finished; expected '>'", shown(element)));
       if (at("/>") || at(">")) {
         closed = at("/>");
         advance(closed ? 2 : 1);
         break;
       }
-      if (!blank) fail(fmt::format("expected a blank, '>' or '/>' after the previous attribute of <{}>", element));
+      if (!blank)
+        fail(fmt::format("expected a blank, '>' or '/>' after the previous attribute of <{}>", shown(element)));
       size_t name_start = pos_;
       while (pos_ < s_.size() && is_attribute_char(s_[pos_])) ++pos_;
       std::string attribute(s_.substr(name_start, pos_ - name_start));
       if (attribute.empty() || !at("=\""))
-        fail(fmt::format("expected name=\"value\" in <{}>, found '{}'", element,
-                         s_.substr(name_start, std::min<size_t>(20, s_.size() - name_start))));
+        fail(fmt::format("expected name=\"value\" in <{}>, found '{}'", shown(element),
+                         shown(s_.substr(name_start, 20), 20)));
       advance(2);
       size_t end = s_.find('"', pos_);
       if (end == std::string_view::npos)
-        fail(fmt::format("expected a closing \" for attribute '{}' of <{}>", attribute, element));
+        fail(fmt::format("expected a closing \" for attribute '{}' of <{}>", shown(attribute), shown(element)));
       std::string_view value = s_.substr(pos_, end - pos_);
       // hwloc's minimal reader ends a tag at the first '>'; hwloc writes &lt; and &gt;.
       if (value.find_first_of("<>") != std::string_view::npos)
         fail(fmt::format("attribute '{}' of <{}> holds a '<' or '>'; expected &lt; or &gt;, or its closing quote",
-                         attribute, element));
+                         shown(attribute), shown(element)));
       check_entities(value);
       if (!attributes.emplace(attribute, std::string(value)).second)
-        fail(fmt::format("attribute '{}' appears twice in <{}>", attribute, element));
+        fail(fmt::format("attribute '{}' appears twice in <{}>", shown(attribute), shown(element)));
       advance(end + 1 - pos_);
     }
-    if (stack_.empty()) fail_at(line, fmt::format("expected nothing after </topology>, found <{}>", element));
+    if (stack_.empty()) fail_at(line, fmt::format("expected nothing after </topology>, found <{}>", shown(element)));
     check_vocabulary(line, element, attributes);
     if (element == "object") check_object(line, attributes);
     if (closed) return;
@@ -299,7 +301,7 @@ class XmlShape {
 
   void check_vocabulary(int line, const std::string& element, const Attributes& attributes) const {
     auto rule = rules().find(element);
-    if (rule == rules().end()) fail_at(line, fmt::format("<{}> is not an element of hwloc's XML", element));
+    if (rule == rules().end()) fail_at(line, fmt::format("<{}> is not an element of hwloc's XML", shown(element)));
     const Rule& r = rule->second;
     const std::string& parent = stack_.back().name;
     if (std::find(r.parents.begin(), r.parents.end(), parent) == r.parents.end())
@@ -310,7 +312,7 @@ class XmlShape {
     for (const auto& [name, value] : attributes)
       if (std::find(r.required.begin(), r.required.end(), name) == r.required.end() &&
           std::find(r.optional.begin(), r.optional.end(), name) == r.optional.end())
-        fail_at(line, fmt::format("<{}> has no attribute '{}' in hwloc's XML", element, name));
+        fail_at(line, fmt::format("<{}> has no attribute '{}' in hwloc's XML", element, shown(name)));
     // Memory pages belong to a NUMA node (or, in 1.x exports, the machine).
     static const std::set<std::string_view> with_memory{"NUMANode", "Machine", "Node", "System"};
     if (element == "page_type" && !with_memory.contains(stack_.back().type))
@@ -321,7 +323,7 @@ class XmlShape {
   void check_object(int line, const Attributes& attributes) const {
     const std::string& type = attributes.at("type");
     if (!object_types().contains(type))
-      fail_at(line, fmt::format("<object type=\"{}\"> is not an hwloc object type", type));
+      fail_at(line, fmt::format("<object type=\"{}\"> is not an hwloc object type", shown(type)));
     // hwloc sizes bitmaps by os_index: a PU or NUMA node without one (taken
     // as 2^32-1) or with a huge one costs it seconds and gigabytes.
     auto index = attributes.find("os_index");
@@ -329,8 +331,8 @@ class XmlShape {
       const std::string& v = index->second;
       if (v.empty() || v.size() > 7 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
           std::stoul(v) >= kMaxOsIndex)
-        fail_at(line, fmt::format("os_index=\"{}\" of <object type=\"{}\"> is not a whole number below {}", v, type,
-                                  kMaxOsIndex));
+        fail_at(line, fmt::format("os_index=\"{}\" of <object type=\"{}\"> is not a whole number below {}", shown(v),
+                                  type, kMaxOsIndex));
     } else if (type == "PU" || type == "NUMANode") {
       fail_at(line, fmt::format("<object type=\"{}\"> has no os_index; expected its physical index", type));
     }
@@ -344,7 +346,7 @@ class XmlShape {
                                   type, set));
       if (!is_bitmap(it->second))
         fail_at(line, fmt::format("{}=\"{}\" of <object type=\"{}\"> is not an hwloc bitmap like 0x0000000f", set,
-                                  it->second, type));
+                                  shown(it->second), type));
     }
   }
 
@@ -353,12 +355,12 @@ class XmlShape {
     size_t start = pos_;
     while (pos_ < s_.size() && is_tag_char(s_[pos_])) ++pos_;
     std::string element(s_.substr(start, pos_ - start));
-    if (!at(">")) fail(fmt::format("expected '>' right after </{}", element));
+    if (!at(">")) fail(fmt::format("expected '>' right after </{}", shown(element)));
     advance(1);
-    if (stack_.empty()) fail(fmt::format("found </{}> after </topology>", element));
+    if (stack_.empty()) fail(fmt::format("found </{}> after </topology>", shown(element)));
     if (stack_.back().name != element)
       fail(fmt::format("expected </{}> to close <{}> of line {}, found </{}>", stack_.back().name, stack_.back().name,
-                       stack_.back().line, element));
+                       stack_.back().line, shown(element)));
     stack_.pop_back();
   }
 

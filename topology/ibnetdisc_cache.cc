@@ -1,5 +1,6 @@
 #include "topology/ibnetdisc_cache.h"
 
+#include <bitset>
 #include <map>
 #include <set>
 #include <utility>
@@ -63,7 +64,7 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
                      bytes.size()));
 
   std::map<uint64_t, uint8_t> port_count;  // node GUID -> its port count
-  std::set<PortKey> stored;                 // the ports nodes list
+  std::map<PortKey, uint64_t> listed;       // the ports nodes list -> the node listing each
   for (uint64_t n = 0; n < nodes; ++n) {
     c.need(kNode, fmt::format("node {}", n));
     c.skip(4 + kSmpData);
@@ -74,12 +75,16 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
     if (!port_count.emplace(guid, static_cast<uint8_t>(count)).second)
       fail(fmt::format("libibnetdisc cache node {}: GUID {:#x} given twice", n, guid));
     c.need(keys * kKey, fmt::format("the ports of node {}", n));
+    std::bitset<256> numbers;  // one slot a port number: rdma-core would keep the last and lose the others
     for (uint64_t k = 0; k < keys; ++k) {
       PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
       if (key.second > count)
         fail(fmt::format("libibnetdisc cache node {} (GUID {:#x}): port {} past its {} ports", n, guid, key.second, count));
-      if (!stored.insert(key).second)
+      if (!listed.emplace(key, guid).second)
         fail(fmt::format("libibnetdisc cache node {}: port {:#x}/{} listed twice", n, key.first, key.second));
+      if (numbers.test(key.second))
+        fail(fmt::format("libibnetdisc cache node {} (GUID {:#x}): two ports numbered {}", n, guid, key.second));
+      numbers.set(key.second);
     }
   }
   if (!port_count.count(from)) fail(fmt::format("libibnetdisc cache: the start node {:#x} is not among its nodes", from));
@@ -107,13 +112,26 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
       fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): past its node's {} ports", p, key.first, key.second,
                        owner->second));
     if (!seen.insert(key).second) fail(fmt::format("libibnetdisc cache port {}: {:#x}/{} given twice", p, key.first, key.second));
+    // rdma-core frees a port no node lists once loading ends, while the
+    // peer that names it keeps pointing at it; a port listed by another
+    // node than its own would sit in one node's port array and name the
+    // other as its node.
+    auto lister = listed.find(key);
+    if (lister == listed.end())
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): no node lists it, not even its node {:#x}", p,
+                       key.first, key.second, node));
+    if (lister->second != node)
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): listed by node {:#x}, but its node is {:#x}", p,
+                       key.first, key.second, lister->second, node));
     if (cabled > 1) fail(fmt::format("libibnetdisc cache port {}: peer flag {} is neither 0 nor 1", p, cabled));
     if (cabled) peers.push_back(peer);
   }
   if (c.left() != 0)
     fail(fmt::format("libibnetdisc cache has {} bytes after its last port (byte {})", c.left(), c.at()));
-  for (const PortKey& key : stored)
-    if (!seen.count(key)) fail(fmt::format("libibnetdisc cache: a node lists port {:#x}/{}, which is not stored", key.first, key.second));
+  for (const auto& [key, lister] : listed)
+    if (!seen.count(key))
+      fail(fmt::format("libibnetdisc cache: node {:#x} lists port {:#x}/{}, which is not stored", lister, key.first,
+                       key.second));
   for (const PortKey& key : peers)
     if (!seen.count(key)) fail(fmt::format("libibnetdisc cache: a port's peer {:#x}/{} is not stored", key.first, key.second));
 }

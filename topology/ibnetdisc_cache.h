@@ -17,7 +17,9 @@
 //            its node's GUID, whether a peer is cabled and the peer's (GUID,
 //            port number) (95 bytes);
 // nodes and ports unique, every reference (a node's ports, a port's node
-// and peer, the start node) found, its port number within its node's, and
+// and peer, the start node) found, its port number within its node's and
+// taken by no other of that node's ports, every port listed by its own node
+// (rdma-core frees an unlisted port while its peer still points at it), and
 // nothing after the last port.
 #pragma once
 

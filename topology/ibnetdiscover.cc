@@ -197,6 +197,11 @@ class Reader {
     if (nodes_.empty())
       fail(0, "no node in the file: expected ibnetdiscover output or an ibsim net file, with 'Switch' or 'Ca' "
               "headers");
+    // Routers are skipped: a file of routers alone would build an empty
+    // fabric, which no writer can put back into a file.
+    if (std::all_of(nodes_.begin(), nodes_.end(), [](const NodeRecord& n) { return n.type == NodeType::Router; }))
+      fail(nodes_.front().line, "no 'Switch' or 'Ca' in the file, only routers ('Rt', the first on this line), "
+                                "which the model skips");
     resolve_links();
     return build(naming);
   }

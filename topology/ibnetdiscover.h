@@ -53,7 +53,8 @@
 // Malformed input throws ParseError naming the file, the line and what was
 // expected there (bad header, port line outside a node, unknown width or
 // speed, unterminated quote, link to a node that is never defined, a port
-// cabled to two different peers, a file with no node at all).
+// cabled to two different peers, a file with no node at all or with
+// routers alone).
 #pragma once
 
 #include <iosfwd>

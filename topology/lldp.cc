@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/error.h"
+#include "topology/quote.h"
 #include "topology/line_source.h"
 
 namespace topo {
@@ -116,6 +117,15 @@ int line_at(std::string_view text, size_t offset, int first_line) {
   return first_line + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
 }
 
+// The line of the token a parser's message quotes between its first and last
+// ' (nlohmann quotes one), or `first_line` when it is not found in `text`.
+int line_of_quoted(std::string_view text, std::string_view message, int first_line) {
+  size_t open = message.find('\''), close = message.rfind('\'');
+  if (open == std::string_view::npos || close <= open + 1) return first_line;
+  size_t at = text.find(message.substr(open + 1, close - open - 1));
+  return at == std::string_view::npos ? first_line : line_at(text, at, first_line);
+}
+
 // Deeper nesting is no lldpcli output; refused before the parser builds a
 // node per level.
 constexpr int kMaxJsonDepth = 64;
@@ -154,7 +164,12 @@ std::vector<Document> split_documents(std::string_view text, const std::string& 
       out.push_back({json::parse(piece), first_line});
     } catch (const json::parse_error& e) {
       throw ParseError(file, line_at(piece, e.byte > 0 ? e.byte - 1 : 0, first_line),
-                       fmt::format("not lldpcli JSON: {}", e.what()));
+                       fmt::format("not lldpcli JSON: {}", shown(e.what(), 300)));
+    } catch (const json::exception& e) {
+      // A number past a double's range ("1E888") is out_of_range, and comes
+      // without a position: find the token it quotes.
+      throw ParseError(file, line_of_quoted(piece, e.what(), first_line),
+                       fmt::format("not lldpcli JSON: {}", shown(e.what(), 300)));
     }
     pos += piece.size();
   }

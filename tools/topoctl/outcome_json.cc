@@ -248,6 +248,9 @@ topo::Comparison read_comparison_file(const std::string& path) {
   } catch (const json::parse_error& e) {
     // nlohmann's message carries the line and column.
     throw topo::ParseError(path, 0, fmt::format("not valid JSON: {}", e.what()));
+  } catch (const json::exception& e) {
+    // A number past a double's range is out_of_range, not a parse error.
+    throw topo::ParseError(path, 0, fmt::format("not valid JSON: {}", e.what()));
   }
   return comparison_from_json(j, path);
 }

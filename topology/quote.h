@@ -1,0 +1,22 @@
+// A piece of the input quoted in an error message.
+//
+// An error names the file and line; the quote only helps the admin find the
+// spot. A damaged file can hold a value of megabytes (a bitmap, a pattern, a
+// name without its closing quote) that would otherwise land whole in a log
+// line, or in slurmctld's log.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace topo {
+
+// At most `max` bytes of `s`, control bytes as '?', and "..." where it was cut.
+inline std::string shown(std::string_view s, size_t max = 64) {
+  std::string out;
+  for (char c : s.substr(0, max)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return s.size() > max ? out + "..." : out;
+}
+
+}  // namespace topo
