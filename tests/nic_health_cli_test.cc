@@ -88,8 +88,13 @@ TEST_F(NicHealthCli, PauseStormIsShownLintedAndAvoided) {
       rated = r.at("rx_paused_share").get<double>() > 0.68 && r.at("seconds").get<double>() == 60;
   EXPECT_TRUE(rated) << nic.at("nics").dump(1);
 
-  // Raised thresholds: nothing to report.
+  // Raised thresholds: nothing to report, whether given on the command line
+  // or in topo_aware.conf; the command line wins over the conf.
   EXPECT_EQ(topoctl("health --pauses-per-second 1e6 --ecn-over-median 1000").code, 0);
+  const std::string lenient = (dir_ / "lenient.conf").string();
+  std::ofstream(lenient) << "HealthPausesPerSecond=1e6\nHealthEcnOverMedian=1000\n";
+  EXPECT_EQ(topoctl("health --conf " + lenient).code, 0);
+  EXPECT_EQ(topoctl("health --conf " + lenient + " --pauses-per-second 1000").code, 1);
 
   Ran lint = topoctl("lint --json");
   ASSERT_EQ(lint.code, 1) << lint.out << lint.err;

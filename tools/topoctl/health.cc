@@ -272,11 +272,18 @@ int show(const Options& o) {
   return findings.empty() && nics.findings.empty() ? kOk : kFindings;
 }
 
-// topo_aware.conf's thresholds, for those not given on the command line.
-void conf_thresholds(Options& o, bool errors_given, bool xmit_wait_given) {
-  topo::HealthThresholds conf = health_thresholds(o.input.conf);
-  if (!errors_given) o.thresholds.errors_per_hour = conf.errors_per_hour;
-  if (!xmit_wait_given) o.thresholds.xmit_wait_share = conf.xmit_wait_share;
+// topo_aware.conf's thresholds, ports' and NICs', for those not given on
+// the command line: lint, place and metrics judge by the same.
+void conf_thresholds(Options& o, const CLI::App& cmd) {
+  const topo::EngineConfig site = site_config(o.input.conf);
+  auto take = [&](const char* option, double& value, double conf) {
+    if (cmd.count(option) == 0) value = conf;
+  };
+  take("--errors-per-hour", o.thresholds.errors_per_hour, site.health.errors_per_hour);
+  take("--xmit-wait-share", o.thresholds.xmit_wait_share, site.health.xmit_wait_share);
+  take("--pauses-per-second", o.nic_thresholds.pauses_per_second, site.nic.pauses_per_second);
+  take("--ecn-over-median", o.nic_thresholds.ecn_over_median, site.nic.ecn_over_median);
+  take("--ecn-marks-per-second", o.nic_thresholds.ecn_marks_per_second, site.nic.ecn_marks_per_second);
 }
 
 }  // namespace
@@ -294,11 +301,11 @@ Run add_health(CLI::App& app) {
   cmd->add_option("--ca", opts->ca, "HCA to query through (default: the first one)");
   cmd->add_option("--ca-port", opts->ca_port, "port of that HCA (default: the first active one)");
   cmd->add_option("--timeout-ms", opts->timeout_ms, "per-query timeout (default: libibmad's)");
-  auto* errors = cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
+  cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
                                  "a cable whose ends count this many errors per hour is sick (default: "
                                  "topo_aware.conf's HealthErrorsPerHour, else this)")
                       ->capture_default_str();
-  auto* xmit_wait = cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
+  cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
                                     "a cable that waits to transmit this share of the time (0-1) is sick (default: "
                                     "topo_aware.conf's HealthXmitWaitShare, else this)")
                          ->capture_default_str();
@@ -312,21 +319,24 @@ Run add_health(CLI::App& app) {
   cmd->add_option("--iface", opts->ifaces, "with --ethtool-local: the NICs to read (default: every RDMA netdev)");
   cmd->add_option("--host", opts->host, "with --ethtool-local: this host's name in the fabric (default: hostname)");
   cmd->add_option("--pauses-per-second", opts->nic_thresholds.pauses_per_second,
-                  "a NIC receiving or sending this many pause frames per second is in a pause storm")
+                  "a NIC receiving or sending this many pause frames per second is in a pause storm (default: "
+                  "topo_aware.conf's HealthPausesPerSecond, else this)")
       ->capture_default_str();
   cmd->add_option("--ecn-over-median", opts->nic_thresholds.ecn_over_median,
-                  "a NIC whose ECN marks per second pass this many times its tier's median is an outlier")
+                  "a NIC whose ECN marks per second pass this many times its tier's median is an outlier "
+                  "(default: topo_aware.conf's HealthEcnOverMedian, else this)")
       ->capture_default_str();
   cmd->add_option("--ecn-marks-per-second", opts->nic_thresholds.ecn_marks_per_second,
-                  "ECN marks per second below which a NIC is never an outlier")
+                  "ECN marks per second below which a NIC is never an outlier (default: topo_aware.conf's "
+                  "HealthEcnMarksPerSecond, else this)")
       ->capture_default_str();
   add_conf_option(*cmd, opts->input.conf);
   cmd->add_flag("--all", opts->all, "list every rated cable, quiet ones too");
   cmd->add_flag("--json", opts->json, "print JSON for scripts");
-  return [opts, errors, xmit_wait] {
+  return [opts, cmd] {
     if (!opts->ethtool_dir.empty() || opts->ethtool_local) return collect_nics(*opts);
     if (opts->collect) return collect(*opts);
-    conf_thresholds(*opts, errors->count() > 0, xmit_wait->count() > 0);
+    conf_thresholds(*opts, *cmd);
     return show(*opts);
   };
 }

@@ -36,8 +36,6 @@ topo::EngineConfig site_config(const std::string& conf) {
   return config ? *config : topo::EngineConfig{};
 }
 
-topo::HealthThresholds health_thresholds(const std::string& conf) { return site_config(conf).health; }
-
 void add_input_options(CLI::App& cmd, FabricInput& input) {
   add_db_option(cmd, input.db_path);
   add_conf_option(cmd, input.conf);

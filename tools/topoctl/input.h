@@ -34,8 +34,6 @@ void add_conf_option(CLI::App& cmd, std::string& conf);
 // The site's topo_aware.conf (`conf`, kDefaultConf when ""), or the
 // defaults when that file does not exist. Throws ParseError for a bad line.
 topo::EngineConfig site_config(const std::string& conf);
-// Its port-counter health thresholds.
-topo::HealthThresholds health_thresholds(const std::string& conf);
 
 struct LoadedFabric {
   topo::Fabric fabric;
