@@ -4,8 +4,9 @@
 // in the engine's writer thread), on a 32-host cluster like the Slurm
 // tests' and a 4,096-host one; the Slurm tests' 4 x 8 cluster also beside
 // running jobs, whose traffic every candidate's estimate shares cables
-// with (a busy cluster, as in tests/slurm/burst.sh). Prints figures;
-// asserts nothing.
+// with (a busy cluster, as in tests/slurm/burst.sh), and in a burst, where
+// a running job ends and another starts between every two rank calls.
+// Prints figures; asserts nothing.
 #include "plugin/engine.h"
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -58,31 +60,40 @@ struct Cluster {
   }
 };
 
-// Places `jobs` jobs of `nodes` hosts through the engine and leaves them
-// running: their hosts are taken and their traffic loads the fabric.
-void start_running(Cluster& c, size_t jobs, uint32_t nodes) {
+// Places job `job_id` on `nodes` whole hosts through the engine and leaves
+// it running: its hosts are taken and its traffic loads the fabric.
+std::vector<size_t> start_job(Cluster& c, uint32_t job_id, uint32_t nodes) {
   char msg[512];
-  for (size_t j = 0; j < jobs; ++j) {
-    topo_engine_job job{};
-    job.job_id = 1000000 + static_cast<uint32_t>(j);
-    job.nodes = nodes;
-    job.gpus_per_node = 8;
-    job.request.topo_aware = true;
-    topo_engine_ranking ranking{};
-    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK)
-      throw std::runtime_error(msg);
-    const topo_engine_candidate& best = ranking.candidates[0];
-    std::vector<size_t> allocated(best.nodes, best.nodes + best.count);
-    std::sort(allocated.begin(), allocated.end());
-    char *ring = nullptr, *hcas = nullptr;
-    if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas,
-                           msg, sizeof msg) != TOPO_ENGINE_OK)
-      throw std::runtime_error(msg);
-    for (size_t node : allocated) c.free[node] = 0;
-    free(ring);
-    free(hcas);
-    topo_engine_ranking_free(&ranking);
-  }
+  topo_engine_job job{};
+  job.job_id = job_id;
+  job.nodes = nodes;
+  job.gpus_per_node = 8;
+  job.request.topo_aware = true;
+  topo_engine_ranking ranking{};
+  if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK)
+    throw std::runtime_error(msg);
+  const topo_engine_candidate& best = ranking.candidates[0];
+  std::vector<size_t> allocated(best.nodes, best.nodes + best.count);
+  std::sort(allocated.begin(), allocated.end());
+  char *ring = nullptr, *hcas = nullptr;
+  if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas, msg,
+                         sizeof msg) != TOPO_ENGINE_OK)
+    throw std::runtime_error(msg);
+  for (size_t node : allocated) c.free[node] = 0;
+  free(ring);
+  free(hcas);
+  topo_engine_ranking_free(&ranking);
+  return allocated;
+}
+
+void start_running(Cluster& c, size_t jobs, uint32_t nodes) {
+  for (size_t j = 0; j < jobs; ++j) (void)start_job(c, 1000000 + static_cast<uint32_t>(j), nodes);
+}
+
+double cpu_now_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
 void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, size_t running = 0,
@@ -96,11 +107,7 @@ void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, 
   char msg[512];
   // Thread CPU time: the machine may be shared, and wall time then counts
   // other processes' turns.
-  auto cpu_now = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-  };
+  auto cpu_now = cpu_now_us;
   double rank_us = 0, record_us = 0, rank_cpu_us = 0, record_cpu_us = 0;
   uint32_t id = 0;
   for (auto _ : state) {
@@ -161,5 +168,61 @@ void BM_Engine4Of32BesideRunning(benchmark::State& state) {
   rank_and_record(state, "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2", 4, 2, 6);
 }
 BENCHMARK(BM_Engine4Of32BesideRunning)->Unit(benchmark::kMicrosecond);
+
+// A burst as tests/slurm/burst.sh makes it: short jobs of 2-4 whole hosts
+// start and end all the time, so between two evaluations of a pending job
+// one running job ended and another started (the running traffic changed,
+// and with it every earlier answer). Per iteration: the oldest of the
+// running jobs ends, a new one starts (ranked and recorded), and a 3-host
+// job is ranked beside them; rank_cpu_us is that last call, the test
+// slurmctld's evaluation makes, and churn_cpu_us the end and start before
+// it. With a range of N, N MiB are written between the churn and the
+// rank call (untimed): the engine's data leave the CPU's caches (here L2
+// is 1 MiB), as Slurm's work and other processes push them out between
+// two evaluations in slurmctld.
+void BM_Engine3Of32InABurst(benchmark::State& state) {
+  std::vector<char> other_work(static_cast<size_t>(state.range(0)) << 20);
+  Cluster c("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  std::fill(c.free.begin(), c.free.end(), 8);
+  std::deque<std::pair<uint32_t, std::vector<size_t>>> running;
+  uint32_t next_id = 1;
+  for (uint32_t nodes : {2u, 3u, 4u, 2u, 3u, 4u, 2u, 3u}) {
+    running.emplace_back(next_id, start_job(c, next_id, nodes));
+    ++next_id;
+  }
+  topo_engine_job job{};
+  job.nodes = 3;
+  job.gpus_per_node = 8;
+  job.request.topo_aware = true;
+  char msg[512];
+  double rank_cpu_us = 0, churn_cpu_us = 0;
+  for (auto _ : state) {
+    double c0 = cpu_now_us();
+    auto [ended, nodes] = running.front();
+    running.pop_front();
+    topo_engine_job_ended(c.engine, ended, msg, sizeof msg);
+    for (size_t node : nodes) c.free[node] = 8;
+    running.emplace_back(next_id, start_job(c, next_id, 2 + next_id % 3));
+    ++next_id;
+    double churned = cpu_now_us();
+    for (size_t i = 0; i < other_work.size(); i += 64) other_work[i] = static_cast<char>(i + next_id);
+    benchmark::DoNotOptimize(other_work.data());
+    double c1 = cpu_now_us();
+    job.job_id = next_id;
+    topo_engine_ranking ranking{};
+    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
+      state.SkipWithError(msg);
+      break;
+    }
+    double c2 = cpu_now_us();
+    topo_engine_ranking_free(&ranking);
+    churn_cpu_us += churned - c0;
+    rank_cpu_us += c2 - c1;
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["rank_cpu_us"] = n > 0 ? rank_cpu_us / n : 0;
+  state.counters["churn_cpu_us"] = n > 0 ? churn_cpu_us / n : 0;
+}
+BENCHMARK(BM_Engine3Of32InABurst)->Arg(0)->Arg(4)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/quote.h"
 #include "topology/line_source.h"
 #include "topology/routing.h"
 
@@ -52,18 +53,18 @@ void set_weights(EngineConfig& c, const std::string& value, const std::string& f
   for (const std::string& item : split_commas(value)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw ParseError(file, line, fmt::format("Weights: '{}' is not name=number (names: {})", item, allowed));
+      throw ParseError(file, line, fmt::format("Weights: '{}' is not name=number (names: {})", shown(item), allowed));
     std::string name = lower(trim(item.substr(0, eq)));
     auto number = parse_number(trim(item.substr(eq + 1)));
     if (!number || *number < 0)
-      throw ParseError(file, line, fmt::format("Weights: '{}' needs a number of at least 0", item));
+      throw ParseError(file, line, fmt::format("Weights: '{}' needs a number of at least 0", shown(item)));
     bool found = false;
     for (const auto& [n, member] : names)
       if (name == n) {
         c.weights.*member = *number;
         found = true;
       }
-    if (!found) throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", name, allowed));
+    if (!found) throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", shown(name), allowed));
   }
 }
 
@@ -85,7 +86,7 @@ std::string name_list(const std::string& value, const char* field, const std::st
     if (ch <= ' ' || ch == 0x7f)
       throw ParseError(file, line, fmt::format("{} '{}': expected NCCL's name list (e.g. mlx5_0,mlx5_1 or "
                                                "^docker,lo), printable ASCII without spaces",
-                                               field, value));
+                                               field, shown(value)));
   return value;
 }
 
@@ -95,7 +96,7 @@ bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string&
   auto byte = [&](const char* field) {
     if (value.empty()) return -1;
     auto n = parse_whole(value, 0, 255);
-    if (!n) throw ParseError(file, line, fmt::format("{} '{}': expected a whole number from 0 to 255", field, value));
+    if (!n) throw ParseError(file, line, fmt::format("{} '{}': expected a whole number from 0 to 255", field, shown(value)));
     return *n;
   };
   if (key == "rocehca") h.ib_hca = name_list(value, "RoceHca", file, line);
@@ -107,7 +108,7 @@ bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string&
     if (!n)
       throw ParseError(file, line,
                        fmt::format("EcmpQpsPerConnection '{}': expected a whole number from 0 (never set) to {}",
-                                   value, kMaxQps));
+                                   shown(value), kMaxQps));
     h.ecmp_qps = *n;
   } else return false;
   return true;
@@ -140,7 +141,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
     if (text.empty()) continue;
     size_t eq = text.find('=');
     if (eq == std::string::npos)
-      throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", text));
+      throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", shown(text)));
     std::string key = lower(trim(text.substr(0, eq))), value = trim(text.substr(eq + 1));
     if (key == "dbpath") {
       if (value.empty()) throw ParseError(path, line, "DbPath needs a file name");
@@ -160,36 +161,36 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
       set_weights(c, value, path, line);
     } else if (key == "defaultprofile") {
       auto p = parse_profile(lower(value));
-      if (!p) throw ParseError(path, line, fmt::format("DefaultProfile '{}': expected allreduce, alltoall, mixed or none", value));
+      if (!p) throw ParseError(path, line, fmt::format("DefaultProfile '{}': expected allreduce, alltoall, mixed or none", shown(value)));
       c.default_profile = *p;
     } else if (key == "strict") {
       std::string v = lower(value);
       if (v == "yes" || v == "true" || v == "1") c.strict = true;
       else if (v == "no" || v == "false" || v == "0") c.strict = false;
-      else throw ParseError(path, line, fmt::format("Strict '{}': expected yes or no", value));
+      else throw ParseError(path, line, fmt::format("Strict '{}': expected yes or no", shown(value)));
     } else if (key == "partitions") {
       c.partitions.clear();
       for (const std::string& p : split_commas(value)) c.partitions.insert(p);
     } else if (key == "candidates") {
       auto n = parse_number(value);
       if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
-        throw ParseError(path, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", value));
+        throw ParseError(path, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", shown(value)));
       c.candidates = static_cast<int>(*n);
     } else if (key == "healtherrorsperhour") {
       auto n = parse_number(value);
       if (!n || *n <= 0)
-        throw ParseError(path, line, fmt::format("HealthErrorsPerHour '{}': expected a number above 0", value));
+        throw ParseError(path, line, fmt::format("HealthErrorsPerHour '{}': expected a number above 0", shown(value)));
       c.health.errors_per_hour = *n;
     } else if (key == "healthxmitwaitshare") {
       auto n = parse_number(value);
       if (!n || *n <= 0 || *n > 1)
-        throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", value));
+        throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", shown(value)));
       c.health.xmit_wait_share = *n;
     } else if (read_nccl_hint(c.nccl, key, value, path, line)) {
     } else if (key == "healthpausespersecond" || key == "healthecnovermedian" || key == "healthecnmarkspersecond") {
       auto n = parse_number(value);
       if (!n || *n <= 0)
-        throw ParseError(path, line, fmt::format("{} '{}': expected a number above 0", trim(text.substr(0, eq)), value));
+        throw ParseError(path, line, fmt::format("{} '{}': expected a number above 0", shown(trim(text.substr(0, eq))), shown(value)));
       (key == "healthpausespersecond" ? c.nic.pauses_per_second
        : key == "healthecnovermedian" ? c.nic.ecn_over_median
                                       : c.nic.ecn_marks_per_second) = *n;
@@ -199,7 +200,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
                                    "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare, RoceHca, "
                                    "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection, "
                                    "HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond)",
-                                   trim(text.substr(0, eq))));
+                                   shown(trim(text.substr(0, eq)))));
     }
   }
   if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);

@@ -35,13 +35,19 @@ PlacementWriter::~PlacementWriter() {
 }
 
 void PlacementWriter::submit(PlacementRecord record) {
+  bool first;
   {
     std::lock_guard guard(lock_);
     if (record.placed_at.empty()) record.placed_at = placement_time_now();
     journal_.append(record);
+    first = queue_.empty();
     queue_.push_back(std::move(record));
   }
-  wake_.notify_one();
+  // Only the first record of a batch wakes the thread: with records queued
+  // it is gathering or storing and takes this one with them, and a wake
+  // (a futex call in the scheduling thread) would only put it back to
+  // sleep.
+  if (first) wake_.notify_one();
 }
 
 std::optional<std::string> PlacementWriter::flush() {

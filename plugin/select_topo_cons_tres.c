@@ -233,10 +233,14 @@ static int rank_again(topo_engine_t *e, const struct topo_engine_job *job, bitst
   for (int i = 0; i < node_record_count; i++)
     free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
                 ? free_gpus(node_record_table_ptr[i]) : -1;
-  uint64_t c0 = topo_shim_cpu_now_us(), t0 = topo_shim_now_us();
+  bool timed = topo_shim_time_engine_cpu();
+  uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0, t0 = topo_shim_now_us();
   int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, sizeof(msg));
   spent->engine_us += topo_shim_now_us() - t0;
-  spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+  if (timed) {
+    spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+    spent->engine_cpu_timed++;
+  }
   spent->ranked++;
   topo_shim_free_gpus_give_back();
   if (rc != TOPO_ENGINE_OK)
@@ -304,11 +308,15 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
                job.job_id, usable, job.gpus_per_node, job.nodes);
     } else {
       topo_shim_engine_nodes(e);
-      uint64_t c0 = topo_shim_cpu_now_us();
+      bool timed = topo_shim_time_engine_cpu();
+      uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0;
       t0 = topo_shim_now_us();
       rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
       spent->engine_us += topo_shim_now_us() - t0;
-      spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+      if (timed) {
+        spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+        spent->engine_cpu_timed++;
+      }
       spent->ranked++;
       if (ranking.answered_before)
         spent->reused++;

@@ -304,15 +304,26 @@ void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, b
    * ("gpu[001-008,017-024]"): compact for any job size, and what the
    * SPANK plugin reads.  The plain list only where it fits an
    * environment comfortably. */
-  topo_hostlist_t *hl = hostlist_create(ring);
-  char *compact = hl ? hostlist_ranged_string_xmalloc(hl) : NULL;
+  if (count == 1) {
+    /* One name is its own hostlist. */
+    topo_shim_set_env(job_ptr, "TOPO_RING_HOSTS", ring);
+  } else {
+    /* Written into a buffer of our own first: Slurm's allocating form
+     * takes 8 KiB of heap for any ring, which in slurmctld's scheduling
+     * threads costs more than the whole string. */
+    char small[1024];
+    topo_hostlist_t *hl = hostlist_create(ring);
+    char *compact = NULL;
+    if (hl && hostlist_ranged_string(hl, sizeof(small), small) < 0)
+      compact = hostlist_ranged_string_xmalloc(hl);
+    topo_shim_set_env(job_ptr, "TOPO_RING_HOSTS", compact ? compact : hl ? small : ring);
+    xfree(compact);
+    if (hl)
+      hostlist_destroy(hl);
+  }
   snprintf(nnodes, sizeof(nnodes), "%zu", count);
-  topo_shim_set_env(job_ptr, "TOPO_RING_HOSTS", compact ? compact : ring);
   topo_shim_set_env(job_ptr, "TOPO_RING_ORDER", count <= TOPO_RING_ORDER_MAX_HOSTS ? ring : NULL);
   topo_shim_set_env(job_ptr, "TOPO_NNODES", nnodes);
-  xfree(compact);
-  if (hl)
-    hostlist_destroy(hl);
 }
 
 void topo_shim_note(job_record_t *job_ptr, const char *note)
@@ -351,6 +362,12 @@ uint64_t topo_shim_cpu_now_us(void)
   return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
+bool topo_shim_time_engine_cpu(void)
+{
+  static uint32_t calls;
+  return __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) % TOPO_SHIM_CPU_EVERY == 0;
+}
+
 static void log_path(const char *what, const struct topo_shim_timing *t, enum topo_shim_path path)
 {
   if (!t->tests)
@@ -365,7 +382,9 @@ static void log_path(const char *what, const struct topo_shim_timing *t, enum to
          " ranked=%" PRIu64 " reused=%" PRIu64 " trials=%" PRIu64 " trial_mean_us=%" PRIu64
          " record_mean_us=%" PRIu64,
          what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us,
-         t->engine_us / t->tests, t->engine_cpu_us / t->tests, t->ranked, t->reused, t->trials,
+         t->engine_us / t->tests,
+         t->engine_cpu_timed ? t->engine_cpu_us * t->ranked / t->engine_cpu_timed / t->tests : 0,
+         t->ranked, t->reused, t->trials,
          t->trials ? t->trial_us / t->trials : 0, t->record_us / t->tests);
 }
 
@@ -396,6 +415,7 @@ void topo_shim_count(const char *what, enum topo_shim_path path, uint64_t total_
   t->trial_us += spent->trial_us;
   t->record_us += spent->record_us;
   t->engine_cpu_us += spent->engine_cpu_us;
+  t->engine_cpu_timed += spent->engine_cpu_timed;
   t->ranked += spent->ranked;
   t->reused += spent->reused;
   report = t->tests % TIMING_EVERY == 0;

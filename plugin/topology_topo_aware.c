@@ -199,7 +199,12 @@ struct pending {
   struct pending *next;
 };
 
-static struct pending *pending_jobs;
+/* By job id, in buckets: a burst queues hundreds of topo-aware jobs, and
+ * each evaluation replaces its job's entry (a list walk under the lock
+ * would cost every evaluation a cache miss per queued job). */
+#define PENDING_BUCKETS 1024
+static struct pending *pending_jobs[PENDING_BUCKETS];
+static size_t pending_count;
 /* Entries of jobs that started and were requeued before the writer saw
  * them run: recorded on its next round. */
 static struct pending *ran_jobs;
@@ -232,8 +237,9 @@ static void set_allocated(struct pending *p, bitstr_t *nodes)
  * saw it run) goes to the writer instead. */
 static void pending_put(struct pending *entry, job_record_t *job_ptr)
 {
+  struct pending **bucket = &pending_jobs[entry->job_id % PENDING_BUCKETS];
   slurm_mutex_lock(&pending_lock);
-  for (struct pending **p = &pending_jobs; *p; p = &(*p)->next) {
+  for (struct pending **p = bucket; *p; p = &(*p)->next) {
     if ((*p)->job_id != entry->job_id)
       continue;
     struct pending *old = *p;
@@ -250,8 +256,9 @@ static void pending_put(struct pending *entry, job_record_t *job_ptr)
     slurm_mutex_unlock(&pending_lock);
     return;
   }
-  entry->next = pending_jobs;
-  pending_jobs = entry;
+  entry->next = *bucket;
+  *bucket = entry;
+  pending_count++;
   slurm_mutex_unlock(&pending_lock);
 }
 
@@ -293,20 +300,11 @@ static void write_record(topo_engine_t *e, struct pending *p)
   api->unlock(job_write);
 }
 
-/* Moves the entries of jobs that have started to *started, with their
- * node indices; drops those of jobs that are gone.  Under the job lock. */
-static void collect_started(const struct ctld_api *api, struct pending **started)
+/* Moves the bucket's entries of jobs that have started to *started, with
+ * their node indices; drops those of jobs that are gone.  Under the job
+ * lock and pending_lock. */
+static void collect_bucket(const struct ctld_api *api, struct pending **p, struct pending **started)
 {
-  slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
-  api->lock(job_read);
-  slurm_mutex_lock(&pending_lock);
-  while (ran_jobs) {
-    struct pending *entry = ran_jobs;
-    ran_jobs = entry->next;
-    entry->next = *started;
-    *started = entry;
-  }
-  struct pending **p = &pending_jobs;
   while (*p) {
     struct pending *entry = *p;
     job_record_t *job_ptr = api->find_job(entry->job_id);
@@ -321,6 +319,7 @@ static void collect_started(const struct ctld_api *api, struct pending **started
       continue;
     }
     *p = entry->next;
+    pending_count--;
     if (gone) {
       pending_free(entry);
       continue;
@@ -343,6 +342,23 @@ static void collect_started(const struct ctld_api *api, struct pending **started
     entry->next = *started;
     *started = entry;
   }
+}
+
+/* Moves the entries of jobs that have started to *started.  Under the job
+ * lock. */
+static void collect_started(const struct ctld_api *api, struct pending **started)
+{
+  slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
+  api->lock(job_read);
+  slurm_mutex_lock(&pending_lock);
+  while (ran_jobs) {
+    struct pending *entry = ran_jobs;
+    ran_jobs = entry->next;
+    entry->next = *started;
+    *started = entry;
+  }
+  for (size_t b = 0; b < PENDING_BUCKETS && pending_count; b++)
+    collect_bucket(api, &pending_jobs[b], started);
   slurm_mutex_unlock(&pending_lock);
   api->unlock(job_read);
 }
@@ -560,7 +576,7 @@ static void *writer_main(void *arg)
     slurm_mutex_lock(&pending_lock);
     if (!writer_stop)
       pthread_cond_timedwait(&pending_cond, &pending_lock, &until);
-    int stop = writer_stop, any = pending_jobs || ran_jobs;
+    int stop = writer_stop, any = pending_count || ran_jobs;
     slurm_mutex_unlock(&pending_lock);
     if (stop)
       break;
@@ -608,12 +624,15 @@ static void writer_finish(void)
   if (running)
     pthread_join(writer_thread, NULL);
   slurm_mutex_lock(&pending_lock);
-  for (struct pending **list = &pending_jobs; list; list = list == &pending_jobs ? &ran_jobs : NULL)
+  for (size_t b = 0; b <= PENDING_BUCKETS; b++) {
+    struct pending **list = b < PENDING_BUCKETS ? &pending_jobs[b] : &ran_jobs;
     while (*list) {
       struct pending *p = *list;
       *list = p->next;
       pending_free(p);
     }
+  }
+  pending_count = 0;
   writer_running = 0;
   writer_stop = 0;
   slurm_mutex_unlock(&pending_lock);
@@ -785,11 +804,15 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
     return TOPO_ENGINE_NO_PLACEMENT;
   }
   topo_shim_engine_nodes(e);
-  uint64_t t0 = topo_shim_now_us(), c0 = topo_shim_cpu_now_us();
+  bool timed = topo_shim_time_engine_cpu();
+  uint64_t t0 = topo_shim_now_us(), c0 = timed ? topo_shim_cpu_now_us() : 0;
   rc = topo_engine_rank(e, &entry->job, free_gpus, node_record_count, &entry->ranking, msg,
                         sizeof(msg));
   spent->engine_us += topo_shim_now_us() - t0;
-  spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+  if (timed) {
+    spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
+    spent->engine_cpu_timed++;
+  }
   topo_shim_free_gpus_give_back();
   spent->ranked++;
   if (entry->ranking.answered_before)
