@@ -242,8 +242,8 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
 
   auto algorithms = algorithms_for(request.collective, options);
   Patterns ps = route_patterns(index, al, request, algorithms, options);
-  pace_patterns(index, ps, CableRoom(index.fabric(), background, options.network_efficiency),
-                CableRoom(index.fabric(), BackgroundLoad(), options.network_efficiency), neighbours);
+  pace_patterns(index, ps, CableRoom(index, background, options.network_efficiency),
+                CableRoom(index, BackgroundLoad(), options.network_efficiency), neighbours);
   Choice ch = choose(request, options, Shape{shape.hosts, shape.gpus_per_host, ps.tree_depth}, ps);
 
   const Candidate& c = *ch.best;

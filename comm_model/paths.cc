@@ -70,6 +70,14 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       ports_[h].push_back(p);
     }
 
+  gpu_rails_begin_.assign(1, 0);
+  for (NodeId host : fabric.hosts()) {
+    for (const Gpu& gpu : fabric.node(host).gpus) gpu_rails_.push_back(gpu.rail);
+    gpu_rails_begin_.push_back(static_cast<int>(gpu_rails_.size()));
+  }
+  cable_gbps_.reserve(fabric.cables().size());
+  for (LinkId e : fabric.cables()) cable_gbps_.push_back(g[e].gbps());
+
   // Trunks: parallel Active cables between switches one rank apart, per direction.
   up_trunks_.assign(slots, {});
   down_trunks_.assign(slots, {});

@@ -52,6 +52,17 @@ class PathIndex {
   // that order; empty when no HCA of the host has an Active cable to a switch.
   std::span<const Port> ports(int host_index) const;
 
+  // The rail of each GPU the fabric knows on the host (Node::gpus, -1 where
+  // hwloc named none), read once here: an estimate asks for every host of
+  // its job, and the nodes themselves are large and scattered.
+  std::span<const int> gpu_rails(int host_index) const {
+    return {gpu_rails_.data() + gpu_rails_begin_[host_index],
+            static_cast<size_t>(gpu_rails_begin_[host_index + 1] - gpu_rails_begin_[host_index])};
+  }
+  // Link::gbps() by Link::id (0 for a cable that is not Active), for the
+  // sharing's room per cable.
+  std::span<const double> cable_gbps() const { return cable_gbps_; }
+
   // Rank-0 switches: FabricIndex::leaves(), so leaf ids are the same in both.
   std::span<const NodeId> leaves() const { return leaves_; }
 
@@ -153,6 +164,9 @@ class PathIndex {
   // Switches k hops straight above each leaf: ancestors_[leaf * ranks_ + k].
   std::vector<std::vector<int>> ancestors_;
   std::vector<CableRef> cables_;           // by Link::id
+  std::vector<double> cable_gbps_;         // by Link::id
+  std::vector<int> gpu_rails_;             // by host index, a slice from gpu_rails_begin_
+  std::vector<int> gpu_rails_begin_;
 };
 
 }  // namespace topo

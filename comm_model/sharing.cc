@@ -45,10 +45,18 @@ CableRoom::CableRoom(const Fabric& fabric, const BackgroundLoad& background, dou
   std::sort(background_.begin(), background_.end());
 }
 
+CableRoom::CableRoom(const PathIndex& index, const BackgroundLoad& background, double efficiency)
+    : CableRoom(index.fabric(), background, efficiency) {
+  rates_ = index.cable_gbps();
+}
+
 double CableRoom::gbps(int directed) const {
-  double rate = fabric_->link(fabric_->cables()[directed / 2]).gbps() * efficiency_;
-  auto it = std::lower_bound(background_.begin(), background_.end(), std::make_pair(directed, -kInf));
-  if (it != background_.end() && it->first == directed) rate -= it->second;
+  const size_t id = static_cast<size_t>(directed / 2);
+  double rate = (rates_.empty() ? fabric_->link(fabric_->cables()[id]).gbps() : rates_[id]) * efficiency_;
+  if (!background_.empty()) {
+    auto it = std::lower_bound(background_.begin(), background_.end(), std::make_pair(directed, -kInf));
+    if (it != background_.end() && it->first == directed) rate -= it->second;
+  }
   return std::max(0.0, rate);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "comm_model/link_load.h"
+#include "comm_model/paths.h"
 
 namespace topo {
 
@@ -21,10 +22,14 @@ namespace topo {
 class CableRoom {
  public:
   CableRoom(const Fabric& fabric, const BackgroundLoad& background, double efficiency);
+  // The same, reading the line rates the index keeps by cable (kept alive
+  // by the caller).
+  CableRoom(const PathIndex& index, const BackgroundLoad& background, double efficiency);
   double gbps(int directed) const;
 
  private:
   const Fabric* fabric_;
+  std::span<const double> rates_;  // by Link::id; empty when read from fabric_
   double efficiency_;
   std::vector<std::pair<int, double>> background_;  // (directed cable, Gb/s), ordered
 };

@@ -15,15 +15,20 @@ namespace {
 void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation& al) {
   auto ports = index.ports(h);
   const int H = static_cast<int>(ports.size());
-  const std::vector<Gpu>& known = index.fabric().node(host).gpus;
+  std::span<const int> known = index.gpu_rails(h);
   size_t first = al.lane.size();
   for (int p = 0; p < H; ++p) al.lane.push_back({p, 0, ports[p].rail});
+  // GPU g's default port, g*H/gpus rounded down, counted up as g rises
+  // rather than divided for every GPU of every host.
+  int port_by_count = 0;
+  long next_port_at = gpus;  // (port_by_count + 1) * gpus
   for (int g = 0; g < gpus && H > 0; ++g) {
-    int port = static_cast<int>(static_cast<long>(g) * H / gpus);
+    for (long reach = static_cast<long>(g) * H; reach >= next_port_at; next_port_at += gpus) ++port_by_count;
+    int port = port_by_count;
     // hwloc's closest HCA wins when the fabric carries it.
-    if (static_cast<size_t>(g) < known.size() && known[g].rail >= 0)
+    if (static_cast<size_t>(g) < known.size() && known[g] >= 0)
       for (int p = 0; p < H; ++p)
-        if (ports[p].rail == known[g].rail) {
+        if (ports[p].rail == known[g]) {
           port = p;
           break;
         }

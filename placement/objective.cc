@@ -65,12 +65,14 @@ FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<cons
   const Fabric& f = tree.fabric();
   const size_t leaves = tree.leaves().size();
   std::vector<double> used(leaves, 0.0);
-  auto above = [&](NodeId n) { return f.node(n).kind == NodeKind::Switch && f.node(n).level != Level::Leaf; };
+  // Most loaded cables are hosts' own: the dense switch index turns them
+  // away without reading their nodes.
+  auto above = [&](NodeId n) { return f.switch_index(n) >= 0 && f.node(n).level != Level::Leaf; };
+  const FabricIndex& fi = f.index();
   for (const auto& [cable, entry] : free.load.entries()) {
     if (cable < 0 || static_cast<size_t>(cable) >= f.cables().size()) continue;
-    const Link& link = f.link(f.cables()[static_cast<size_t>(cable)]);
     if (int l = tree.uplink_of(cable); l >= 0) used[l] += busier(entry);
-    else if (above(link.end_a) && above(link.end_b)) above_.emplace_back(cable, entry);
+    else if (above(fi.cable_ends(cable)[0].node) && above(fi.cable_ends(cable)[1].node)) above_.emplace_back(cable, entry);
   }
   std::vector<char> wanted(leaves, every_leaf);
   for (NodeId h : ring)

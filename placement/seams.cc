@@ -30,10 +30,17 @@ void append(const Segment& s, std::vector<NodeId>& ring) {
 // cables the job's seams cross, never a sort.
 class Seams {
  public:
-  Seams(const PathIndex& paths, const FreeMap& free, std::vector<Segment> segments, bool closed)
-      : paths_(paths), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size()) {
+  Seams(SeamRoutes& routes, const FreeMap& free, std::vector<Segment> segments, bool closed)
+      : routes_(routes), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size(), &kNoCables),
+        slot_(routes.scratch()) {
     for (size_t i = 0; i < segs_.size(); ++i) route(i);
   }
+  // Leaves the routes' scratch clear for the next search.
+  ~Seams() {
+    for (auto [cable, own] : own_) slot_[static_cast<size_t>(cable)] = 0;
+  }
+  Seams(const Seams&) = delete;
+  Seams& operator=(const Seams&) = delete;
 
   SeamCost cost() const {
     SeamCost c;
@@ -105,7 +112,7 @@ class Seams {
   void reorder(std::vector<int>& pod) {
     const size_t k = segs_.size();
     if (k < 3 || k > kMaxReordered) return;
-    std::vector<std::vector<int>> saved(k);
+    std::vector<const std::vector<int>*> saved(k);
     for (size_t a = 0; a < k; ++a)
       for (size_t b = a + 1; b < k; ++b) {
         if (pod[a] != pod[b]) continue;
@@ -120,9 +127,9 @@ class Seams {
         }
         std::swap(segs_[a], segs_[b]);
         for (size_t e : touched) {
-          count(edges_[e], -1);
+          count(*edges_[e], -1);
           edges_[e] = saved[e];
-          count(edges_[e], +1);
+          count(*edges_[e], +1);
         }
       }
   }
@@ -171,38 +178,46 @@ class Seams {
   }
   // Edge i's route, and the job's flows on the cables it leaves and takes.
   void route(size_t i) {
-    count(edges_[i], -1);
-    edges_[i].clear();
+    count(*edges_[i], -1);
+    edges_[i] = &kNoCables;
     if (!closed_ && i + 1 == segs_.size()) return;
-    switch_cables(paths_, segs_[i].exit, segs_[(i + 1) % segs_.size()].entry, edges_[i]);
-    count(edges_[i], +1);
+    edges_[i] = &routes_.cables(segs_[i].exit, segs_[(i + 1) % segs_.size()].entry);
+    count(*edges_[i], +1);
   }
   // A choice tried and dropped puts edge i back as kept, without a route.
   void keep(size_t i, int slot) { kept_[slot] = edges_[i]; }
   void restore(size_t i, int slot) {
-    count(edges_[i], -1);
+    count(*edges_[i], -1);
     edges_[i] = kept_[slot];
-    count(edges_[i], +1);
+    count(*edges_[i], +1);
   }
+  // own_ keeps its order of first counting (cost() sums in it); slot_
+  // finds a cable's entry in it without a search.
   void count(const std::vector<int>& cables, int sign) {
     for (int c : cables) {
-      auto it = std::find_if(own_.begin(), own_.end(), [c](const auto& e) { return e.first == c; });
-      if (it == own_.end()) {
+      if (static_cast<size_t>(c) >= slot_.size()) slot_.resize(std::max(2 * slot_.size(), static_cast<size_t>(c) + 1), 0);
+      int& at = slot_[static_cast<size_t>(c)];
+      if (at == 0) {
         own_.emplace_back(c, sign);
-      } else if ((it->second += sign) == 0) {
-        *it = own_.back();
+        at = static_cast<int>(own_.size());
+      } else if ((own_[at - 1].second += sign) == 0) {
+        own_[at - 1] = own_.back();
+        slot_[static_cast<size_t>(own_.back().first)] = at;
         own_.pop_back();
+        at = 0;
       }
     }
   }
 
-  const PathIndex& paths_;
+  static inline const std::vector<int> kNoCables;
+  SeamRoutes& routes_;
   const FreeMap& free_;
   std::vector<Segment> segs_;
   bool closed_;
-  std::vector<std::vector<int>> edges_;
+  std::vector<const std::vector<int>*> edges_;  // each edge's cables, held by routes_
   std::vector<std::pair<int, int>> own_;  // (directed cable, the job's flows on it), none at zero
-  std::vector<int> kept_[2];
+  std::vector<int>& slot_;                // by directed cable: 1 + its place in own_, 0 when absent
+  const std::vector<int>* kept_[2] = {&kNoCables, &kNoCables};
 };
 
 std::vector<Segment> segments(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -235,6 +250,12 @@ bool applies(const SwitchTree& tree, const PlacementRequest& request, std::span<
 
 }  // namespace
 
+const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
+  auto [it, fresh] = routes_.try_emplace(from << 32 | to);
+  if (fresh) switch_cables(paths_, from, to, it->second);
+  return it->second;
+}
+
 SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                    std::span<const NodeId> ring) {
   if (!tree.fabric().routing().is_static() || ring.size() < 2) return {};
@@ -255,11 +276,18 @@ SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementR
     segs.front().entry = segs.back().entry;
     segs.pop_back();
   }
-  return Seams(tree.paths(), free, std::move(segs), closed).cost();
+  SeamRoutes routes(tree.paths());
+  return Seams(routes, free, std::move(segs), closed).cost();
 }
 
 std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                               std::span<const NodeId> hosts) {
+  SeamRoutes routes(tree.paths());
+  return seam_ring(tree, free, request, hosts, routes);
+}
+
+std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                              std::span<const NodeId> hosts, SeamRoutes& routes) {
   std::vector<NodeId> natural = ring_order(tree, hosts);
   if (!applies(tree, request, natural)) return natural;
   const bool closed = request.profile != Profile::Pipeline;
@@ -273,7 +301,7 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
       int leaf = tree.home_leaf(s.entry);
       pod.push_back(leaf >= 0 ? tree.leaves()[leaf].pod : -1 - static_cast<int>(pod.size()));  // unplaced: never swapped
     }
-    Seams seams(tree.paths(), free, *order, closed);
+    Seams seams(routes, free, *order, closed);
     for (int pass = 0; pass < 3; ++pass) {
       SeamCost before = seams.cost();
       seams.improve();

@@ -31,7 +31,9 @@
 // the ring (AllToAll, None), or a job on one leaf, it returns ring_order().
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "placement/request.h"
@@ -48,10 +50,33 @@ struct SeamCost {
   }
 };
 
+// The switch-to-switch cables of the flows from one host to another
+// (placement/traffic.h switch_cables), each pair routed once and kept: the
+// seam search tries the same exits and entries again and again, over its
+// passes, both directions and the candidates of one decision, and walking
+// the tables is most of its cost. Valid while the fabric's tables and
+// cables stay as they were: keep one for one decision.
+class SeamRoutes {
+ public:
+  explicit SeamRoutes(const PathIndex& paths) : paths_(paths) {}
+  const std::vector<int>& cables(NodeId from, NodeId to);  // stable while this lives
+  // Zeroes by directed cable that one seam search at a time borrows and
+  // leaves zero again.
+  std::vector<int>& scratch() { return scratch_; }
+
+ private:
+  const PathIndex& paths_;
+  std::unordered_map<uint64_t, std::vector<int>> routes_;  // by from << 32 | to
+  std::vector<int> scratch_;
+};
+
 // The ring for `hosts` (which may come back with some hosts swapped for
 // equally good ones of the same leaf, see above).
 std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                               std::span<const NodeId> hosts);
+// The same, reading and filling routes kept for the decision.
+std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                              std::span<const NodeId> hosts, SeamRoutes& routes);
 
 // The measure seam_ring minimises, for a ring as given (a chain for a
 // pipeline profile). Zero under adaptive routing.

@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,9 @@ enum class Health { Any, HealthyHosts, HealthyHostsAndUplinks };
 std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
                                 const PlacementRequest& request) {
   std::vector<LeafPool> pools;
+  pools.reserve(tree.leaves().size());
+  std::vector<std::tuple<size_t, int, size_t>> keyed;  // (degraded cables, free GPUs or minus them, position)
+  std::vector<NodeId> unsorted;
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
     LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), index.pressure(i, true)};
@@ -42,13 +46,17 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
       if (eligible(tree, free, request, h)) pool.hosts.push_back(h);
     // Healthy hosts first; for a GPU count, the emptiest hosts first so the
     // job spans few; for whole hosts, the fullest that fit (best fit), so
-    // small jobs share hosts and leave whole ones to multi-host jobs.
-    std::stable_sort(pool.hosts.begin(), pool.hosts.end(), [&](NodeId a, NodeId b) {
-      auto key = [&](NodeId h) {
-        return std::make_pair(tree.degraded_cables(h).size(), whole_hosts(request) ? free.free(h) : -free.free(h));
-      };
-      return key(a) < key(b);
-    });
+    // small jobs share hosts and leave whole ones to multi-host jobs. Ties
+    // keep the leaf's order (the position is the last key): every leaf of
+    // the fabric is sorted per decision, so each key is computed once.
+    keyed.clear();
+    for (size_t k = 0; k < pool.hosts.size(); ++k) {
+      NodeId h = pool.hosts[k];
+      keyed.push_back({tree.degraded_cables(h).size(), whole_hosts(request) ? free.free(h) : -free.free(h), k});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    unsorted.assign(pool.hosts.begin(), pool.hosts.end());
+    for (size_t k = 0; k < keyed.size(); ++k) pool.hosts[k] = unsorted[std::get<2>(keyed[k])];
     for (NodeId h : pool.hosts) pool.capacity += units(free, request, h);
     if (pool.capacity > 0) pools.push_back(std::move(pool));
   }
@@ -70,6 +78,16 @@ std::vector<LeafPool> restrict_pools(const SwitchTree& tree, const std::vector<L
     if (q.capacity > 0) out.push_back(std::move(q));
   }
   return out;
+}
+
+// Whether restrict_pools() would drop anything from `pools`.
+bool degraded_somewhere(const SwitchTree& tree, const std::vector<LeafPool>& pools) {
+  for (const LeafPool& p : pools) {
+    if (p.degraded_uplink) return true;
+    for (NodeId h : p.hosts)
+      if (!tree.degraded_cables(h).empty()) return true;
+  }
+  return false;
 }
 
 // The first hosts of a pool that make up `want` units.
@@ -248,7 +266,7 @@ std::vector<NodeId> leaves_of(const SwitchTree& tree, std::span<const NodeId> ri
 namespace {
 
 // make_placement() with an index of `free` built once for the decision.
-Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, SeamRoutes& routes,
                    const PlacementRequest& request, std::vector<NodeId> hosts, const Weights& weights,
                    bool with_estimate) {
   Placement p;
@@ -266,7 +284,7 @@ Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex&
   }
   // Seams only for candidates that get the estimate: they change neither
   // the structure tiers nor the fit, and cost a route per choice tried.
-  p.hosts = with_estimate ? seam_ring(tree, free, request, hosts) : ring_order(tree, hosts);
+  p.hosts = with_estimate ? seam_ring(tree, free, request, hosts, routes) : ring_order(tree, hosts);
   if (whole_hosts(request)) p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   else
     for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
@@ -279,9 +297,9 @@ Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex&
 // What complete(..., true) gives for a candidate built without the
 // estimate, without building it again: its ring takes its seams (a new
 // order only under static routing) and its score the comm_model.
-void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, SeamRoutes& routes,
                   const PlacementRequest& request, Placement& p, const Weights& weights) {
-  std::vector<NodeId> ring = seam_ring(tree, free, request, p.hosts);
+  std::vector<NodeId> ring = seam_ring(tree, free, request, p.hosts, routes);
   if (ring != p.hosts) {
     std::map<NodeId, int> gpus;
     for (size_t i = 0; i < p.hosts.size(); ++i) gpus[p.hosts[i]] = p.gpus[i];
@@ -343,7 +361,8 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
 Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                          std::vector<NodeId> hosts, const Weights& weights, bool with_estimate) {
   FreeIndex index(tree, free, hosts);
-  return complete(tree, free, index, request, std::move(hosts), weights, with_estimate);
+  SeamRoutes routes(tree.paths());
+  return complete(tree, free, index, routes, request, std::move(hosts), weights, with_estimate);
 }
 
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -351,6 +370,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))
     return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
   const FreeIndex index(tree, free);
+  SeamRoutes routes(tree.paths());
   std::vector<LeafPool> pools = make_pools(tree, free, index, request);
   int capacity = 0;
   for (const LeafPool& p : pools) capacity += p.capacity;
@@ -361,15 +381,21 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   // Pre-rank on structure, then score the best few with the comm_model.
   std::set<std::vector<NodeId>> seen;
   std::vector<Placement> ranked;
+  // With nothing degraded in the pools every round sees the same pools and
+  // finds the same candidates, so one round does (without copying them).
+  const bool one_round = !degraded_somewhere(tree, pools);
   for (Health health : {Health::HealthyHostsAndUplinks, Health::HealthyHosts, Health::Any}) {
-    std::vector<LeafPool> round = restrict_pools(tree, pools, free, request, health);
+    std::vector<LeafPool> restricted;
+    if (!one_round) restricted = restrict_pools(tree, pools, free, request, health);
+    const std::vector<LeafPool>& round = one_round ? pools : restricted;
     for (std::vector<NodeId>& hosts : candidates(tree, round, free, request)) {
       std::vector<NodeId> key = hosts;
       std::sort(key.begin(), key.end());
       if (!seen.insert(key).second) continue;
-      Placement p = complete(tree, free, index, request, std::move(hosts), options.weights, false);
+      Placement p = complete(tree, free, index, routes, request, std::move(hosts), options.weights, false);
       if (within_limits(p, request)) ranked.push_back(std::move(p));
     }
+    if (one_round) break;
   }
   if (ranked.empty())
     return {infeasible(fmt::format("no placement within the limits (max leaves {}, one pod {}, one rail group {})",
@@ -379,7 +405,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(keep);
-  for (Placement& p : ranked) add_estimate(tree, free, index, request, p, options.weights);
+  for (Placement& p : ranked) add_estimate(tree, free, index, routes, request, p, options.weights);
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
   // Local improvement: swap one leaf of the best for an unused leaf of its
@@ -402,9 +428,9 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
         else units_there += units(free, request, h);
       }
       take(*swap.pool, units_there, free, request, trial);
-      Placement p = complete(tree, free, index, request, std::move(trial), w, false);
+      Placement p = complete(tree, free, index, routes, request, std::move(trial), w, false);
       if (!within_limits(p, request) || p.score.total >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9) continue;
-      add_estimate(tree, free, index, request, p, w);
+      add_estimate(tree, free, index, routes, request, p, w);
       ++estimated;
       if (p.score.total < ranked.front().score.total - 1e-9) {
         ranked.insert(ranked.begin(), std::move(p));

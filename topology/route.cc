@@ -16,17 +16,21 @@ std::string_view name(RouteStatus s) {
 
 namespace {
 
-// Walks the tables, handing each hop to `visit`. The bound on hops is the
-// switch count: a loop-free route passes each switch at most once.
+// Walks the tables, handing each hop and its cable to `visit`. The bound
+// on hops is the switch count: a loop-free route passes each switch at most
+// once. Each hop reads the dense index (the cable on a port, the switch
+// index of a node) rather than the graph's nodes: a path is a handful of
+// hops, and an estimate walks thousands of paths.
 template <typename Visit>
 RouteStatus walk(const Fabric& fabric, NodeId source, NodeId destination, NodeId& stuck_at, Visit&& visit) {
   const Routing& routing = fabric.routing();
   uint32_t lid = fabric.node(destination).lid;
   if (!routing.is_static() || lid == 0 || fabric.node(source).lid == 0) return RouteStatus::NotRouted;
   NodeId at = source;
+  int at_switch = fabric.switch_index(at);
   // An HCA port leaves on its one cable; a switch starts at its own table.
   int port = -1;
-  if (fabric.node(source).kind != NodeKind::Switch) {
+  if (at_switch < 0) {
     for (auto e : boost::make_iterator_range(boost::out_edges(source, fabric.graph())))
       if (fabric.link(e).kind == LinkKind::Cable) port = fabric.local_port(e, source);
     if (port < 0) {
@@ -34,11 +38,11 @@ RouteStatus walk(const Fabric& fabric, NodeId source, NodeId destination, NodeId
       return RouteStatus::DeadPort;
     }
   }
+  const FabricIndex& index = fabric.index();
   size_t budget = fabric.switches().size() + 1;
   while (at != destination) {
     if (port < 0) {
-      int s = fabric.switch_index(at);
-      uint8_t p = routing.out_port(static_cast<size_t>(s), lid);
+      uint8_t p = routing.out_port(static_cast<size_t>(at_switch), lid);
       if (p == kNoPort) {
         stuck_at = at;
         return RouteStatus::NoEntry;
@@ -46,14 +50,17 @@ RouteStatus walk(const Fabric& fabric, NodeId source, NodeId destination, NodeId
       if (p == 0) break;  // the destination is this switch
       port = p;
     }
-    auto cable = fabric.cable_at(at, port);
-    if (!cable || fabric.link(*cable).state != PortState::Active) {
+    const int id = index.cable_at(at, port);
+    if (id < 0 || fabric.link(fabric.cables()[static_cast<size_t>(id)]).state != PortState::Active) {
       stuck_at = at;
       return RouteStatus::DeadPort;
     }
-    visit(RouteHop{at, port, *cable});
-    at = fabric.peer(*cable, at);
-    if (fabric.node(at).kind != NodeKind::Switch) {
+    const LinkId cable = fabric.cables()[static_cast<size_t>(id)];
+    const Link& link = fabric.link(cable);
+    visit(RouteHop{at, port, cable}, link);
+    at = link.end_a == at ? link.end_b : link.end_a;
+    at_switch = fabric.switch_index(at);
+    if (at_switch < 0) {
       if (at == destination) break;
       stuck_at = at;
       return RouteStatus::Misdelivered;
@@ -72,7 +79,7 @@ RouteStatus walk(const Fabric& fabric, NodeId source, NodeId destination, NodeId
 StaticRoute trace_static_route(const Fabric& fabric, NodeId source, NodeId destination) {
   StaticRoute route;
   route.status = walk(fabric, source, destination, route.stuck_at,
-                      [&](const RouteHop& hop) { route.hops.push_back(hop); });
+                      [&](const RouteHop& hop, const Link&) { route.hops.push_back(hop); });
   return route;
 }
 
@@ -80,7 +87,7 @@ RouteStatus trace_static_cables(const Fabric& fabric, NodeId source, NodeId dest
   out.clear();
   NodeId stuck = 0;
   return walk(fabric, source, destination, stuck,
-              [&](const RouteHop& hop) { out.push_back(directed_cable(fabric.link(hop.cable), hop.from)); });
+              [&](const RouteHop& hop, const Link& link) { out.push_back(directed_cable(link, hop.from)); });
 }
 
 }  // namespace topo
