@@ -10,6 +10,7 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
+#include "comm_model/ring_steps.h"
 #include "placement/traffic.h"
 #include "placement/ring_order.h"
 #include "simulation/percentile.h"
@@ -185,11 +186,18 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       r.slowdown = r.alone_slowdown;
       return;
     }
-    Neighbours others(paths);
-    for (int j : sharing)
-      for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request, running[j].qps));
     double time_s = 0;
-    for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
+    if (options.sharing == Sharing::Steps) {
+      std::vector<NeighbourJob> near;
+      for (int j : sharing) near.insert(near.end(), running[j].as_neighbour.begin(), running[j].as_neighbour.end());
+      for (const Request& q : r.requests)
+        time_s += estimate_by_steps(paths, r.job->ring, q, near, judged(q, r.qps)).time_s;
+    } else {
+      Neighbours others(paths);
+      for (int j : sharing)
+        for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request, running[j].qps));
+      for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
+    }
     r.slowdown = time_s / r.ideal_s;
   };
 

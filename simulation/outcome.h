@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "placement/switch_tree.h"
+#include "comm_model/ring_steps.h"
 #include "simulation/schedule.h"
 
 namespace topo {
@@ -76,6 +77,11 @@ struct OutcomeOptions {
   // topo-aware). Such a job is judged with max(this, the fabric's QPS), the
   // others with the fabric's. 0: no hint, every job keeps the fabric's.
   int ecmp_qps_hint = 0;
+  // How a job shares its cables with the jobs running beside it
+  // (comm_model/ring_steps.h): on average, or its rings step by step
+  // beside theirs (each of a neighbour's collectives as a job of its own,
+  // all starting with it), slower to judge.
+  Sharing sharing = Sharing::Stationary;
 };
 
 // Throws FabricError for a job on a host the tree's fabric does not have.

@@ -12,6 +12,8 @@
 
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "comm_model/ring_steps.h"
+#include "topology/routing_engine.h"
 #include "topology/synthetic.h"
 
 namespace {
@@ -95,6 +97,39 @@ TEST(CommModelCli, ConcurrentJobsShareTheCables) {
   Ran routing = topoctl(common + " --routing static");
   EXPECT_EQ(routing.code, 2);
   EXPECT_NE(routing.err.find("no forwarding tables"), std::string::npos) << routing.err;
+}
+
+// --sharing steps: the rings simulated step by step, what the library's
+// estimate_each_by_steps() gives for the same jobs.
+TEST(CommModelCli, ConcurrentRingsStepByStep) {
+  std::string file = ::testing::TempDir() + "/concurrent_steps.txt";
+  std::ofstream(file) << "gpu017,gpu002 duty=1\ngpu018,gpu033,gpu003\n";
+  std::string common = "estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json --hosts gpu001,gpu049,gpu050 " +
+                       kTwoToOne + " --routing static:ftree --concurrent " + file;
+  Ran stepped = topoctl(common + " --sharing steps"), stationary = topoctl(common);
+  ASSERT_EQ(stepped.code, 0) << stepped.err;
+  ASSERT_EQ(stationary.code, 0) << stationary.err;
+  auto j = nlohmann::json::parse(stepped.out);
+  EXPECT_EQ(j.at("neighbours").at("sharing"), "steps");
+  EXPECT_EQ(nlohmann::json::parse(stationary.out).at("neighbours").at("sharing"), "stationary");
+
+  topo::Fabric f = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=16,spines=2,oversub=2");
+  f.set_routing(topo::emulate_routing(f, "ftree"));
+  topo::PathIndex index(f);
+  topo::Request r{topo::Collective::AllReduce, 2e9, topo::Dtype::Bf16, 1};
+  auto ring = [&](std::initializer_list<const char*> names) {
+    std::vector<topo::NodeId> out;
+    for (const char* n : names) out.push_back(*f.find_host(n));
+    return out;
+  };
+  std::vector<topo::NeighbourJob> jobs = {{ring({"gpu001", "gpu049", "gpu050"}), r},
+                                          {ring({"gpu017", "gpu002"}), r},
+                                          {ring({"gpu018", "gpu033", "gpu003"}), r}};
+  EXPECT_DOUBLE_EQ(j.at("allreduce_s").get<double>(), topo::estimate_each_by_steps(index, jobs).front().time_s);
+
+  Ran bad = topoctl(common + " --sharing sometimes");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--sharing"), std::string::npos) << bad.err;
 }
 
 TEST(CommModelCli, HelpAndBadValues) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
+#include "comm_model/ring_steps.h"
 #include "placement/ring_order.h"
 #include "simulation/mix.h"
 #include "simulation/outcome.h"
@@ -95,6 +96,35 @@ TEST(SimulationJudge, NeighboursOnTheSameUplinksSlowAJobOnlyWhileTheyRun) {
   EXPECT_NEAR(a.allreduce_slowdown, (a.allreduce_alone_slowdown + shared) / 2, 1e-9);
   // c never meets them.
   EXPECT_DOUBLE_EQ(c.allreduce_slowdown, c.allreduce_alone_slowdown);
+}
+
+// Judged step by step, two identical jobs on the same uplinks start
+// together and share every step: each one's network time doubles (its
+// latency does not). The judge asks estimate_by_steps() with the
+// neighbour's collective.
+TEST(SimulationJudge, StepByStepIdenticalNeighboursShareEveryStep) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  Schedule s;
+  s.jobs.push_back(job(f, "a", alternating(f, tree, 0, 1, 4, 0), 0, 100));
+  s.jobs.push_back(job(f, "b", alternating(f, tree, 0, 1, 4, 4), 0, 100));
+  OutcomeOptions steps = options_for(f);
+  steps.sharing = Sharing::Steps;
+  PolicyOutcome stepped = judge(tree, s, steps);
+
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.protocol = Protocol::Simple;
+  const Request r{Collective::AllReduce, kMessageBytes, Dtype::Bf16, 8};
+  const NeighbourJob b{s.jobs[1].ring, r, 0.5};
+  Estimate alone = estimate(tree.paths(), s.jobs[0].ring, r, {}, ring);
+  Estimate e = estimate_by_steps(tree.paths(), s.jobs[0].ring, r, {&b, 1}, ring);
+  EXPECT_NEAR(e.time_s - e.latency_s, 2 * (alone.time_s - alone.latency_s), e.time_s * 1e-9);
+  EXPECT_DOUBLE_EQ(e.latency_s, alone.latency_s);
+  EXPECT_DOUBLE_EQ(stepped.jobs[0].allreduce_slowdown, e.time_s / e.ideal_time_s);
+  // The stationary judge is kinder: b's demand counts the share of its time
+  // alone spent in latency as computing, so it asks less than half.
+  EXPECT_LT(judge(tree, s, options_for(f)).jobs[0].allreduce_slowdown, stepped.jobs[0].allreduce_slowdown);
 }
 
 TEST(SimulationJudge, SummaryCountsWaitsMakespanAndUtilization) {

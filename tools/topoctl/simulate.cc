@@ -37,6 +37,7 @@ struct JudgeOptions {
   std::string mix{topo::kDefaultMix};
   uint64_t mix_seed = 1;
   int qps_hint = 4;
+  std::string sharing = "stationary";
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -65,6 +66,12 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "the placement alone, every job with QPS")
       ->capture_default_str()
       ->check(CLI::Range(0, topo::kMaxQps));
+  cmd.add_option("--sharing", o.sharing,
+                 "how a judged job shares its cables with the jobs beside it: stationary (every flow at its "
+                 "job's pace) or steps (its rings simulated step by step beside theirs, as SimGrid runs them; "
+                 "slower to judge)")
+      ->check(CLI::IsMember({"stationary", "steps"}))
+      ->capture_default_str();
 }
 
 // `policy`'s jobs are judged with the NCCL hints it gives them.
@@ -73,6 +80,7 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
   if (topo::policy_sets_nccl_hints(policy)) out.ecmp_qps_hint = o.qps_hint;
   out.message_bytes = o.message_mib * 1024 * 1024;
   out.fabric_gpus = static_cast<int>(fabric.hosts().size()) * o.gpus_per_host;
+  out.sharing = o.sharing == "steps" ? topo::Sharing::Steps : topo::Sharing::Stationary;
   return out;
 }
 

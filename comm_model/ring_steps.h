@@ -1,0 +1,76 @@
+// Rings side by side, step by step: what the stationary sharing of
+// neighbours.h averages away.
+//
+// A ring collective runs in steps. In each, every rank sends one chunk to
+// the next rank and may send its next chunk only once its own send is done
+// and the chunk of the rank before it has arrived (as NCCL's ring
+// pipelines). So a ring is paced by its slowest edge, and its other edges
+// send their chunk at whatever rate the fabric gives them, then wait. While
+// they send they hold a full flow's share of every cable they cross; a
+// neighbour's flow that is limited elsewhere cannot win that room back
+// while they wait. neighbours.h spreads every edge's bytes evenly over the
+// run (all of a job's edges at its pace), which gives such a neighbour the
+// average room instead: on a busy fabric it comes out too fast, by up to a
+// quarter against SimGrid (tests/simgrid/simgrid_check.cc).
+//
+// This is a fluid simulation of that. Every job starts its collective at
+// time 0; each send in flight is a flow over the cables its edge takes
+// (routes.h: one path under static tables, an even spread under adaptive
+// routing), and at every instant all flows in flight share every cable
+// max-min fair per flow (sharing.h, with no demand caps). Time advances
+// from one send's end to the next. A job that finishes starts again after
+// it computes ((1 - duty) / duty of its time alone), so that every job's
+// first run meets the others all the way through; a job's time is its
+// first run.
+//
+// Which jobs step: those whose collective runs the ring algorithm alone
+// (AllReduce, AllGather, ReduceScatter; what estimate() picks on their own
+// hosts with no neighbours, as NCCL's tuning picks by size and count, not
+// by contention). Only the edges between hosts are flows, and the steps
+// are the hosts' (2(N - 1) for AllReduce, N - 1 for AllGather and
+// ReduceScatter, N hosts), each edge carrying what the ring of all ranks
+// puts on it: the ranks inside a host pass chunks on over NVLink in no
+// time here, which would add steps but no waits (exact with one GPU a
+// host, a coarser pipeline than NCCL's with more). Any
+// other job (a tree, AllToAll, Broadcast's chain) keeps loading its cables
+// at its stationary demand all the time (neighbours.h).
+//
+// Exact for what it models: step-synchronous rings, fluid flows, max-min
+// per flow, no latency on the wire (tests/simgrid/simgrid_check.cc agrees
+// with SimGrid to rounding on 468 jobs). Its cost grows with the sends:
+// about hosts x steps share computations per job. The placement keeps the
+// stationary model; `topoctl estimate --concurrent FILE --sharing steps`
+// and the judge of `topoctl simulate|score --sharing steps` use this one
+// (each judged job beside its neighbours, all starting together, a
+// neighbour's collectives each as a job of its own).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm_model/neighbours.h"
+
+namespace topo {
+
+// How concurrent jobs share the cables over time: on average, every flow of
+// a job at the job's pace (neighbours.h), or step by step (below).
+enum class Sharing : uint8_t { Stationary, Steps };
+
+// The collective on `hosts` while the neighbours run theirs, all starting
+// together: its first run, simulated step by step when it runs a ring (the
+// neighbours only as far as that run lasts); otherwise, and for everything
+// but the ring's network time, what estimate() with these neighbours
+// gives. Throws like estimate() and Neighbours::add().
+Estimate estimate_by_steps(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                           std::span<const NeighbourJob> neighbours, const ModelOptions& options = {});
+
+// Every job judged with all the others as its neighbours, as
+// estimate_each() does, the ring jobs' network time taken from the step
+// simulation above (the rest of each estimate, its latencies, algorithm,
+// protocol and bottleneck, as estimate_each() gives them). Throws like
+// estimate_each().
+std::vector<Estimate> estimate_each_by_steps(const PathIndex& index, std::span<const NeighbourJob> jobs,
+                                             const ModelOptions& options = {});
+
+}  // namespace topo
