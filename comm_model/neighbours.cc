@@ -36,7 +36,8 @@ Neighbours::Neighbours(const PathIndex& index) : index_(&index) {}
 void Neighbours::add(const NeighbourJob& job, const ModelOptions& options) {
   check_duty(job.duty);
   detail::Evaluation alone = detail::evaluate(*index_, job.ring, job.request, BackgroundLoad(), {}, options);
-  jobs_.push_back({std::move(alone.flows), demand_of(alone, job.duty)});
+  const double demand = demand_of(alone, job.duty);
+  jobs_.push_back({std::move(alone.flows), demand, std::move(alone.estimate)});
 }
 
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
@@ -47,16 +48,18 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
   return detail::evaluate(index, hosts, request, BackgroundLoad(), others, options).estimate;
 }
 
+Estimate estimate_among(const Neighbours& all, size_t j, const NeighbourJob& job, const ModelOptions& options) {
+  std::vector<Sharer> others = sharers_of(all.jobs(), j);
+  return detail::evaluate(all.index(), job.ring, job.request, BackgroundLoad(), others, options).estimate;
+}
+
 std::vector<Estimate> estimate_each(const PathIndex& index, std::span<const NeighbourJob> jobs,
                                     const ModelOptions& options) {
   Neighbours all(index);
   for (const NeighbourJob& j : jobs) all.add(j, options);
   std::vector<Estimate> out;
   out.reserve(jobs.size());
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    std::vector<Sharer> others = sharers_of(all.jobs(), j);
-    out.push_back(detail::evaluate(index, jobs[j].ring, jobs[j].request, BackgroundLoad(), others, options).estimate);
-  }
+  for (size_t j = 0; j < jobs.size(); ++j) out.push_back(estimate_among(all, j, jobs[j], options));
   return out;
 }
 

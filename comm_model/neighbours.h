@@ -54,10 +54,12 @@ class Neighbours {
 
   // A neighbour as the sharing sees it: flows per directed cable (dense id,
   // topology/route.h directed_cable; fractional under adaptive spread) and
-  // the rate one of its flows asks for, in Gb/s.
+  // the rate one of its flows asks for, in Gb/s; and its estimate alone,
+  // which that rate rests on.
   struct Job {
     std::vector<std::pair<int, double>> flows;  // (directed cable, flows), by cable
     double demand_gbps = 0;
+    Estimate alone;
   };
   std::span<const Job> jobs() const { return jobs_; }
 
@@ -70,6 +72,10 @@ class Neighbours {
 // neighbours, the same as estimate() alone. Throws like estimate().
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
                   const Neighbours& neighbours, const ModelOptions& options = {});
+
+// Job `j` of `all` (added as `job`) with every other job of `all` as its
+// neighbours. Throws like estimate().
+Estimate estimate_among(const Neighbours& all, size_t j, const NeighbourJob& job, const ModelOptions& options = {});
 
 // Every job judged with all the others as its neighbours (its own duty only
 // matters to the others): what a judge of a busy fabric needs. Routes each

@@ -174,28 +174,22 @@ Estimate stepped(const Stepper& s, const NeighbourJob& job, const Estimate& alon
 // The jobs as the simulation takes them: rings that step, the others as
 // constant sharers at their demand.
 struct Stepped {
-  std::vector<Estimate> alone;
   std::vector<Stepper> steppers;  // the jobs that step, in job order
   std::vector<int> stepper_of;    // -1 for a job that does not step
 };
 
-// `only`: the job whose time is wanted (the others' only as far as that
-// job runs); none for every job's.
-Stepped run_steps(const PathIndex& index, std::span<const NeighbourJob> jobs, const ModelOptions& options,
+// `all`: `jobs`, added in order. `only`: the job whose time is wanted (the
+// others' only as far as that job runs); none for every job's.
+Stepped run_steps(const Neighbours& all, std::span<const NeighbourJob> jobs, const ModelOptions& options,
                   std::optional<size_t> only) {
-  Neighbours all(index);
   Stepped out;
   std::vector<Sharer> constant;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    all.add(jobs[j], options);
-    out.alone.push_back(estimate(index, jobs[j].ring, jobs[j].request, BackgroundLoad(), options));
-  }
   out.stepper_of.assign(jobs.size(), -1);
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Neighbours::Job& n = all.jobs()[j];
-    if (steps_apply(jobs[j], out.alone[j])) {
+    if (steps_apply(jobs[j], n.alone)) {
       out.stepper_of[j] = static_cast<int>(out.steppers.size());
-      out.steppers.push_back(make_stepper(index, j, jobs[j], out.alone[j]));
+      out.steppers.push_back(make_stepper(all.index(), j, jobs[j], n.alone));
     } else if (!n.flows.empty()) {
       constant.push_back({n.flows, n.demand_gbps});
     }
@@ -205,8 +199,14 @@ Stepped run_steps(const PathIndex& index, std::span<const NeighbourJob> jobs, co
     if (out.stepper_of[*only] < 0) return out;
     wanted = &out.steppers[out.stepper_of[*only]];
   }
-  simulate(out.steppers, constant, CableRoom(index, BackgroundLoad(), options.network_efficiency), wanted);
+  simulate(out.steppers, constant, CableRoom(all.index(), BackgroundLoad(), options.network_efficiency), wanted);
   return out;
+}
+
+Neighbours added(const PathIndex& index, std::span<const NeighbourJob> jobs, const ModelOptions& options) {
+  Neighbours all(index);
+  for (const NeighbourJob& j : jobs) all.add(j, options);
+  return all;
 }
 
 }  // namespace
@@ -217,19 +217,22 @@ Estimate estimate_by_steps(const PathIndex& index, std::span<const NodeId> hosts
   jobs.reserve(1 + neighbours.size());
   jobs.push_back({std::vector<NodeId>(hosts.begin(), hosts.end()), request});
   jobs.insert(jobs.end(), neighbours.begin(), neighbours.end());
-  Stepped run = run_steps(index, jobs, options, 0);
-  Neighbours others(index);
-  for (const NeighbourJob& n : neighbours) others.add(n, options);
-  Estimate out = estimate(index, hosts, request, others, options);
+  const Neighbours all = added(index, jobs, options);
+  Estimate out = estimate_among(all, 0, jobs[0], options);
+  Stepped run = run_steps(all, jobs, options, 0);
   if (run.stepper_of[0] < 0) return out;
-  return stepped(run.steppers[run.stepper_of[0]], jobs[0], run.alone[0], out, options);
+  return stepped(run.steppers[run.stepper_of[0]], jobs[0], all.jobs()[0].alone, out, options);
 }
 
 std::vector<Estimate> estimate_each_by_steps(const PathIndex& index, std::span<const NeighbourJob> jobs,
                                              const ModelOptions& options) {
-  std::vector<Estimate> out = estimate_each(index, jobs, options);
-  Stepped run = run_steps(index, jobs, options, std::nullopt);
-  for (const Stepper& s : run.steppers) out[s.job] = stepped(s, jobs[s.job], run.alone[s.job], out[s.job], options);
+  const Neighbours all = added(index, jobs, options);
+  std::vector<Estimate> out;
+  out.reserve(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) out.push_back(estimate_among(all, j, jobs[j], options));
+  Stepped run = run_steps(all, jobs, options, std::nullopt);
+  for (const Stepper& s : run.steppers)
+    out[s.job] = stepped(s, jobs[s.job], all.jobs()[s.job].alone, out[s.job], options);
   return out;
 }
 
