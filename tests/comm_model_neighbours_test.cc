@@ -12,23 +12,7 @@ namespace {
 using testing::host;
 using testing::textbook;
 
-// The two-leaf trunk (static_routing_fixture.h): job A's ring puts 2 flows
-// on leaf01's first uplink, job B's ring 1.
-struct Trunk : ::testing::Test {
-  Fabric f = testing::two_leaf_trunk(/*routed=*/true);
-  std::vector<NodeId> a, b;
-  double S = 1 << 26;
-  double C = 0;  // one cable's room, Gb/s
-  void SetUp() override {
-    a = testing::trunk_ring(f);
-    b = testing::hosts(f, {3, 13});
-    C = f.link(f.cables()[0]).gbps() * 0.96;
-    for (LinkId e : f.cables()) ASSERT_DOUBLE_EQ(f.link(e).gbps() * 0.96, C);
-  }
-  Request request() const { return {Collective::AllReduce, S, Dtype::Fp32, 1}; }
-  // Seconds for a ring of n hosts whose flows each run at `gbps`.
-  double ring_seconds(int n, double gbps) const { return 2.0 * (n - 1) / n * S * 8 / (gbps * 1e9); }
-};
+using testing::Trunk;
 
 TEST_F(Trunk, NoNeighboursIsTheEstimateAlone) {
   PathIndex index(f);

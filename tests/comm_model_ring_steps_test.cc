@@ -14,20 +14,14 @@ namespace {
 using testing::host;
 using testing::textbook;
 
-// The two-leaf trunk (static_routing_fixture.h): job A's ring puts 2 flows
-// on leaf01's first uplink, job B's ring 1. Times in tau: a flow alone on a
-// cable moves S bytes in one tau.
-struct TrunkSteps : ::testing::Test {
-  Fabric f = testing::two_leaf_trunk(/*routed=*/true);
-  std::vector<NodeId> a, b;
-  double S = 1 << 26;
-  double tau = 0;
+// The two-leaf trunk (static_routing_fixture.h). Times in tau: a flow
+// alone on a cable moves S bytes in one tau.
+struct TrunkSteps : testing::Trunk {
   void SetUp() override {
-    a = testing::trunk_ring(f);
-    b = testing::hosts(f, {3, 13});
-    tau = S * 8 / (f.link(f.cables()[0]).gbps() * 0.96 * 1e9);
+    Trunk::SetUp();
+    tau = S * 8 / (C * 1e9);
   }
-  Request request() const { return {Collective::AllReduce, S, Dtype::Fp32, 1}; }
+  double tau = 0;
 };
 
 TEST_F(TrunkSteps, AJobAloneTakesItsEstimate) {

@@ -4,7 +4,8 @@
 //   by the LID modulo their count (destination-mod-k, as a fat-tree's
 //   tables are).
 // - The comm_model tests' shared pieces: textbook model options, hosts by
-//   number, and the two-leaf trunk where static tables make flows collide.
+//   number, and the two-leaf trunk where static tables make flows collide
+//   (a fabric, and a fixture with two jobs on it).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
 #include "tests/static_tables.h"
@@ -56,6 +58,24 @@ inline Fabric two_leaf_trunk(bool routed) {
   return f;
 }
 inline std::vector<NodeId> trunk_ring(const Fabric& f) { return hosts(f, {1, 9, 2, 11}); }
+
+// The trunk under its tables with two jobs: A's ring puts 2 flows on
+// leaf01's first uplink, B's ring 1.
+struct Trunk : ::testing::Test {
+  Fabric f = two_leaf_trunk(/*routed=*/true);
+  std::vector<NodeId> a, b;
+  double S = 1 << 26;
+  double C = 0;  // one cable's room, Gb/s
+  void SetUp() override {
+    a = trunk_ring(f);
+    b = hosts(f, {3, 13});
+    C = f.link(f.cables()[0]).gbps() * 0.96;
+    for (LinkId e : f.cables()) ASSERT_DOUBLE_EQ(f.link(e).gbps() * 0.96, C);
+  }
+  Request request() const { return {Collective::AllReduce, S, Dtype::Fp32, 1}; }
+  // Seconds for a ring of n hosts whose flows each run at `gbps`.
+  double ring_seconds(int n, double gbps) const { return 2.0 * (n - 1) / n * S * 8 / (gbps * 1e9); }
+};
 
 inline Routing shortest_path_routing(const Fabric& f, std::string engine = "", std::string source = "hand-made") {
   Routing r;
