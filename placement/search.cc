@@ -185,45 +185,6 @@ std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::v
   return out;
 }
 
-std::vector<std::string> reasons_for(const SwitchTree& tree, const std::vector<LeafPool>& pools,
-                                     const PlacementRequest& r, const Placement& p) {
-  const Fabric& f = tree.fabric();
-  std::vector<std::string> out;
-  std::vector<std::string> leaf_names;
-  for (NodeId l : p.leaves) leaf_names.push_back(f.node(l).name);
-  if (p.leaves.size() == 1) {
-    out.push_back(fmt::format("fits in one leaf, {} (best fit: {:.0f}% of its free hosts stay free)", leaf_names[0],
-                              100 * p.score.fragment));
-  } else {
-    out.push_back(fmt::format("{} leaves ({}) in {} pod{}: no single leaf has {} free {}", p.leaves.size(),
-                              fmt::join(leaf_names, ", "), p.score.pods, p.score.pods == 1 ? "" : "s", need(r),
-                              whole_hosts(r) ? "hosts" : "GPUs"));
-    out.push_back(fmt::format("ring order crosses {} leaf boundar{} ({} over the core)", p.score.spine_edges,
-                              p.score.spine_edges == 1 ? "y" : "ies", p.score.pod_edges));
-  }
-  std::set<NodeId> used(p.leaves.begin(), p.leaves.end());
-  for (const LeafPool& pool : pools) {
-    const SwitchTree::Leaf& l = tree.leaves()[pool.leaf];
-    if (used.contains(l.node) || l.degraded_uplinks.empty()) continue;
-    const Link& link = f.link(l.degraded_uplinks.front());
-    out.push_back(fmt::format("{} skipped: uplink {} degraded {}{}", f.node(l.node).name,
-                              fmt::format("{}:{}", f.node(l.node).name, f.local_port(l.degraded_uplinks.front(), l.node)),
-                              link.degraded_why.empty() ? "to " : "by its port counters: ",
-                              link.degraded_why.empty() ? link.rate.str() : link.degraded_why));
-  }
-  if (p.score.degraded_links > 0)
-    out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
-                              p.score.degraded_links == 1 ? "" : "s"));
-  if (p.score.ideal_s > 0)
-    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
-                              p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
-  if (p.score.seam_flows > 0)
-    out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
-                              "on a cable its cross-leaf flows take",
-                              p.score.seam_flows));
-  return out;
-}
-
 Placement infeasible(std::string why) {
   Placement p;
   p.reasons.push_back(std::move(why));
@@ -246,6 +207,47 @@ bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementReques
   for (LinkId e : tree.cables(host))
     if (free.avoid_links.contains(e)) return false;
   return true;
+}
+
+std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& r,
+                                           const Placement& p) {
+  const Fabric& f = tree.fabric();
+  std::vector<std::string> out;
+  std::vector<std::string> leaf_names;
+  for (NodeId l : p.leaves) leaf_names.push_back(f.node(l).name);
+  if (p.leaves.size() == 1) {
+    out.push_back(fmt::format("fits in one leaf, {} (best fit: {:.0f}% of its free hosts stay free)", leaf_names[0],
+                              100 * p.score.fragment));
+  } else {
+    out.push_back(fmt::format("{} leaves ({}) in {} pod{}: no single leaf has {} free {}", p.leaves.size(),
+                              fmt::join(leaf_names, ", "), p.score.pods, p.score.pods == 1 ? "" : "s", need(r),
+                              whole_hosts(r) ? "hosts" : "GPUs"));
+    out.push_back(fmt::format("ring order crosses {} leaf boundar{} ({} over the core)", p.score.spine_edges,
+                              p.score.spine_edges == 1 ? "y" : "ies", p.score.pod_edges));
+  }
+  // Leaves with hosts the job could take but a degraded uplink (the
+  // search's pools: leaves with an eligible host), in leaf order.
+  for (const SwitchTree::Leaf& l : tree.leaves()) {
+    if (l.degraded_uplinks.empty() || std::find(p.leaves.begin(), p.leaves.end(), l.node) != p.leaves.end() ||
+        std::none_of(l.hosts.begin(), l.hosts.end(), [&](NodeId h) { return eligible(tree, free, r, h); }))
+      continue;
+    const Link& link = f.link(l.degraded_uplinks.front());
+    out.push_back(fmt::format("{} skipped: uplink {} degraded {}{}", f.node(l.node).name,
+                              fmt::format("{}:{}", f.node(l.node).name, f.local_port(l.degraded_uplinks.front(), l.node)),
+                              link.degraded_why.empty() ? "to " : "by its port counters: ",
+                              link.degraded_why.empty() ? link.rate.str() : link.degraded_why));
+  }
+  if (p.score.degraded_links > 0)
+    out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
+                              p.score.degraded_links == 1 ? "" : "s"));
+  if (p.score.ideal_s > 0)
+    out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
+                              p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
+  if (p.score.seam_flows > 0)
+    out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
+                              "on a cable its cross-leaf flows take",
+                              p.score.seam_flows));
+  return out;
 }
 
 namespace {
@@ -440,7 +442,8 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
     if (!improved) break;
   }
   if (static_cast<int>(ranked.size()) > count) ranked.resize(std::max(1, count));
-  for (Placement& p : ranked) p.reasons = reasons_for(tree, pools, request, p);
+  if (options.with_reasons)
+    for (Placement& p : ranked) p.reasons = placement_reasons(tree, free, request, p);
   return ranked;
 }
 

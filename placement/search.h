@@ -14,7 +14,8 @@
 //    unused one of its pod while that lowers the score: swaps ranked on
 //    structure, the comm_model for the first few that win on it.
 // The cluster state is read through one FreeIndex per decision.
-// The result holds the hosts in ring order and the reasons in words.
+// The result holds the hosts in ring order and the reasons in words
+// (unless SearchOptions::with_reasons is off).
 #pragma once
 
 #include <optional>
@@ -39,6 +40,11 @@ struct SearchOptions {
   int scored_candidates = 6;  // how many pre-ranked candidates get the comm_model
   int improvement_rounds = 2;
   int estimated_swaps = 2;    // per improvement round: swaps that get the comm_model
+  // Whether feasible placements come with their reasons in words. Wording
+  // them costs as much as a few estimates; a caller that ranks far more
+  // often than it shows one (the Slurm plugin records one placement of
+  // many evaluations) asks placement_reasons() for the one it shows.
+  bool with_reasons = true;
 };
 
 // The best placement, or one with feasible == false and the reason why not.
@@ -50,6 +56,11 @@ Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequ
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free,
                                        const PlacementRequest& request, int count,
                                        const SearchOptions& options = {});
+
+// The reasons in words of a feasible placement that rank_placements() gave
+// for `request` on `free` (what it puts in Placement::reasons).
+std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap& free,
+                                           const PlacementRequest& request, const Placement& placement);
 
 // Whether a scored placement keeps the request's hard limits (max leaves,
 // one pod, one rail group).

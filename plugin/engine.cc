@@ -79,14 +79,6 @@ int guarded(char* msg, size_t size, F&& f) {
   }
 }
 
-// What a rank call keeps for record(): the placements themselves (shared
-// with the engine's answers to recent questions, see Answers).
-struct RankingDetail {
-  std::shared_ptr<const std::vector<Placement>> placements;
-  std::optional<int64_t> snapshot_id;
-  std::string profile;
-};
-
 // The answers to the last few distinct rank questions. Slurm asks the same
 // question many times: every scheduling pass evaluates each pending job
 // again, backfill plans it again, and jobs of one shape queue together, so
@@ -103,31 +95,62 @@ struct Question {
   bool operator==(const Question&) const = default;
 };
 
+// The search runs without its reasons in words (most answers are never
+// recorded); a recorded placement's are worded then, from the question and
+// the tree the search ran on, which the answer keeps alive.
 struct Answer {
   Question question;
-  std::shared_ptr<const std::vector<Placement>> placements;  // feasible ones, best first
-  std::string no_placement;                                 // why, when there are none
+  std::vector<Placement> placements;  // feasible ones, best first, without reasons
+  std::string no_placement;           // why, when there are none
   bool only_choice = false;  // the offered hosts were exactly the job's: no other candidate exists
+  std::shared_ptr<const Fabric> fabric;  // what `tree` reads
+  std::shared_ptr<const SwitchTree> tree;
 };
 
 class Answers {
  public:
   static constexpr size_t kKept = 16;
-  const Answer* find(const Question& q) const {
-    for (const Answer& a : kept_)
-      if (a.question == q) return &a;
+  std::shared_ptr<const Answer> find(const Question& q) const {
+    for (const auto& a : kept_)
+      if (a->question == q) return a;
     return nullptr;
   }
-  const Answer& add(Answer a) {
+  void add(std::shared_ptr<const Answer> a) {
     if (kept_.size() == kKept) kept_.erase(kept_.begin());
     kept_.push_back(std::move(a));
-    return kept_.back();
   }
   void clear() { kept_.clear(); }
 
  private:
-  std::vector<Answer> kept_;  // oldest first
+  std::vector<std::shared_ptr<const Answer>> kept_;  // oldest first
 };
+
+// What a rank call keeps for record(): the answer it gave (shared with the
+// engine's answers to recent questions).
+struct RankingDetail {
+  std::shared_ptr<const Answer> answer;
+  std::optional<int64_t> snapshot_id;
+  std::string profile;
+};
+
+PlacementRequest request_of(const Question& q) {
+  PlacementRequest request;
+  request.hosts = static_cast<int>(q.hosts);
+  request.gpus_per_host = static_cast<int>(q.gpus_per_host);
+  request.profile = q.profile;
+  if (q.max_leaves) request.max_leaves = static_cast<int>(q.max_leaves);
+  request.one_pod = q.one_pod;
+  return request;
+}
+
+// The reasons in words of one of a searched answer's placements (none for
+// an only choice: nothing was searched).
+std::vector<std::string> reasons_of(const Answer& a, const Placement& p) {
+  if (a.only_choice) return {};
+  FreeMap free;  // the search read no more of it than the free GPUs
+  free.free_gpus = a.question.free_gpus;
+  return placement_reasons(*a.tree, free, request_of(a.question), p);
+}
 
 Profile profile_of(const EngineConfig& c, const topo_network_request& r) {
   switch (r.profile) {
@@ -274,8 +297,9 @@ struct topo_engine {
   // than that question.
   std::unique_ptr<HealthStore> health;
   std::optional<int64_t> snapshot_id;
-  std::unique_ptr<Fabric> fabric;
-  std::unique_ptr<SwitchTree> tree;
+  // Shared with the answers given on them (Answer).
+  std::shared_ptr<const Fabric> fabric;
+  std::shared_ptr<const SwitchTree> tree;
   // What the tree's cable health was read from: the newest port counter
   // collection and the config (its thresholds) at the time.
   std::optional<int64_t> health_collection;
@@ -436,6 +460,7 @@ struct topo_engine {
         auto t = std::make_unique<SwitchTree>(*f);
         fabric = std::move(f);
         tree = std::move(t);
+        answers.clear();  // searched on the old tree's cable health
         bool new_snapshot = latest != snapshot_id;
         snapshot_id = latest;
         if (new_snapshot) say_snapshot_loaded();
@@ -590,41 +615,38 @@ std::vector<size_t> ring_of_nodes(const topo_engine& e, const NodeMap* map, cons
 // The candidates for a question not asked since the traffic last changed.
 // When the offered hosts that can take the job are exactly as many as it
 // needs there is one choice: it is scored and ringed, not searched for.
-Answer answer_question(topo_engine& e, const SwitchTree& tree, const RunningTraffic& traffic, const Question& q,
-                       size_t usable) {
+std::shared_ptr<const Answer> answer_question(topo_engine& e, const RunningTraffic& traffic, const Question& q,
+                                              size_t usable) {
+  const SwitchTree& tree = *e.tree;
   const FreeMap& free = e.free_map_for(traffic, q.free_gpus);
-  PlacementRequest request;
-  request.hosts = static_cast<int>(q.hosts);
-  request.gpus_per_host = static_cast<int>(q.gpus_per_host);
-  request.profile = q.profile;
-  if (q.max_leaves) request.max_leaves = static_cast<int>(q.max_leaves);
-  request.one_pod = q.one_pod;
+  const PlacementRequest request = request_of(q);
 
-  Answer answer;
-  answer.question = q;
-  auto placements = std::make_shared<std::vector<Placement>>();
+  auto answer = std::make_shared<Answer>();
+  answer->question = q;
+  answer->fabric = e.fabric;
+  answer->tree = e.tree;
   std::vector<NodeId> only;
   if (usable == q.hosts)
     for (NodeId h = 0; h < free.free_gpus.size(); ++h)
       if (free.free_gpus[h] >= request.gpus_per_host && eligible(tree, free, request, h)) only.push_back(h);
   if (!only.empty() && only.size() == q.hosts) {
-    answer.only_choice = true;
+    answer->only_choice = true;
     Placement p = make_placement(tree, free, request, std::move(only), e.config.weights);
-    if (within_limits(p, request)) placements->push_back(std::move(p));
-    else answer.no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
+    if (within_limits(p, request)) answer->placements.push_back(std::move(p));
+    else answer->no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
   } else {
     SearchOptions options;
     options.weights = e.config.weights;
+    options.with_reasons = false;  // worded for the one recorded (reasons_of); an infeasible one still says why
     std::string why;
     for (Placement& p : rank_placements(tree, free, request, q.candidates, options)) {
-      if (p.feasible) placements->push_back(std::move(p));
+      if (p.feasible) answer->placements.push_back(std::move(p));
       else if (why.empty() && !p.reasons.empty()) why = p.reasons.front();
     }
-    if (placements->empty())
-      answer.no_placement = fmt::format("no placement of {} hosts fits the fabric's limits{}{}", q.hosts,
-                                        why.empty() ? "" : ": ", why);
+    if (answer->placements.empty())
+      answer->no_placement = fmt::format("no placement of {} hosts fits the fabric's limits{}{}", q.hosts,
+                                         why.empty() ? "" : ": ", why);
   }
-  answer.placements = std::move(placements);
   return answer;
 }
 
@@ -800,7 +822,6 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     if (job->nodes == 0) throw EngineError(TOPO_ENGINE_INVALID, fmt::format("job {} asks for no nodes", job->job_id));
     std::lock_guard guard(engine->lock);
     const NodeMap& map = engine->current_node_map();
-    const SwitchTree& tree = *engine->tree;
     if (count > map.host.size())
       throw EngineError(TOPO_ENGINE_INVALID,
                         fmt::format("topo_engine_rank: {} nodes offered, the node table has {} (call "
@@ -840,27 +861,30 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
       return TOPO_ENGINE_NO_PLACEMENT;
     }
 
-    const Answer* answer = engine->answers.find(question);
+    std::shared_ptr<const Answer> answer = engine->answers.find(question);
     ranking->answered_before = answer != nullptr;
-    if (!answer) answer = &engine->answers.add(answer_question(*engine, tree, traffic, question, usable));
+    if (!answer) {
+      answer = answer_question(*engine, traffic, question, usable);
+      engine->answers.add(answer);
+    }
     ranking->more = question.candidates < engine->config.candidates && !answer->only_choice;
-    if (answer->placements->empty()) {
+    if (answer->placements.empty()) {
       write_message(msg, msg_size, fmt::format("job {}: {}", job->job_id, answer->no_placement));
       return TOPO_ENGINE_NO_PLACEMENT;
     }
     auto detail = std::make_unique<RankingDetail>();
     detail->snapshot_id = engine->snapshot_id;
     detail->profile = std::string(name(question.profile));
-    detail->placements = answer->placements;
+    detail->answer = std::move(answer);
 
-    const size_t n = detail->placements->size();
+    const size_t n = detail->answer->placements.size();
     auto* candidates = static_cast<topo_engine_candidate*>(std::calloc(n, sizeof(topo_engine_candidate)));
     if (!candidates) throw std::bad_alloc();
     ranking->candidates = candidates;
     ranking->count = n;
     ranking->detail = detail.release();
     for (size_t c = 0; c < n; ++c) {
-      const Placement& p = (*static_cast<RankingDetail*>(ranking->detail)->placements)[c];
+      const Placement& p = static_cast<RankingDetail*>(ranking->detail)->answer->placements[c];
       candidates[c].nodes = static_cast<size_t*>(std::calloc(std::max<size_t>(p.hosts.size(), 1), sizeof(size_t)));
       if (!candidates[c].nodes) {
         topo_engine_ranking_free(ranking);
@@ -895,7 +919,7 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
       throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_record: missing argument");
     std::lock_guard guard(engine->lock);
     const RankingDetail* detail = ranking ? static_cast<const RankingDetail*>(ranking->detail) : nullptr;
-    if (chosen >= 0 && (!detail || static_cast<size_t>(chosen) >= detail->placements->size()))
+    if (chosen >= 0 && (!detail || static_cast<size_t>(chosen) >= detail->answer->placements.size()))
       throw EngineError(TOPO_ENGINE_INVALID, fmt::format("topo_engine_record: no candidate {}", chosen));
 
     PlacementRecord r;
@@ -909,7 +933,7 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
 
     std::vector<size_t> ring;  // node indices
     if (chosen >= 0) {
-      const Placement& p = (*detail->placements)[static_cast<size_t>(chosen)];
+      const Placement& p = detail->answer->placements[static_cast<size_t>(chosen)];
       const topo_engine_candidate& c = ranking->candidates[chosen];
       // The candidate's ring (node indices fixed at rank time, whatever
       // snapshot is current now), then any node Slurm added outside it.
@@ -921,7 +945,7 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
       r.snapshot_id = detail->snapshot_id;
       r.estimate_s = p.score.estimate_s;
       r.ideal_s = p.score.ideal_s;
-      r.reasons = p.reasons;
+      r.reasons = reasons_of(*detail->answer, p);
     } else {
       r.fallback = true;
       r.fallback_why = fallback_why ? fallback_why : "";

@@ -26,6 +26,7 @@
 #include "db/placement_journal.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "placement/search.h"
 #include "topology/synthetic.h"
 
 namespace {
@@ -272,6 +273,54 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
   EXPECT_TRUE(stored->fallback);
   EXPECT_EQ(stored->fallback_why, "no candidate fit");
+}
+
+// Ranking leaves the reasons unworded; the record words the chosen one's
+// as the search would have, on the tree it ran on (kept while a newer
+// snapshot is loaded between the evaluation and the job's start).
+TEST_F(EngineTest, RecordsTheSearchsReasonsForTheChosenPlacement) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  // leaf01: 5 free, leaf02 (degraded uplink): 8, leaf03: 4, leaf04: 6.
+  std::vector<int> free(32, 0);
+  for (int i : {0, 1, 2, 3, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 24, 25, 26, 27, 28, 29}) free[i] = 8;
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank(11, free, &r, 5), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> alloc = hosts(r.candidates[0]);
+  save("leafspine:leaves=2,hosts_per_leaf=16,spines=1");
+  ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  std::vector<size_t> nodes = indices(alloc);
+  std::sort(nodes.begin(), nodes.end());
+  char *ring = nullptr, *hca = nullptr;
+  topo_engine_job job{};
+  job.job_id = 5;
+  job.nodes = 11;
+  job.gpus_per_node = 8;
+  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, nodes.data(), nodes.size(), nullptr, &ring, &hca, msg_,
+                               sizeof msg_),
+            TOPO_ENGINE_OK)
+      << msg_;
+  std::free(ring);
+  std::free(hca);
+  topo_engine_ranking_free(&r);
+  flush();
+  auto stored = topo::PlacementStore(path("fabric.db")).latest_for_job(5);
+  ASSERT_TRUE(stored);
+
+  topo::Fabric fabric = topo::make_synthetic(kFabric);
+  topo::SwitchTree tree(fabric);
+  topo::FreeMap search_free;
+  search_free.free_gpus.assign(fabric.node_count(), 0);
+  for (size_t i = 0; i < free.size(); ++i) search_free.free_gpus[*fabric.find_host(names_[i])] = free[i];
+  topo::PlacementRequest request;
+  request.hosts = 11;
+  request.gpus_per_host = 8;
+  topo::Placement p = topo::place(tree, search_free, request);
+  EXPECT_EQ(stored->ring_order, alloc);
+  EXPECT_EQ(stored->reasons, p.reasons);
+  ASSERT_GE(stored->reasons.size(), 3u);
+  EXPECT_EQ(stored->reasons[0], "2 leaves (leaf01, leaf04) in 1 pod: no single leaf has 11 free hosts");
+  EXPECT_EQ(stored->reasons[2].rfind("leaf02 skipped: uplink leaf02:9 degraded", 0), 0u) << stored->reasons[2];
 }
 
 TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {

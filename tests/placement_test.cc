@@ -87,6 +87,40 @@ TEST(Placement, NeverTheLeafWithADegradedUplinkWhenAnotherWillDo) {
   EXPECT_TRUE(mentions);
 }
 
+// The Slurm plugin ranks without words and asks for the recorded one's.
+TEST(Placement, ReasonsWordedLaterAreTheSearchsOwn) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf03:9");
+  SwitchTree tree(f);
+  FreeMap free = FreeMap::all_free(f, 8);
+  SearchOptions quiet;
+  quiet.with_reasons = false;
+  for (int n : {3, 20}) {
+    std::vector<Placement> worded = rank_placements(tree, free, hosts_x8(n), 3);
+    std::vector<Placement> bare = rank_placements(tree, free, hosts_x8(n), 3, quiet);
+    ASSERT_EQ(bare.size(), worded.size()) << n;
+    for (size_t i = 0; i < bare.size(); ++i) {
+      EXPECT_TRUE(bare[i].reasons.empty()) << n;
+      EXPECT_EQ(bare[i].hosts, worded[i].hosts) << n;
+      EXPECT_EQ(placement_reasons(tree, free, hosts_x8(n), bare[i]), worded[i].reasons) << n;
+    }
+  }
+  std::vector<std::string> reasons = place(tree, free, hosts_x8(20)).reasons;
+  ASSERT_EQ(reasons.size(), 4u);
+  EXPECT_EQ(reasons[0], "3 leaves (leaf01, leaf02, leaf04) in 1 pod: no single leaf has 20 free hosts");
+  EXPECT_EQ(reasons[1], "ring order crosses 3 leaf boundaries (0 over the core)");
+  EXPECT_EQ(reasons[2], "leaf03 skipped: uplink leaf03:9 degraded to 1xNDR");
+  EXPECT_EQ(reasons[3].rfind("allreduce estimate ", 0), 0u) << reasons[3];
+  // With leaf03 busy it was never a candidate: nothing to say of it.
+  busy(f, free, 17, 24);
+  for (const std::string& r : place(tree, free, hosts_x8(20)).reasons)
+    EXPECT_EQ(r.find("leaf03"), std::string::npos) << r;
+  // An infeasible request says why, words or not.
+  Placement none = place(tree, free, hosts_x8(30), quiet);
+  EXPECT_FALSE(none.feasible);
+  ASSERT_EQ(none.reasons.size(), 1u);
+  EXPECT_NE(none.reasons[0].find("24 eligible hosts"), std::string::npos) << none.reasons[0];
+}
+
 TEST(Placement, DegradedLinkUsedOnlyWhenNothingElseFits) {
   Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=1,degrade=leaf01:2");
   SwitchTree tree(f);
