@@ -18,21 +18,28 @@ void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation&
   std::span<const int> known = index.gpu_rails(h);
   size_t first = al.lane.size();
   for (int p = 0; p < H; ++p) al.lane.push_back({p, 0, ports[p].rail});
-  // GPU g's default port, g*H/gpus rounded down, counted up as g rises
-  // rather than divided for every GPU of every host.
-  int port_by_count = 0;
-  long next_port_at = gpus;  // (port_by_count + 1) * gpus
-  for (int g = 0; g < gpus && H > 0; ++g) {
-    for (long reach = static_cast<long>(g) * H; reach >= next_port_at; next_port_at += gpus) ++port_by_count;
-    int port = port_by_count;
-    // hwloc's closest HCA wins when the fabric carries it.
-    if (static_cast<size_t>(g) < known.size() && known[g] >= 0)
-      for (int p = 0; p < H; ++p)
-        if (ports[p].rail == known[g]) {
-          port = p;
-          break;
-        }
-    ++al.lane[first + port].gpus;
+  if (known.empty()) {
+    // GPU g's port is g*H/gpus rounded down, so port p takes the GPUs from
+    // ceil(p*gpus/H) to ceil((p+1)*gpus/H): no loop over every GPU of every host.
+    auto first_gpu = [&](long p) { return (p * gpus + H - 1) / H; };
+    for (int p = 0; p < H; ++p) al.lane[first + p].gpus = static_cast<int>(first_gpu(p + 1) - first_gpu(p));
+  } else {
+    // GPU g's default port, g*H/gpus rounded down, counted up as g rises
+    // rather than divided for every GPU; hwloc's closest HCA wins when the
+    // fabric carries it.
+    int port_by_count = 0;
+    long next_port_at = gpus;  // (port_by_count + 1) * gpus
+    for (int g = 0; g < gpus && H > 0; ++g) {
+      for (long reach = static_cast<long>(g) * H; reach >= next_port_at; next_port_at += gpus) ++port_by_count;
+      int port = port_by_count;
+      if (static_cast<size_t>(g) < known.size() && known[g] >= 0)
+        for (int p = 0; p < H; ++p)
+          if (ports[p].rail == known[g]) {
+            port = p;
+            break;
+          }
+      ++al.lane[first + port].gpus;
+    }
   }
   // Ports no GPU uses carry nothing.
   al.lane.erase(std::remove_if(al.lane.begin() + static_cast<long>(first), al.lane.end(),

@@ -37,17 +37,17 @@ class Seams {
   }
   // Leaves the routes' scratch clear for the next search.
   ~Seams() {
-    for (auto [cable, own] : own_) slot_[static_cast<size_t>(cable)] = 0;
+    for (const Load& l : own_) slot_[static_cast<size_t>(l.cable)] = 0;
   }
   Seams(const Seams&) = delete;
   Seams& operator=(const Seams&) = delete;
 
   SeamCost cost() const {
     SeamCost c;
-    for (auto [cable, own] : own_) {
-      double n = free_.flows_on(cable) + own;
+    for (const Load& l : own_) {
+      double n = l.running + l.own;
       c.worst = std::max(c.worst, n);
-      c.sum += n * own;
+      c.sum += n * l.own;
     }
     return c;
   }
@@ -68,9 +68,10 @@ class Seams {
           bool exit_moved = s.exit != undo.exit;
           keep(in, 0);
           if (exit_moved) keep(j, 1);
+          moved_ = false;
           route(in);
           if (exit_moved) route(j);
-          if (SeamCost c = cost(); c < best) {
+          if (SeamCost c = moved_ ? cost() : best; c < best) {
             best = c;
             continue;
           }
@@ -90,8 +91,9 @@ class Seams {
           NodeId saved = s.exit;
           keep(j, 0);
           s.exit = h;
+          moved_ = false;
           route(j);
-          if (SeamCost c = cost(); c < best) best = c;
+          if (SeamCost c = moved_ ? cost() : best; c < best) best = c;
           else {
             s.exit = saved;
             restore(j, 0);
@@ -120,17 +122,14 @@ class Seams {
         const size_t touched[] = {(a + k - 1) % k, a, (b + k - 1) % k, b};
         for (size_t e : touched) saved[e] = edges_[e];
         std::swap(segs_[a], segs_[b]);
+        moved_ = false;
         for (size_t e : touched) route(e);
-        if (cost() < before) {
+        if (moved_ && cost() < before) {
           std::swap(pod[a], pod[b]);
           continue;
         }
         std::swap(segs_[a], segs_[b]);
-        for (size_t e : touched) {
-          count(*edges_[e], -1);
-          edges_[e] = saved[e];
-          count(*edges_[e], +1);
-        }
+        for (size_t e : touched) take(e, saved[e]);
       }
   }
 
@@ -178,31 +177,35 @@ class Seams {
   }
   // Edge i's route, and the job's flows on the cables it leaves and takes.
   void route(size_t i) {
-    count(*edges_[i], -1);
-    edges_[i] = &kNoCables;
-    if (!closed_ && i + 1 == segs_.size()) return;
-    edges_[i] = &routes_.cables(segs_[i].exit, segs_[(i + 1) % segs_.size()].entry);
-    count(*edges_[i], +1);
+    if (!closed_ && i + 1 == segs_.size()) return take(i, &kNoCables);
+    take(i, &routes_.cables(segs_[i].exit, segs_[(i + 1) % segs_.size()].entry));
   }
   // A choice tried and dropped puts edge i back as kept, without a route.
   void keep(size_t i, int slot) { kept_[slot] = edges_[i]; }
-  void restore(size_t i, int slot) {
-    count(*edges_[i], -1);
-    edges_[i] = kept_[slot];
-    count(*edges_[i], +1);
+  void restore(size_t i, int slot) { take(i, kept_[slot]); }
+  // Edge i now crosses `cables`. Under destination-routed tables many
+  // choices give an edge the very cables it had (another exit of the same
+  // leaf, an entry under the same uplink index): the counts stay as they
+  // are, and moved_ stays false so the caller need not cost the choice.
+  void take(size_t i, const std::vector<int>* cables) {
+    if (*cables != *edges_[i]) {
+      count(*edges_[i], -1);
+      count(*cables, +1);
+      moved_ = true;
+    }
+    edges_[i] = cables;
   }
   // own_ keeps its order of first counting (cost() sums in it); slot_
   // finds a cable's entry in it without a search.
   void count(const std::vector<int>& cables, int sign) {
     for (int c : cables) {
-      if (static_cast<size_t>(c) >= slot_.size()) slot_.resize(std::max(2 * slot_.size(), static_cast<size_t>(c) + 1), 0);
       int& at = slot_[static_cast<size_t>(c)];
       if (at == 0) {
-        own_.emplace_back(c, sign);
+        own_.push_back({c, sign, free_.flows_on(c)});
         at = static_cast<int>(own_.size());
-      } else if ((own_[at - 1].second += sign) == 0) {
+      } else if ((own_[at - 1].own += sign) == 0) {
         own_[at - 1] = own_.back();
-        slot_[static_cast<size_t>(own_.back().first)] = at;
+        slot_[static_cast<size_t>(own_.back().cable)] = at;
         own_.pop_back();
         at = 0;
       }
@@ -214,10 +217,17 @@ class Seams {
   const FreeMap& free_;
   std::vector<Segment> segs_;
   bool closed_;
+  // A directed cable the job's cross-leaf flows take.
+  struct Load {
+    int cable;
+    int own;         // the job's flows on it, never zero
+    double running;  // the running jobs' (FreeMap::flows_on)
+  };
   std::vector<const std::vector<int>*> edges_;  // each edge's cables, held by routes_
-  std::vector<std::pair<int, int>> own_;  // (directed cable, the job's flows on it), none at zero
-  std::vector<int>& slot_;                // by directed cable: 1 + its place in own_, 0 when absent
+  std::vector<Load> own_;
+  int* slot_;  // by directed cable: 1 + its place in own_, 0 when absent
   const std::vector<int>* kept_[2] = {&kNoCables, &kNoCables};
+  bool moved_ = false;  // whether take() changed a count since it was last cleared
 };
 
 std::vector<Segment> segments(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,

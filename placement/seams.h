@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -58,16 +59,17 @@ struct SeamCost {
 // cables stay as they were: keep one for one decision.
 class SeamRoutes {
  public:
-  explicit SeamRoutes(const PathIndex& paths) : paths_(paths) {}
+  explicit SeamRoutes(const PathIndex& paths)
+      : paths_(paths), scratch_(new int[2 * paths.fabric().cables().size()]()) {}
   const std::vector<int>& cables(NodeId from, NodeId to);  // stable while this lives
-  // Zeroes by directed cable that one seam search at a time borrows and
-  // leaves zero again.
-  std::vector<int>& scratch() { return scratch_; }
+  // Zeroes, one per directed cable of the fabric, that one seam search at a
+  // time borrows and leaves zero again.
+  int* scratch() { return scratch_.get(); }
 
  private:
   const PathIndex& paths_;
   std::unordered_map<uint64_t, std::vector<int>> routes_;  // by from << 32 | to
-  std::vector<int> scratch_;
+  std::unique_ptr<int[]> scratch_;
 };
 
 // The ring for `hosts` (which may come back with some hosts swapped for

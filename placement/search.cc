@@ -303,10 +303,14 @@ void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& 
                   const PlacementRequest& request, Placement& p, const Weights& weights) {
   std::vector<NodeId> ring = seam_ring(tree, free, request, p.hosts, routes);
   if (ring != p.hosts) {
-    std::map<NodeId, int> gpus;
-    for (size_t i = 0; i < p.hosts.size(); ++i) gpus[p.hosts[i]] = p.gpus[i];
-    p.gpus.clear();
-    for (NodeId h : ring) p.gpus.push_back(gpus[h]);
+    if (whole_hosts(request)) {
+      p.gpus.assign(ring.size(), request.gpus_per_host);  // every host gives the same
+    } else {
+      std::map<NodeId, int> gpus;
+      for (size_t i = 0; i < p.hosts.size(); ++i) gpus[p.hosts[i]] = p.gpus[i];
+      p.gpus.clear();
+      for (NodeId h : ring) p.gpus.push_back(gpus[h]);
+    }
     p.hosts = std::move(ring);
     p.leaves = leaves_of(tree, p.hosts);
   }

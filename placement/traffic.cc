@@ -26,10 +26,13 @@ bool follows_ring(Profile profile) { return profile != Profile::AllToAll && prof
 void switch_cables(const PathIndex& paths, NodeId from, NodeId to, std::vector<int>& out) {
   std::span<const PathIndex::Port> a = paths.ports(paths.host_index(from)), b = paths.ports(paths.host_index(to));
   thread_local std::vector<int> path;
-  for (size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+  const size_t rails = std::min(a.size(), b.size());
+  for (size_t r = 0; r < rails; ++r) {
     trace_static_cables(paths.fabric(), a[r].hca, b[r].hca, path);
     // The first cable is the source's own, the last (on a complete route) the
-    // destination's.
+    // destination's. The rails' routes climb as high: room for all of them
+    // at once, not a reallocation every few cables.
+    if (r == 0 && path.size() > 2) out.reserve(out.size() + rails * (path.size() - 2));
     for (size_t i = 1; i + 1 < path.size(); ++i) out.push_back(path[i]);
   }
 }
