@@ -12,7 +12,7 @@ namespace topo {
 namespace {
 
 // Appends the lanes of host index `h` running `gpus` GPUs.
-void add_lanes(const PathIndex& index, NodeId host, int h, int gpus, Allocation& al) {
+void add_lanes(const PathIndex& index, int h, int gpus, Allocation& al) {
   auto ports = index.ports(h);
   const int H = static_cast<int>(ports.size());
   std::span<const int> known = index.gpu_rails(h);
@@ -96,7 +96,7 @@ Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int g
           fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
     if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
     seen[i] = true;
-    add_lanes(index, h, i, gpus, al);
+    add_lanes(index, i, gpus, al);
     if (hosts.size() > 1 && al.lanes(al.size() - 1).empty())
       throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
                                     fabric.node(h).name));
