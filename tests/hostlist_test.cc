@@ -64,6 +64,22 @@ TEST(Hostlist, MalformedExpressionsSayWhatWasExpectedAndWhere) {
   expect_malformed("ok1,n[1234567890123456789]", 6, "too long");
 }
 
+// The cap counts names before writing any out, and the name that passes it
+// is the one named; no count overflows, whatever the cap.
+TEST(Hostlist, ACapOnNamesIsCheckedBeforeExpanding) {
+  EXPECT_EQ(expand_hostlist("a[1-10],b[1-10]", 20).size(), 20u);
+  try {
+    expand_hostlist("a[1-10],b[1-10]", 19);
+    ADD_FAILURE() << "expanded past the cap";
+  } catch (const HostlistError& e) {
+    EXPECT_EQ(e.position(), 8u);
+    EXPECT_NE(std::string(e.what()).find("expands to more than 19 names"), std::string::npos) << e.what();
+  }
+  const std::string huge = "a[0-65535]b[0-65535]c[0-65535]d[0-65535]e[0-65535]";
+  EXPECT_THROW(expand_hostlist(huge, UINT64_MAX), HostlistError);
+  EXPECT_THROW(expand_hostlist(huge), HostlistError);
+}
+
 TEST(Hostlist, CompressesIntoTheShortestSlurmForm) {
   EXPECT_EQ(compress_hostlist(Names{"gpu007", "gpu001", "gpu003", "gpu002", "gpu004", "login1"}),
             "gpu[001-004,007],login1");

@@ -14,9 +14,6 @@ namespace {
 
 // Slurm's limit on one range (MAX_RANGE in hostlist.c).
 constexpr uint64_t kMaxRange = 64 * 1024;
-// Our own cap on a whole expression, so that "a[1-60000]b[1-60000]" is an
-// error rather than an exhausted machine.
-constexpr uint64_t kMaxNames = 1 << 20;
 // Longer digit runs do not fit in 64 bits; such names are kept verbatim.
 constexpr size_t kMaxDigits = 18;
 
@@ -279,7 +276,8 @@ HostlistError::HostlistError(std::string expression, size_t position, const std:
       expression_(std::move(expression)),
       position_(position) {}
 
-std::vector<std::string> expand_hostlist(std::string_view expr) {
+std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_names) {
+  max_names = std::min<uint64_t>(max_names, uint64_t{1} << 62);
   std::vector<std::string> out;
   uint64_t total = 0;
   size_t pos = 0;
@@ -311,12 +309,13 @@ std::vector<std::string> expand_hostlist(std::string_view expr) {
     for (const auto& group : p.ranges) {
       uint64_t n = 0;
       for (const Range& r : group) n += r.hi - r.lo + 1;
-      names *= n;
-      if (names > kMaxNames) break;
+      // Past the cap the count stops at cap + 1: no product overflows.
+      names = (n != 0 && names > max_names / n) ? max_names + 1 : names * n;
+      if (names > max_names) break;
     }
     total += names;
-    if (total > kMaxNames)
-      throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", kMaxNames));
+    if (total > max_names)
+      throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", max_names));
     expand_into(p, 0, "", out);
   }
   return out;
