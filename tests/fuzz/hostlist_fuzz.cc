@@ -9,7 +9,7 @@
 #include "topology/hostlist.h"
 
 namespace {
-constexpr uint64_t kMaxNames = 4096;
+constexpr uint64_t kMaxNames = 256;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
