@@ -108,6 +108,23 @@ class EngineTest : public ::testing::Test {
     std::free(hcas);
     return out;
   }
+  // Records candidate `chosen` of `r` for `job`, allocated `nodes` (given
+  // in node order, as Slurm does); returns the ring.
+  std::string record_candidate(const topo_engine_job& job, topo_engine_ranking* r, int chosen,
+                               const std::vector<std::string>& nodes, std::string* hca = nullptr) {
+    std::vector<size_t> alloc = indices(nodes);
+    std::sort(alloc.begin(), alloc.end());
+    char *ring = nullptr, *hcas = nullptr;
+    EXPECT_EQ(topo_engine_record(engine_, &job, r, chosen, alloc.data(), alloc.size(), nullptr, &ring, &hcas, msg_,
+                                 sizeof msg_),
+              TOPO_ENGINE_OK)
+        << msg_;
+    std::string out = ring ? ring : "";
+    if (hca) *hca = hcas ? hcas : "(none)";
+    std::free(ring);
+    std::free(hcas);
+    return out;
+  }
   void flush() { ASSERT_EQ(topo_engine_flush(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_; }
 
   // The running-traffic tests' cluster: 4 leaves of 8, four hosts free on
@@ -230,20 +247,12 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   ASSERT_EQ(rank(16, free, &r, 77), TOPO_ENGINE_OK) << msg_;
   std::vector<std::string> alloc = hosts(r.candidates[0]);
   // Slurm gives the allocation in node order; the record keeps the ring.
-  std::vector<size_t> nodes = indices(alloc);
-  std::sort(nodes.begin(), nodes.end());
-  char* ring = nullptr;
-  char* hca = nullptr;
   topo_engine_job job{};
   job.job_id = 77;
   job.nodes = 16;
-  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, nodes.data(), nodes.size(), nullptr, &ring, &hca, msg_,
-                               sizeof msg_),
-            TOPO_ENGINE_OK)
-      << msg_;
-  ASSERT_TRUE(ring);
-  EXPECT_EQ(ring, fmt::format("{}", fmt::join(alloc, ",")));
-  EXPECT_EQ(hca, nullptr);  // no hwloc data in this snapshot
+  std::string hcas;
+  EXPECT_EQ(record_candidate(job, &r, 0, alloc, &hcas), fmt::format("{}", fmt::join(alloc, ",")));
+  EXPECT_EQ(hcas, "(none)");  // no hwloc data in this snapshot
   // Interleaved naming: host i on leaf (i-1) mod 4.  Leaf changes along the
   // ring, counting the closing edge, are exactly 2 for two leaves.
   std::vector<int> leaf;
@@ -251,7 +260,6 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   int crossings = 0;
   for (size_t i = 0; i < leaf.size(); ++i) crossings += leaf[i] != leaf[(i + 1) % leaf.size()];
   EXPECT_EQ(crossings, 2);
-  std::free(ring);
   topo_engine_ranking_free(&r);
   flush();
   auto stored = topo::PlacementStore(path("fabric.db")).latest_for_job(77);
@@ -263,6 +271,7 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
 
   // A fallback: node order in, ring order out, recorded with the reason.
   std::vector<size_t> mixed = indices({"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "nothere"});
+  char *ring = nullptr, *hca = nullptr;
   ASSERT_EQ(topo_engine_record(engine_, &job, nullptr, -1, mixed.data(), mixed.size(), "no candidate fit", &ring,
                                &hca, msg_, sizeof msg_),
             TOPO_ENGINE_OK)
@@ -289,19 +298,11 @@ TEST_F(EngineTest, RecordsTheSearchsReasonsForTheChosenPlacement) {
   std::vector<std::string> alloc = hosts(r.candidates[0]);
   save("leafspine:leaves=2,hosts_per_leaf=16,spines=1");
   ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
-  std::vector<size_t> nodes = indices(alloc);
-  std::sort(nodes.begin(), nodes.end());
-  char *ring = nullptr, *hca = nullptr;
   topo_engine_job job{};
   job.job_id = 5;
   job.nodes = 11;
   job.gpus_per_node = 8;
-  ASSERT_EQ(topo_engine_record(engine_, &job, &r, 0, nodes.data(), nodes.size(), nullptr, &ring, &hca, msg_,
-                               sizeof msg_),
-            TOPO_ENGINE_OK)
-      << msg_;
-  std::free(ring);
-  std::free(hca);
+  record_candidate(job, &r, 0, alloc);
   topo_engine_ranking_free(&r);
   flush();
   auto stored = topo::PlacementStore(path("fabric.db")).latest_for_job(5);
