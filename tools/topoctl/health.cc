@@ -302,13 +302,13 @@ Run add_health(CLI::App& app) {
   cmd->add_option("--ca-port", opts->ca_port, "port of that HCA (default: the first active one)");
   cmd->add_option("--timeout-ms", opts->timeout_ms, "per-query timeout (default: libibmad's)");
   cmd->add_option("--errors-per-hour", opts->thresholds.errors_per_hour,
-                                 "a cable whose ends count this many errors per hour is sick (default: "
-                                 "topo_aware.conf's HealthErrorsPerHour, else this)")
-                      ->capture_default_str();
+                  "a cable whose ends count this many errors per hour is sick (default: "
+                  "topo_aware.conf's HealthErrorsPerHour, else this)")
+      ->capture_default_str();
   cmd->add_option("--xmit-wait-share", opts->thresholds.xmit_wait_share,
-                                    "a cable that waits to transmit this share of the time (0-1) is sick (default: "
-                                    "topo_aware.conf's HealthXmitWaitShare, else this)")
-                         ->capture_default_str();
+                  "a cable that waits to transmit this share of the time (0-1) is sick (default: "
+                  "topo_aware.conf's HealthXmitWaitShare, else this)")
+      ->capture_default_str();
   auto* ethtool = cmd->add_option("--ethtool", opts->ethtool_dir,
                                   "store NIC counters from a directory of ethtool -S output, a HOST.txt per host "
                                   "with a '# iface NAME' line before each NIC's (see README, PFC / ECN health)")
