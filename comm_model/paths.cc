@@ -13,6 +13,12 @@ namespace {
 
 bool usable(const Link& l) { return l.kind == LinkKind::Cable && l.gbps() > 0; }
 
+void add_bytes(std::span<double> trunk_bytes, int t, double bytes, std::vector<int>& touched) {
+  double& at = trunk_bytes[static_cast<size_t>(t)];
+  if (at == 0 && bytes != 0) touched.push_back(t);
+  at += bytes;
+}
+
 }  // namespace
 
 PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
@@ -237,7 +243,7 @@ void PathIndex::walk(int leaf_b, int left, double bytes, std::span<double> trunk
       for (auto [t, to] : options) cables += width_[t];
       for (auto [t, to] : options) {
         double share = at.share * width_[t] / cables;
-        trunk_bytes[t] += bytes * share;
+        add_bytes(trunk_bytes, t, bytes * share, scratch.touched);
         auto same = std::find_if(next.begin(), next.end(),
                                  [&, to = to](const Scratch::Step& s) { return s.slot == to && s.down == descend; });
         if (same != next.end()) same->share += share;
@@ -319,7 +325,7 @@ void PathIndex::spread_from(int leaf_a, std::span<const std::pair<int, double>> 
   for (size_t k = climbing.size(); k-- > 1;) {
     above += climbing[k];
     if (above == 0) continue;
-    for (auto [t, share] : climb_trunks[k - 1]) trunk_bytes[t] += above * share;
+    for (auto [t, share] : climb_trunks[k - 1]) add_bytes(trunk_bytes, t, above * share, scratch.touched);
   }
 }
 

@@ -120,6 +120,11 @@ class PathIndex {
     std::vector<std::vector<Step>> climb;
     std::vector<std::vector<std::pair<int, double>>> climb_trunks;
     std::vector<double> climbing;  // bytes that climb exactly k steps
+    // Trunks whose bytes went from zero to more since the caller last
+    // cleared this: a caller that keeps one trunk_bytes array for many
+    // spreads reads back and zeroes only these, not every trunk of the
+    // fabric.
+    std::vector<int> touched;
   };
   void spread(int leaf_a, int leaf_b, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const;
 

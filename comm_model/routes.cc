@@ -111,34 +111,89 @@ int cross_leaves(const PathIndex& index, const Allocation& al, const Traffic& t,
   return switches;
 }
 
-// Adaptive: crossings summed per leaf pair, spread over the trunks once per
-// source leaf, each trunk's bytes shared evenly by its cables.
-int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
-  std::vector<std::pair<int, std::pair<int, double>>> pairs;  // leaf -> (leaf, bytes)
-  int switches = cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
-    pairs.push_back({c.leaf, {to, c.bytes}});
-  });
-  if (pairs.empty()) return switches;
-  std::sort(pairs.begin(), pairs.end());
-  std::vector<double> trunk_bytes(index.trunks().size(), 0.0);
-  std::vector<std::pair<int, double>> flows;
-  PathIndex::Scratch scratch;
-  for (size_t i = 0; i < pairs.size();) {
-    flows.clear();
-    size_t j = i;
-    for (; j < pairs.size() && pairs[j].first == pairs[i].first; ++j) {
-      if (!flows.empty() && flows.back().first == pairs[j].second.first) flows.back().second += pairs[j].second.second;
-      else flows.push_back(pairs[j].second);
+// What the adaptive spread keeps per thread between estimates. Indexed by
+// the fabric's leaves and trunks, it would cost a small job more to make
+// and clear than to spread; between calls every entry is zero or empty.
+struct SpreadArena {
+  std::vector<int> head, tail;      // by source leaf: its first and last crossing, -1 when none
+  std::vector<int> next;            // by crossing: the next one from the same leaf
+  std::vector<int> from_leaves;     // source leaves with a crossing
+  std::vector<double> to_bytes;     // by receiving leaf: one source leaf's bytes to it
+  std::vector<int> to_leaves;       // receiving leaves with bytes in to_bytes
+  std::vector<double> trunk_bytes;  // by trunk
+  PathIndex::Scratch scratch;       // its touched: trunks with bytes in trunk_bytes
+
+  static SpreadArena& of(const PathIndex& index) {
+    thread_local SpreadArena a;
+    const size_t leaves = index.leaves().size(), trunks = index.trunks().size();
+    if (a.head.size() < leaves) {
+      a.head.resize(leaves, -1);
+      a.tail.resize(leaves, -1);
+      a.to_bytes.resize(leaves, 0.0);
     }
-    index.spread_from(pairs[i].first, flows, trunk_bytes, scratch);
-    i = j;
+    if (a.trunk_bytes.size() < trunks) a.trunk_bytes.resize(trunks, 0.0);
+    return a;
+  }
+  // Back to all zero, also when a spread threw half way.
+  void clear() {
+    for (int l : from_leaves) head[l] = tail[l] = -1;
+    for (int l : to_leaves) to_bytes[l] = 0;
+    for (int t : scratch.touched) trunk_bytes[t] = 0;
+    from_leaves.clear();
+    to_leaves.clear();
+    next.clear();
+    scratch.touched.clear();
+  }
+};
+
+// Adaptive: crossings summed per leaf pair (in crossing order), spread over
+// the trunks once per source leaf (in leaf order), each trunk's bytes shared
+// evenly by its cables. Grouping by linked lists and dense sums, not a sort:
+// AllToAll crosses once per receiving port and used leaf, hundreds of
+// thousands of crossings on a scattered thousand-host job.
+int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
+  SpreadArena& a = SpreadArena::of(index);
+  struct Clear {
+    SpreadArena& a;
+    ~Clear() { a.clear(); }
+  } clear_after{a};
+  std::vector<std::pair<int, double>> crossed;  // (receiving leaf, bytes), by crossing
+  int switches = cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
+    if (c.bytes == 0) return;
+    const int at = static_cast<int>(crossed.size());
+    crossed.emplace_back(to, c.bytes);
+    a.next.push_back(-1);
+    if (a.head[c.leaf] < 0) {
+      a.head[c.leaf] = at;
+      a.from_leaves.push_back(c.leaf);
+    } else {
+      a.next[a.tail[c.leaf]] = at;
+    }
+    a.tail[c.leaf] = at;
+  });
+  std::sort(a.from_leaves.begin(), a.from_leaves.end());
+  std::vector<std::pair<int, double>> flows;
+  for (int from : a.from_leaves) {
+    for (int i = a.head[from]; i >= 0; i = a.next[i]) {
+      auto [to, bytes] = crossed[i];
+      if (a.to_bytes[to] == 0) a.to_leaves.push_back(to);
+      a.to_bytes[to] += bytes;
+    }
+    std::sort(a.to_leaves.begin(), a.to_leaves.end());
+    flows.clear();
+    for (int to : a.to_leaves) {
+      flows.emplace_back(to, a.to_bytes[to]);
+      a.to_bytes[to] = 0;
+    }
+    a.to_leaves.clear();
+    index.spread_from(from, flows, a.trunk_bytes, a.scratch);
   }
   const Fabric& f = index.fabric();
-  for (size_t k = 0; k < trunk_bytes.size(); ++k) {
-    if (trunk_bytes[k] <= 0) continue;
+  for (int k : a.scratch.touched) {
     const PathIndex::Trunk& trunk = index.trunks()[k];
-    double each = trunk_bytes[k] / static_cast<double>(trunk.cables.size());
-    for (LinkId e : trunk.cables) acc.add(directed_cable(f.link(e), trunk.from), each);
+    double each = a.trunk_bytes[k] / static_cast<double>(trunk.cables.size());
+    if (each > 0)
+      for (LinkId e : trunk.cables) acc.add(directed_cable(f.link(e), trunk.from), each);
   }
   return switches;
 }
