@@ -30,8 +30,8 @@ void append(const Segment& s, std::vector<NodeId>& ring) {
 // cables the job's seams cross, never a sort.
 class Seams {
  public:
-  Seams(SeamRoutes& routes, const FreeMap& free, std::vector<Segment> segments, bool closed)
-      : routes_(routes), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size(), &kNoCables),
+  Seams(const SwitchTree& tree, SeamRoutes& routes, const FreeMap& free, std::vector<Segment> segments, bool closed)
+      : tree_(tree), routes_(routes), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size(), &kNoCables),
         slot_(routes.scratch()) {
     for (size_t i = 0; i < segs_.size(); ++i) route(i);
   }
@@ -146,9 +146,8 @@ class Seams {
     NodeId entry, exit, replaced;
   };
   // Makes `h` the segment's entry; a spare replaces the old entry or another
-  // host with as many free GPUs (never the exit of a segment of several).
+  // host alike (never the exit of a segment of several).
   bool enter_at(Segment& s, NodeId h, Undo& undo) {
-    const FreeMap& free = free_;
     if (h == s.entry) return false;
     auto at = std::find(s.hosts.begin(), s.hosts.end(), h);
     if (at != s.hosts.end()) {
@@ -161,12 +160,12 @@ class Seams {
     }
     NodeId out = 0;
     bool found = false;
-    if (s.hosts.size() == 1 || (s.entry != s.exit && free.free(s.entry) == free.free(h))) {
+    if (s.hosts.size() == 1 || (s.entry != s.exit && alike(s.entry, h))) {
       out = s.entry;
-      found = free.free(out) == free.free(h);
+      found = alike(out, h);
     }
     for (auto it = s.hosts.rbegin(); !found && it != s.hosts.rend(); ++it)
-      if (*it != s.exit && *it != s.entry && free.free(*it) == free.free(h)) out = *it, found = true;
+      if (*it != s.exit && *it != s.entry && alike(*it, h)) out = *it, found = true;
     if (!found) return false;
     std::replace(s.hosts.begin(), s.hosts.end(), out, h);
     std::replace(s.spare.begin(), s.spare.end(), h, out);
@@ -174,6 +173,12 @@ class Seams {
     if (s.exit == out) s.exit = h;
     s.entry = h;
     return true;
+  }
+  // Whether a spare may stand in for a host of the job: as many free GPUs
+  // and as many degraded cables, so that every structure tier, the fit and
+  // the fragmentation stay as they were (the search relies on it).
+  bool alike(NodeId a, NodeId b) const {
+    return free_.free(a) == free_.free(b) && tree_.degraded_cables(a).size() == tree_.degraded_cables(b).size();
   }
   // Edge i's route, and the job's flows on the cables it leaves and takes.
   void route(size_t i) {
@@ -213,6 +218,7 @@ class Seams {
   }
 
   static inline const std::vector<int> kNoCables;
+  const SwitchTree& tree_;
   SeamRoutes& routes_;
   const FreeMap& free_;
   std::vector<Segment> segs_;
@@ -287,7 +293,7 @@ SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementR
     segs.pop_back();
   }
   SeamRoutes routes(tree.paths());
-  return Seams(routes, free, std::move(segs), closed).cost();
+  return Seams(tree, routes, free, std::move(segs), closed).cost();
 }
 
 std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -311,7 +317,7 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
       int leaf = tree.home_leaf(s.entry);
       pod.push_back(leaf >= 0 ? tree.leaves()[leaf].pod : -1 - static_cast<int>(pod.size()));  // unplaced: never swapped
     }
-    Seams seams(routes, free, *order, closed);
+    Seams seams(tree, routes, free, *order, closed);
     for (int pass = 0; pass < 3; ++pass) {
       SeamCost before = seams.cost();
       seams.improve();

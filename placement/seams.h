@@ -17,9 +17,9 @@
 //   segments of one pod swapped where that helps (which leaf a segment
 //   sends to picks the uplink its seam flow takes);
 // - for whole-host requests, a free eligible host of the same leaf (with as
-//   many free GPUs as the one it replaces, so the objective's structure,
-//   fit and fragmentation tiers stay equal) may replace one of the job's
-//   hosts when it makes a better entry.
+//   many free GPUs and as many degraded cables as the one it replaces, so
+//   the objective's structure, fit and fragmentation tiers stay equal) may
+//   replace one of the job's hosts when it makes a better entry.
 // It minimises, over the job's cross-leaf flows, the most flows any of
 // their switch-to-switch cables carries (the job's own plus the running
 // jobs'), then their sum: a flow's share of a cable is what max-min sharing

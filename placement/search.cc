@@ -317,6 +317,27 @@ void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& 
   p.score = score(tree, free, index, request, p.hosts, weights, true);
 }
 
+// Adds the estimate to the first `keep` of `ranked` (sorted on structure)
+// in turn and returns how many it estimated. Tier 4 only adds to a score
+// (it is never negative, and seams keep the structure tiers as they are),
+// so once a candidate's structure alone reaches the `count`-th best total
+// estimated so far, neither it nor any after it can be among the best
+// `count`: the stable sort on totals would put it behind them. The result
+// is the one estimating all of them gives; the Slurm plugin, asking for one
+// placement, often stops after the first.
+size_t estimate_in_order(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, SeamRoutes& routes,
+                         const PlacementRequest& request, std::vector<Placement>& ranked, size_t keep, int count,
+                         const Weights& w) {
+  const size_t wanted = static_cast<size_t>(std::max(1, count));
+  std::vector<double> totals;  // of the estimated, best first
+  for (size_t i = 0; i < keep; ++i) {
+    if (w.slowdown >= 0 && totals.size() >= wanted && ranked[i].score.structure >= totals[wanted - 1]) return i;
+    add_estimate(tree, free, index, routes, request, ranked[i], w);
+    totals.insert(std::upper_bound(totals.begin(), totals.end(), ranked[i].score.total), ranked[i].score.total);
+  }
+  return keep;
+}
+
 // A candidate for the local improvement: the best placement with the
 // hosts of one of its leaves given to another leaf of the same pod.
 struct Swap {
@@ -410,8 +431,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   auto by_total = [](const Placement& a, const Placement& b) { return a.score.total < b.score.total; };
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
-  ranked.resize(keep);
-  for (Placement& p : ranked) add_estimate(tree, free, index, routes, request, p, options.weights);
+  ranked.resize(estimate_in_order(tree, free, index, routes, request, ranked, keep, count, options.weights));
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
   // Local improvement: swap one leaf of the best for an unused leaf of its

@@ -15,6 +15,7 @@
 #include "placement/seams.h"
 #include "placement/traffic.h"
 #include "tests/dmodk_routing.h"
+#include "topology/routing_engine.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -366,6 +367,55 @@ TEST_F(StaticLeafSpine, SeamsSwapInAnEquallyGoodHostOfTheSameLeaf) {
   EXPECT_TRUE(chosen.contains(host(fabric, 15)));
   EXPECT_FALSE(chosen.contains(host(fabric, 13)));
   EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.0);
+}
+
+// Asking for one placement estimates fewer candidates (the search stops
+// once structure alone rules the rest out); it must still find a candidate
+// that structure ranks second and the estimate first. Two pods of two
+// leaves, one uplink each: pod 1 fits the job exactly (the better fit), but
+// a running ring loads its uplinks, so the job would get half of them.
+TEST(Placement, AskingForOneStillEstimatesWhatStructureRanksSecond) {
+  Fabric f = make_synthetic("clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4,spines_per_pod=1,cores=1,oversub=4");
+  SwitchTree tree(f);
+  FreeMap free = FreeMap::all_free(f, 8);
+  free.running.push_back({{host(f, 1), host(f, 5)}, Profile::AllReduce, 8, 1.0});
+  for (NodeId h : free.running.back().ring) free.free_gpus[h] = 0;
+  fill_traffic(tree, free);
+  SearchOptions options;
+  options.weights.pressure = 0;  // the load is for the estimate alone to see
+  options.improvement_rounds = 0;
+  std::vector<Placement> all = rank_placements(tree, free, hosts_x8(6), 6, options);
+  ASSERT_GE(all.size(), 2u);
+  ASSERT_EQ(leaf_names(f, all[1]), (std::set<std::string>{"leaf01", "leaf02"}));
+  ASSERT_LT(all[1].score.structure, all[0].score.structure);
+  Placement one = place(tree, free, hosts_x8(6), options);
+  EXPECT_EQ(one.hosts, all[0].hosts);
+  EXPECT_EQ(leaf_names(f, one), (std::set<std::string>{"leaf03", "leaf04"}));
+  EXPECT_EQ(one.score.total, all[0].score.total);
+}
+
+// The same cluster, but the better entry's cable is degraded: swapping it
+// in would add a degraded link (tier 1) that the seams do not weigh, so it
+// is no spare.
+TEST(Placement, SeamsNeverSwapInAHostWithMoreDegradedCables) {
+  Fabric fabric = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2,degrade=leaf02:7");
+  fabric.set_routing(testing::dmodk_routing(fabric));
+  SwitchTree tree(fabric);
+  ASSERT_EQ(tree.degraded_cables(host(fabric, 15)).size(), 1u);
+  FreeMap free = FreeMap::all_free(fabric, 8);
+  std::vector<NodeId> running;
+  for (int i : {1, 2, 3, 4, 9, 10, 11, 12}) running.push_back(host(fabric, i));
+  for (int i : {1, 2, 3, 4, 9, 10, 11, 12, 14, 16}) free.free_gpus[host(fabric, i)] = 0;
+  for (int i = 17; i <= 32; ++i) free.free_gpus[host(fabric, i)] = 0;
+  free.running.push_back({running, Profile::AllReduce, 8, 0.5});
+  fill_traffic(tree, free);
+  Placement p = place(tree, free, hosts_x8(5));
+  ASSERT_TRUE(p.feasible);
+  std::set<NodeId> chosen(p.hosts.begin(), p.hosts.end());
+  EXPECT_TRUE(chosen.contains(host(fabric, 13)));
+  EXPECT_FALSE(chosen.contains(host(fabric, 15)));
+  EXPECT_EQ(p.score.degraded_links, 0);
+  EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.5);  // beside the running job's seam, as ring order has it
 }
 
 TEST_F(StaticLeafSpine, SeamsReorderTheLeavesWhenNeitherDirectionAvoidsTheRunningJobs) {
