@@ -193,7 +193,7 @@ class Seams {
   // leaf, an entry under the same uplink index): the counts stay as they
   // are, and moved_ stays false so the caller need not cost the choice.
   void take(size_t i, const std::vector<int>* cables) {
-    if (*cables != *edges_[i]) {
+    if (cables != edges_[i] && *cables != *edges_[i]) {
       count(*edges_[i], -1);
       count(*cables, +1);
       moved_ = true;
@@ -266,8 +266,22 @@ bool applies(const SwitchTree& tree, const PlacementRequest& request, std::span<
 
 }  // namespace
 
+uint64_t SeamRoutes::sender_key(NodeId from) {
+  constexpr uint64_t kLayout = uint64_t{1} << 31;  // above every NodeId of a fabric
+  std::span<const PathIndex::Port> ports = paths_.ports(paths_.host_index(from));
+  if (ports.size() == 1 && ports[0].leaf >= 0) return kLayout | static_cast<uint64_t>(ports[0].leaf);
+  std::vector<int> leaves;
+  for (const PathIndex::Port& p : ports) {
+    if (p.leaf < 0) return from;
+    leaves.push_back(p.leaf);
+  }
+  // Past the leaf ids, so a one-port sender's key never names a layout.
+  auto [it, fresh] = layouts_.try_emplace(std::move(leaves), kLayout | (paths_.leaves().size() + layouts_.size()));
+  return it->second;
+}
+
 const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
-  auto [it, fresh] = routes_.try_emplace(from << 32 | to);
+  auto [it, fresh] = routes_.try_emplace(sender_key(from) << 32 | to);
   if (fresh) switch_cables(paths_, from, to, it->second);
   return it->second;
 }

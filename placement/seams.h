@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -52,11 +53,14 @@ struct SeamCost {
 };
 
 // The switch-to-switch cables of the flows from one host to another
-// (placement/traffic.h switch_cables), each pair routed once and kept: the
-// seam search tries the same exits and entries again and again, over its
+// (placement/traffic.h switch_cables), each routed once and kept: the seam
+// search tries the same exits and entries again and again, over its
 // passes, both directions and the candidates of one decision, and walking
-// the tables is most of its cost. Valid while the fabric's tables and
-// cables stay as they were: keep one for one decision.
+// the tables is most of its cost. Forwarding tables route by destination,
+// so past the sender's own cables a route depends only on the leaves the
+// sender's ports reach: every exit of one leaf shares one walk. Valid while
+// the fabric's tables and cables stay as they were: keep one for one
+// decision.
 class SeamRoutes {
  public:
   explicit SeamRoutes(const PathIndex& paths)
@@ -67,8 +71,12 @@ class SeamRoutes {
   int* scratch() { return scratch_.get(); }
 
  private:
+  // Senders whose ports reach the same leaves in the same order share a
+  // key; a sender with a port on no leaf is its own.
+  uint64_t sender_key(NodeId from);
   const PathIndex& paths_;
-  std::unordered_map<uint64_t, std::vector<int>> routes_;  // by from << 32 | to
+  std::unordered_map<uint64_t, std::vector<int>> routes_;  // by sender key << 32 | to
+  std::map<std::vector<int>, uint64_t> layouts_;           // leaves of a sender's ports -> key
   std::unique_ptr<int[]> scratch_;
 };
 
