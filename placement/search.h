@@ -10,9 +10,12 @@
 //    evenly over the leaves they get, so no leaf's uplinks carry more than
 //    its share.
 // 3. Candidates are pre-ranked without the comm_model, the best few scored
-//    with it, and the winner improved by swapping one of its leaves for an
-//    unused one of its pod while that lowers the score: swaps ranked on
-//    structure, the comm_model for the first few that win on it.
+//    with it in that order until structure alone rules the rest out (the
+//    estimate only adds to a score: a candidate whose structure reaches
+//    the best total so far cannot win), and the winner improved by
+//    swapping one of its leaves for an unused one of its pod while that
+//    lowers the score: swaps ranked on structure, the comm_model for the
+//    first few that win on it.
 // The cluster state is read through one FreeIndex per decision.
 // The result holds the hosts in ring order and the reasons in words
 // (unless SearchOptions::with_reasons is off).
