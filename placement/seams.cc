@@ -31,7 +31,12 @@ void append(const Segment& s, std::vector<NodeId>& ring) {
 class Seams {
  public:
   Seams(const SwitchTree& tree, SeamRoutes& routes, const FreeMap& free, std::vector<Segment> segments, bool closed)
-      : tree_(tree), routes_(routes), free_(free), segs_(std::move(segments)), closed_(closed), edges_(segs_.size(), &kNoCables),
+      : tree_(tree),
+        routes_(routes),
+        free_(free),
+        segs_(std::move(segments)),
+        closed_(closed),
+        edges_(segs_.size(), &kNoCables),
         slot_(routes.scratch()) {
     for (size_t i = 0; i < segs_.size(); ++i) route(i);
   }
