@@ -50,14 +50,11 @@ CableRoom::CableRoom(const PathIndex& index, const BackgroundLoad& background, d
   rates_ = index.cable_gbps();
 }
 
-double CableRoom::gbps(int directed) const {
-  const size_t id = static_cast<size_t>(directed / 2);
-  double rate = (rates_.empty() ? fabric_->link(fabric_->cables()[id]).gbps() : rates_[id]) * efficiency_;
-  if (!background_.empty()) {
-    auto it = std::lower_bound(background_.begin(), background_.end(), std::make_pair(directed, -kInf));
-    if (it != background_.end() && it->first == directed) rate -= it->second;
-  }
-  return std::max(0.0, rate);
+double CableRoom::line_gbps(size_t id) const { return fabric_->link(fabric_->cables()[id]).gbps(); }
+
+double CableRoom::background_gbps(int directed) const {
+  auto it = std::lower_bound(background_.begin(), background_.end(), std::make_pair(directed, -kInf));
+  return it != background_.end() && it->first == directed ? it->second : 0.0;
 }
 
 std::vector<std::pair<int, double>> flows_of(std::span<const std::pair<int, double>> bytes, double flow_bytes) {

@@ -8,6 +8,7 @@
 // job with w flows on a cable takes w times the common flow rate there.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <span>
 #include <utility>
@@ -25,9 +26,18 @@ class CableRoom {
   // The same, reading the line rates the index keeps by cable (kept alive
   // by the caller).
   CableRoom(const PathIndex& index, const BackgroundLoad& background, double efficiency);
-  double gbps(int directed) const;
+  // Inline: the sharing asks it once or twice for every cable a pattern
+  // loads, thousands of times an estimate.
+  double gbps(int directed) const {
+    const size_t id = static_cast<size_t>(directed / 2);
+    double rate = (rates_.empty() ? line_gbps(id) : rates_[id]) * efficiency_;
+    if (!background_.empty()) rate -= background_gbps(directed);
+    return std::max(0.0, rate);
+  }
 
  private:
+  double line_gbps(size_t id) const;          // read from fabric_
+  double background_gbps(int directed) const;  // 0 where there is none
   const Fabric* fabric_;
   std::span<const double> rates_;  // by Link::id; empty when read from fabric_
   double efficiency_;
