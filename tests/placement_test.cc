@@ -15,7 +15,6 @@
 #include "placement/seams.h"
 #include "placement/traffic.h"
 #include "tests/dmodk_routing.h"
-#include "topology/routing_engine.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -369,6 +368,30 @@ TEST_F(StaticLeafSpine, SeamsSwapInAnEquallyGoodHostOfTheSameLeaf) {
   EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.0);
 }
 
+// The cluster of SeamsSwapInAnEquallyGoodHostOfTheSameLeaf, but the better
+// entry's cable is degraded: swapping it in would add a degraded link
+// (tier 1) that the seams do not weigh, so it is no spare.
+TEST(Placement, SeamsNeverSwapInAHostWithMoreDegradedCables) {
+  Fabric fabric = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2,degrade=leaf02:7");
+  fabric.set_routing(testing::dmodk_routing(fabric));
+  SwitchTree tree(fabric);
+  ASSERT_EQ(tree.degraded_cables(host(fabric, 15)).size(), 1u);
+  FreeMap free = FreeMap::all_free(fabric, 8);
+  std::vector<NodeId> running;
+  for (int i : {1, 2, 3, 4, 9, 10, 11, 12}) running.push_back(host(fabric, i));
+  for (int i : {1, 2, 3, 4, 9, 10, 11, 12, 14, 16}) free.free_gpus[host(fabric, i)] = 0;
+  for (int i = 17; i <= 32; ++i) free.free_gpus[host(fabric, i)] = 0;
+  free.running.push_back({running, Profile::AllReduce, 8, 0.5});
+  fill_traffic(tree, free);
+  Placement p = place(tree, free, hosts_x8(5));
+  ASSERT_TRUE(p.feasible);
+  std::set<NodeId> chosen(p.hosts.begin(), p.hosts.end());
+  EXPECT_TRUE(chosen.contains(host(fabric, 13)));
+  EXPECT_FALSE(chosen.contains(host(fabric, 15)));
+  EXPECT_EQ(p.score.degraded_links, 0);
+  EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.5);  // beside the running job's seam, as ring order has it
+}
+
 // Asking for one placement estimates fewer candidates (the search stops
 // once structure alone rules the rest out); it must still find a candidate
 // that structure ranks second and the estimate first. Two pods of two
@@ -392,30 +415,6 @@ TEST(Placement, AskingForOneStillEstimatesWhatStructureRanksSecond) {
   EXPECT_EQ(one.hosts, all[0].hosts);
   EXPECT_EQ(leaf_names(f, one), (std::set<std::string>{"leaf03", "leaf04"}));
   EXPECT_EQ(one.score.total, all[0].score.total);
-}
-
-// The same cluster, but the better entry's cable is degraded: swapping it
-// in would add a degraded link (tier 1) that the seams do not weigh, so it
-// is no spare.
-TEST(Placement, SeamsNeverSwapInAHostWithMoreDegradedCables) {
-  Fabric fabric = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2,degrade=leaf02:7");
-  fabric.set_routing(testing::dmodk_routing(fabric));
-  SwitchTree tree(fabric);
-  ASSERT_EQ(tree.degraded_cables(host(fabric, 15)).size(), 1u);
-  FreeMap free = FreeMap::all_free(fabric, 8);
-  std::vector<NodeId> running;
-  for (int i : {1, 2, 3, 4, 9, 10, 11, 12}) running.push_back(host(fabric, i));
-  for (int i : {1, 2, 3, 4, 9, 10, 11, 12, 14, 16}) free.free_gpus[host(fabric, i)] = 0;
-  for (int i = 17; i <= 32; ++i) free.free_gpus[host(fabric, i)] = 0;
-  free.running.push_back({running, Profile::AllReduce, 8, 0.5});
-  fill_traffic(tree, free);
-  Placement p = place(tree, free, hosts_x8(5));
-  ASSERT_TRUE(p.feasible);
-  std::set<NodeId> chosen(p.hosts.begin(), p.hosts.end());
-  EXPECT_TRUE(chosen.contains(host(fabric, 13)));
-  EXPECT_FALSE(chosen.contains(host(fabric, 15)));
-  EXPECT_EQ(p.score.degraded_links, 0);
-  EXPECT_DOUBLE_EQ(p.score.seam_flows, 1.5);  // beside the running job's seam, as ring order has it
 }
 
 TEST_F(StaticLeafSpine, SeamsReorderTheLeavesWhenNeitherDirectionAvoidsTheRunningJobs) {
