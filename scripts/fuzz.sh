@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz (see README.md, "Fuzzing").
 #
-#   scripts/fuzz.sh [--seconds N] [--parallel P] [--build DIR] [--no-build] [--jobs J] [--ci] [target...]
+#   scripts/fuzz.sh [--seconds N] [--runs R] [--parallel P] [--build DIR] [--no-build] [--jobs J] [--ci] [target...]
 #
 # Builds them first (clang, -DTOPO_FUZZ=ON, in DIR, default build/fuzz; not
 # with --no-build, which runs what DIR holds), then
-# runs each target N seconds (default 600), P at a time (default 1), on its
+# runs each target N seconds (default 600) or until it has run R inputs,
+# whichever comes first (--runs 10000000 is the goal's count), P at a time (default 1), on its
 # seed corpus (tests/fuzz/corpus/<target>, never written to) plus a work
 # corpus of its own (DIR/fuzz-work/<target>, kept between runs) with its
 # dictionary. --ci: the seed corpus alone in a fresh work directory, 2,000
@@ -24,6 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=600
 build=${TOPO_BUILD_DIR:-$root/build}/fuzz
 jobs=1
+runs=0
 parallel=1
 ci=0
 build_first=1
@@ -31,17 +33,19 @@ targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --parallel) parallel=$2; shift 2 ;;
     --ci) ci=1; shift ;;
     --no-build) build_first=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds takes a whole number" >&2; exit 2; }
+[[ "$runs" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --runs takes a whole number" >&2; exit 2; }
 [[ "$parallel" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --parallel takes a whole number from 1" >&2; exit 2; }
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
@@ -85,10 +89,14 @@ run_target() {
   # CI: a fixed seed and a fixed number of inputs, so that a run is the same
   # on every machine and fails only when a change breaks a reader; the long
   # runs without --ci are where new findings come from.
-  ((ci)) && args+=(-seed=1 -runs=2000)
+  if ((ci)); then
+    args+=(-seed=1 -runs=2000)
+  elif ((runs)); then
+    args+=(-runs="$runs")
+  fi
   [ -f "$dict" ] && args+=(-dict="$dict")
   ((jobs > 1)) && args+=(-fork="$jobs")
-  echo "--- $t: ${seconds} s"
+  echo "--- $t: ${seconds} s$( ((runs && !ci)) && echo " or $runs inputs")"
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       "$bin" "${args[@]}" "$work/$t" "$seeds" </dev/null >"$work/$t.log" 2>&1; then
     echo clean >"$work/$t.result"
