@@ -82,6 +82,8 @@ Traffic alltoall_traffic(const PathIndex& index, const Allocation& al, double pe
   Leaves lv{std::vector<int>(index.leaves().size(), -1), {}};
   for (int i = 0; i < al.size(); ++i)
     for (const Lane& l : al.lanes(i)) lv.slot(index.ports(al.host[i])[l.port].leaf);
+  // At most one crossing per receiving lane and sending leaf.
+  t.crossings.reserve(static_cast<size_t>(al.lane_begin.back()) * lv.used.size());
   if (pxn) rail_hopping(index, al, per_rank, lv, t);
   else plain(index, al, per_rank, lv, t);
   return t;

@@ -108,15 +108,18 @@ void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, 
   std::copy(neighbours.begin(), neighbours.end(), sharers.begin() + 1);
   const Fabric& f = index.fabric();
   // A routed cable with an end that is no switch is a host's own (what
-  // PathIndex::locate() gives a host), read on the dense index.
-  auto hosts_own = [&f, &ends = f.index()](int id) {
+  // PathIndex::locate() gives a host), read on the dense index; a trunk
+  // key never is.
+  auto hosts_own = [&f, &ends = f.index(), trunks = index.trunk_key(0)](int key) {
+    if (key >= trunks) return false;
+    const int id = key / 2;
     return f.switch_index(ends.cable_ends(id)[0].node) < 0 || f.switch_index(ends.cable_ends(id)[1].node) < 0;
   };
   for (Routed& p : ps.routed) {
     p.flows = flows_of(p.load.bytes, p.load.flow_bytes);
     std::vector<std::pair<int, double>> own;
     for (const auto& fl : p.flows)
-      if (hosts_own(fl.first / 2)) own.push_back(fl);
+      if (hosts_own(fl.first)) own.push_back(fl);
     Sharer ideal{own};
     double ideal_gbps = share_max_min({&ideal, 1}, ideal_room)[0].flow_gbps;
     sharers[0] = Sharer{p.flows};
@@ -167,22 +170,23 @@ Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Pa
 }
 
 // The cable that set the chosen candidate's pace, or NVLink.
-Bottleneck bottleneck_of(const PathIndex& index, const Candidate& c, const Routed* p,
+Bottleneck bottleneck_of(const PathIndex& index, const CableRoom& room, const Candidate& c, const Routed* p,
                          std::span<const Sharer> neighbours, const ModelOptions& o) {
   Bottleneck b;
   if (p && c.net_s > 0 && c.net_s >= c.nvl_s && p->shared.limit >= 0) {
     const Fabric& f = index.fabric();
-    const int d = p->shared.limit;
+    const int key = p->shared.limit;
+    const int d = room.cable_of(key);
     b.where = Bottleneck::Where::Cable;
     b.directed_cable = d;
     b.cable = f.cables()[d / 2];
     b.from = d % 2 == 0 ? f.link(*b.cable).end_a : f.link(*b.cable).end_b;
     b.name = index.describe(*b.cable, b.from);
-    for (const auto& [cable, flows] : p->flows)
-      if (cable == d) b.flows = flows;
+    for (const auto& [k, flows] : p->flows)
+      if (k == key) b.flows = flows;
     for (const Sharer& s : neighbours)
-      for (const auto& [cable, flows] : s.flows)
-        if (cable == d) b.neighbour_flows += flows;
+      for (const auto& [k, flows] : s.flows)
+        if (k == key) b.neighbour_flows += flows;
     b.share_gbps = p->shared.flow_gbps;
     b.gbps = b.share_gbps * b.flows;
   } else if (c.nvl_s > 0) {
@@ -247,8 +251,8 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
 
   auto algorithms = algorithms_for(request.collective, options);
   Patterns ps = route_patterns(index, al, request, algorithms, options);
-  pace_patterns(index, ps, CableRoom(index, background, options.network_efficiency),
-                CableRoom(index, BackgroundLoad(), options.network_efficiency), neighbours);
+  const CableRoom room(index, background, options.network_efficiency);
+  pace_patterns(index, ps, room, CableRoom(index, BackgroundLoad(), options.network_efficiency), neighbours);
   Choice ch = choose(request, options, Shape{shape.hosts, shape.gpus_per_host, ps.tree_depth}, ps);
 
   const Candidate& c = *ch.best;
@@ -264,7 +268,7 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
     out.algbw_gbps = request.bytes * 8 / out.time_s / 1e9;
     out.busbw_gbps = out.algbw_gbps * bus_factor(request.collective, out.ranks);
   }
-  out.bottleneck = bottleneck_of(index, c, routed, neighbours, options);
+  out.bottleneck = bottleneck_of(index, room, c, routed, neighbours, options);
   if (routed) out.neighbours = neighbours_met(*routed, neighbours);
 
   const Candidate& a = *ch.best_alone;

@@ -13,7 +13,7 @@ namespace topo::detail {
 
 struct Evaluation {
   Estimate estimate;
-  // The chosen candidate's flows per directed cable, and its pace alone:
+  // The chosen candidate's flows per load key (routes.h), and its pace alone:
   // the rate one of its flows runs at, and the network part of its time.
   std::vector<std::pair<int, double>> flows;
   double alone_flow_gbps = 0;

@@ -18,13 +18,6 @@ void check_rate(double gbps) {
     throw std::invalid_argument(fmt::format("background load {} Gb/s is not a rate", gbps));
 }
 
-std::vector<int> port_offsets(const PathIndex& index, std::span<const int> hosts) {
-  std::vector<int> offset(hosts.size() + 1, 0);
-  for (size_t i = 0; i < hosts.size(); ++i)
-    offset[i + 1] = offset[i] + static_cast<int>(index.ports(hosts[i]).size());
-  return offset;
-}
-
 }  // namespace
 
 void BackgroundLoad::add(int cable, double gbps) {
@@ -42,71 +35,6 @@ void BackgroundLoad::add(const Fabric& fabric, LinkId cable, NodeId from, double
                                             fabric.node(l.end_a).name, l.port_a, fabric.node(l.end_b).name, l.port_b));
   Entry& e = entries_[l.id];
   (from == l.end_a ? e.from_a_gbps : e.from_b_gbps) += gbps;
-}
-
-LinkCapacity::LinkCapacity(const PathIndex& index, std::span<const int> hosts, const BackgroundLoad& background,
-                           double efficiency)
-    : offset_(port_offsets(index, hosts)) {
-  std::span<const PathIndex::Trunk> trunks = index.trunks();
-  trunk_gbps_.resize(trunks.size());
-  tightest_.resize(trunks.size());
-  for (size_t t = 0; t < trunks.size(); ++t) {
-    tightest_[t] = trunks[t].slowest_cable;
-    trunk_gbps_[t] = static_cast<double>(trunks[t].cables.size()) * trunks[t].slowest_gbps * efficiency;
-  }
-  port_up_.resize(offset_.back());
-  port_down_.resize(offset_.back());
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    auto ports = index.ports(hosts[i]);
-    for (size_t p = 0; p < ports.size(); ++p)
-      port_up_[offset_[i] + p] = port_down_[offset_[i] + p] = ports[p].gbps * efficiency;
-  }
-  if (background.empty()) return;
-  std::vector<int> position(index.fabric().hosts().size(), -1);
-  for (size_t i = 0; i < hosts.size(); ++i) position[hosts[i]] = static_cast<int>(i);
-
-  // Room per member cable of the trunks that background touches.
-  std::map<int, std::vector<double>> touched;
-  auto room = [&](int t) -> std::vector<double>& {
-    auto [it, fresh] = touched.try_emplace(t);
-    if (fresh)
-      for (double g : trunks[t].cable_gbps) it->second.push_back(g * efficiency);
-    return it->second;
-  };
-  const Fabric& fabric = index.fabric();
-  for (const auto& [id, entry] : background.entries()) {
-    if (id < 0 || static_cast<size_t>(id) >= fabric.cables().size()) continue;
-    LinkId cable = fabric.cables()[static_cast<size_t>(id)];
-    auto ref = index.locate(cable);
-    if (!ref) continue;
-    const Link& l = fabric.link(cable);
-    if (ref->host >= 0) {
-      int i = position[ref->host];
-      if (i < 0) continue;
-      // The HCA end of the cable sends up; the leaf end sends down.
-      bool hca_is_a = fabric.node(l.end_a).kind == NodeKind::Hca;
-      double up = hca_is_a ? entry.from_a_gbps : entry.from_b_gbps;
-      double down = hca_is_a ? entry.from_b_gbps : entry.from_a_gbps;
-      double& u = port_up_[offset_[i] + ref->port];
-      double& d = port_down_[offset_[i] + ref->port];
-      u = std::max(0.0, u - up);
-      d = std::max(0.0, d - down);
-      continue;
-    }
-    if (ref->trunk_ab >= 0) {
-      double& r = room(ref->trunk_ab)[ref->member_ab];
-      r = std::max(0.0, r - entry.from_a_gbps);
-    }
-    if (ref->trunk_ba >= 0) {
-      double& r = room(ref->trunk_ba)[ref->member_ba];
-      r = std::max(0.0, r - entry.from_b_gbps);
-    }
-  }
-  for (const auto& [t, rooms] : touched) {
-    auto tight = std::min_element(rooms.begin(), rooms.end());
-    tightest_[t] = static_cast<int>(tight - rooms.begin());
-    trunk_gbps_[t] = static_cast<double>(rooms.size()) * *tight;
-  }
 }
 
 namespace {
@@ -152,7 +80,7 @@ void LinkLoad::add(int from, int from_port, int to, int to_port, double bytes) {
 }
 
 const CableLoad& LinkLoad::routed() const {
-  if (!load_) load_ = route(*index_, al_, traffic_);
+  if (!load_) load_ = per_cable(*index_, route(*index_, al_, traffic_));
   return *load_;
 }
 

@@ -1,5 +1,5 @@
-// What is on the links: other jobs' traffic, the room left for a collective,
-// and the bytes a collective itself puts on each directed cable.
+// What is on the links: other jobs' traffic, and the bytes a collective
+// itself puts on each directed cable (the room left for it: sharing.h).
 //
 // Cables are full duplex, so everything here is per direction. Hosts of an
 // allocation are numbered by their position in it (0..N-1) and their ports
@@ -37,29 +37,6 @@ class BackgroundLoad {
 
  private:
   std::map<int, Entry> entries_;
-};
-
-// Gb/s left for one collective on each directed cable an allocation can use:
-// the line rate times the network efficiency (what a NIC delivers of it),
-// less the background load. A trunk spreads evenly, so it takes as much as
-// its cable count times its tightest cable.
-class LinkCapacity {
- public:
-  LinkCapacity(const PathIndex& index, std::span<const int> hosts, const BackgroundLoad& background,
-               double efficiency);
-
-  double trunk_gbps(int trunk) const { return trunk_gbps_[trunk]; }
-  // The cable of the trunk with the least room, by position in Trunk::cables.
-  int tightest_cable(int trunk) const { return tightest_[trunk]; }
-  // Port `port` of allocation host `host`, towards the leaf and from it.
-  double port_up_gbps(int host, int port) const { return port_up_[offset_[host] + port]; }
-  double port_down_gbps(int host, int port) const { return port_down_[offset_[host] + port]; }
-
- private:
-  std::vector<double> trunk_gbps_;
-  std::vector<int> tightest_;
-  std::vector<int> offset_;
-  std::vector<double> port_up_, port_down_;
 };
 
 // The bytes a traffic pattern puts on each directed cable, routed as the

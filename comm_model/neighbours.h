@@ -57,7 +57,7 @@ class Neighbours {
   // the rate one of its flows asks for, in Gb/s; and its estimate alone,
   // which that rate rests on.
   struct Job {
-    std::vector<std::pair<int, double>> flows;  // (directed cable, flows), by cable
+    std::vector<std::pair<int, double>> flows;  // (load key, flows), by key (routes.h)
     double demand_gbps = 0;
     Estimate alone;
   };

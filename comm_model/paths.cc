@@ -59,6 +59,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
 
   // Hosts and their routed ports, as the fabric's index lists them.
   cables_.assign(fabric.cables().size(), CableRef{});
+  trunk_key_base_ = 2 * static_cast<int>(fabric.cables().size());
   ports_.resize(fi.host_count());
   for (size_t h = 0; h < fi.host_count(); ++h)
     for (const FabricIndex::HostPort& hp : fi.host_ports(static_cast<int>(h))) {
@@ -193,8 +194,6 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
 }
 
 int PathIndex::host_index(NodeId host) const { return fabric_->index().host_id(host); }
-
-std::span<const PathIndex::Port> PathIndex::ports(int host_index) const { return ports_.at(host_index); }
 
 std::optional<PathIndex::CableRef> PathIndex::locate(LinkId cable) const {
   int id = fabric_->link(cable).id;

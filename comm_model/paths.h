@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "topology/fabric.h"
+#include "topology/route.h"
 
 namespace topo {
 
@@ -50,7 +51,8 @@ class PathIndex {
   int host_index(NodeId host) const;
   // The host's routed ports (FabricIndex::host_ports that are routed), in
   // that order; empty when no HCA of the host has an Active cable to a switch.
-  std::span<const Port> ports(int host_index) const;
+  // Inline: the traffic patterns ask it for every crossing.
+  std::span<const Port> ports(int host_index) const { return ports_.at(static_cast<size_t>(host_index)); }
 
   // The rail of each GPU the fabric knows on the host (Node::gpus, -1 where
   // hwloc named none), read once here: an estimate asks for every host of
@@ -80,6 +82,22 @@ class PathIndex {
     int slowest_cable = 0;  // its position in `cables`
   };
   std::span<const Trunk> trunks() const { return trunks_; }
+
+  // Load keys: one integer space for what per-cable tables (loads, flows,
+  // room) are indexed by. Keys below 2 x the fabric's cable count are
+  // directed cables (topology/route.h directed_cable); key
+  // trunk_key(k) stands for every cable of trunks()[k] at once, each
+  // carrying the entry. An even spread never loads a trunk's cables
+  // differently, so it names the trunk once: a scattered job then loads
+  // a few thousand entries, not tens of thousands.
+  int trunk_key(int trunk) const { return trunk_key_base_ + trunk; }
+  // The trunk a key stands for; -1 for a directed cable.
+  int trunk_of_key(int key) const { return key >= trunk_key_base_ ? key - trunk_key_base_ : -1; }
+  // Keys there are: 2 x cables + trunks.
+  int key_count() const { return trunk_key_base_ + static_cast<int>(trunks_.size()); }
+  // Calls `visit(directed cable)` for each cable a key stands for.
+  template <typename Visit>
+  void for_each_cable(int key, Visit&& visit) const;
 
   // Where a cable sits in the index, looked up by LinkId.
   struct CableRef {
@@ -169,9 +187,21 @@ class PathIndex {
   // Switches k hops straight above each leaf: ancestors_[leaf * ranks_ + k].
   std::vector<std::vector<int>> ancestors_;
   std::vector<CableRef> cables_;           // by Link::id
+  int trunk_key_base_ = 0;                 // 2 x the fabric's cable count
   std::vector<double> cable_gbps_;         // by Link::id
   std::vector<int> gpu_rails_;             // by host index, a slice from gpu_rails_begin_
   std::vector<int> gpu_rails_begin_;
 };
+
+template <typename Visit>
+void PathIndex::for_each_cable(int key, Visit&& visit) const {
+  const int k = trunk_of_key(key);
+  if (k < 0) {
+    visit(key);
+    return;
+  }
+  const Trunk& t = trunks_[static_cast<size_t>(k)];
+  for (LinkId e : t.cables) visit(directed_cable(fabric_->link(e), t.from));
+}
 
 }  // namespace topo

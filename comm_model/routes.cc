@@ -14,17 +14,17 @@
 namespace topo {
 namespace {
 
-// Bytes per directed cable, summed in a dense array that stays with the
-// thread. A bit per cable marks the ones touched, so they are read back in
-// cable order by a scan of the marked words rather than a sort: a
-// thousand-host ring touches thousands of cables, and sorting them cost
+// Bytes per load key (PathIndex::key_count), summed in a dense array that
+// stays with the thread. A bit per key marks the ones touched, so they are
+// read back in key order by a scan of the marked words rather than a sort:
+// a thousand-host ring touches thousands of cables, and sorting them cost
 // more than routing them.
 class Accumulator {
  public:
-  explicit Accumulator(size_t cables) : acc_(arena()) {
-    if (acc_.bytes.size() < 2 * cables) {
-      acc_.bytes.resize(2 * cables, 0.0);
-      acc_.marked.resize((2 * cables + 63) / 64, 0);
+  explicit Accumulator(size_t keys) : acc_(arena()) {
+    if (acc_.bytes.size() < keys) {
+      acc_.bytes.resize(keys, 0.0);
+      acc_.marked.resize((keys + 63) / 64, 0);
     }
   }
   // A route that threw leaves the arena as it found it.
@@ -63,7 +63,7 @@ class Accumulator {
   }
   struct Arena {
     std::vector<double> bytes;
-    std::vector<uint64_t> marked;  // a bit per directed cable with bytes added
+    std::vector<uint64_t> marked;  // a bit per key with bytes added
     size_t low = SIZE_MAX, high = 0;  // the marked words lie in [low, high)
   };
   static Arena& arena() {
@@ -116,6 +116,7 @@ int cross_leaves(const PathIndex& index, const Allocation& al, const Traffic& t,
 // and clear than to spread; between calls every entry is zero or empty.
 struct SpreadArena {
   std::vector<int> head, tail;      // by source leaf: its first and last crossing, -1 when none
+  std::vector<std::pair<int, double>> crossed;  // by crossing that leaves its leaf: (receiving leaf, bytes)
   std::vector<int> next;            // by crossing: the next one from the same leaf
   std::vector<int> from_leaves;     // source leaves with a crossing
   std::vector<double> to_bytes;     // by receiving leaf: one source leaf's bytes to it
@@ -141,6 +142,7 @@ struct SpreadArena {
     for (int t : scratch.touched) trunk_bytes[t] = 0;
     from_leaves.clear();
     to_leaves.clear();
+    crossed.clear();
     next.clear();
     scratch.touched.clear();
   }
@@ -148,7 +150,7 @@ struct SpreadArena {
 
 // Adaptive: crossings summed per leaf pair (in crossing order), spread over
 // the trunks once per source leaf (in leaf order), each trunk's bytes shared
-// evenly by its cables. Grouping by linked lists and dense sums, not a sort:
+// evenly by its cables and loaded under the trunk's key. Grouping by linked lists and dense sums, not a sort:
 // AllToAll crosses once per receiving port and used leaf, hundreds of
 // thousands of crossings on a scattered thousand-host job.
 int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
@@ -157,11 +159,12 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
     SpreadArena& a;
     ~Clear() { a.clear(); }
   } clear_after{a};
-  std::vector<std::pair<int, double>> crossed;  // (receiving leaf, bytes), by crossing
+  a.crossed.reserve(t.crossings.size());
+  a.next.reserve(t.crossings.size());
   int switches = cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
     if (c.bytes == 0) return;
-    const int at = static_cast<int>(crossed.size());
-    crossed.emplace_back(to, c.bytes);
+    const int at = static_cast<int>(a.crossed.size());
+    a.crossed.emplace_back(to, c.bytes);
     a.next.push_back(-1);
     if (a.head[c.leaf] < 0) {
       a.head[c.leaf] = at;
@@ -175,7 +178,7 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
   std::vector<std::pair<int, double>> flows;
   for (int from : a.from_leaves) {
     for (int i = a.head[from]; i >= 0; i = a.next[i]) {
-      auto [to, bytes] = crossed[i];
+      auto [to, bytes] = a.crossed[i];
       if (a.to_bytes[to] == 0) a.to_leaves.push_back(to);
       a.to_bytes[to] += bytes;
     }
@@ -188,12 +191,9 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
     a.to_leaves.clear();
     index.spread_from(from, flows, a.trunk_bytes, a.scratch);
   }
-  const Fabric& f = index.fabric();
   for (int k : a.scratch.touched) {
-    const PathIndex::Trunk& trunk = index.trunks()[k];
-    double each = a.trunk_bytes[k] / static_cast<double>(trunk.cables.size());
-    if (each > 0)
-      for (LinkId e : trunk.cables) acc.add(directed_cable(f.link(e), trunk.from), each);
+    double each = a.trunk_bytes[k] / static_cast<double>(index.trunks()[k].cables.size());
+    if (each > 0) acc.add(index.trunk_key(k), each);
   }
   return switches;
 }
@@ -308,14 +308,24 @@ int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int
 
 }  // namespace
 
-double CableLoad::on(int directed) const {
-  auto it = std::lower_bound(bytes.begin(), bytes.end(), std::make_pair(directed, 0.0),
+double CableLoad::on(int key) const {
+  auto it = std::lower_bound(bytes.begin(), bytes.end(), std::make_pair(key, 0.0),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
-  return it != bytes.end() && it->first == directed ? it->second : 0.0;
+  return it != bytes.end() && it->first == key ? it->second : 0.0;
+}
+
+CableLoad per_cable(const PathIndex& index, const CableLoad& load) {
+  CableLoad out = load;
+  out.bytes.clear();
+  for (const auto& [key, bytes] : load.bytes)
+    index.for_each_cable(key, [&out, b = bytes](int directed) { out.bytes.emplace_back(directed, b); });
+  // A trunk's cables come after every cable key, and in trunk order.
+  std::sort(out.bytes.begin(), out.bytes.end());
+  return out;
 }
 
 CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw, int qps) {
-  Accumulator acc(index.fabric().cables().size());
+  Accumulator acc(static_cast<size_t>(index.key_count()));
   CableLoad load;
   load.flow_bytes = traffic.flow_bytes;
   add_ports(index, al, traffic, acc);

@@ -19,8 +19,10 @@
 //   hashed on its own. Averaged over draws, every cable carries what the
 //   adaptive spread puts on it; a single draw is what one run sees.
 //
-// Cables are named by their directed dense id (topology/route.h
-// directed_cable): per-direction tables are indexed by it.
+// Loads are named by load key (PathIndex::trunk_key): a directed cable
+// (topology/route.h directed_cable), or under adaptive routing a whole
+// directed trunk between switches, whose cables the spread loads alike.
+// per_cable() gives the same load cable by cable.
 #pragma once
 
 #include <cstdint>
@@ -32,12 +34,16 @@
 namespace topo {
 
 struct CableLoad {
-  std::vector<std::pair<int, double>> bytes;  // (directed cable, bytes), ordered by cable
+  std::vector<std::pair<int, double>> bytes;  // (load key, bytes on each of its cables), ordered by key
   int max_switches = 0;  // the most switches any flow passes; 0 before any crossing
   double flow_bytes = 1;  // bytes of one flow (Traffic::flow_bytes): bytes / flow_bytes = flows
 
-  double on(int directed) const;  // 0 for a cable no flow takes
+  double on(int key) const;  // 0 for a key no flow takes
 };
+
+// `load` with every trunk key written out as its cables: (directed cable,
+// bytes), ordered by cable.
+CableLoad per_cable(const PathIndex& index, const CableLoad& load);
 
 // The cables `traffic` of allocation `al` loads. Throws FabricError when a
 // receiving port cannot be reached: no up/down path (adaptive), or a hole,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "topology/route.h"
 
@@ -48,6 +49,43 @@ CableRoom::CableRoom(const Fabric& fabric, const BackgroundLoad& background, dou
 CableRoom::CableRoom(const PathIndex& index, const BackgroundLoad& background, double efficiency)
     : CableRoom(index.fabric(), background, efficiency) {
   rates_ = index.cable_gbps();
+  index_ = &index;
+  trunk_key_base_ = index.trunk_key(0);
+  // Trunks with background on a cable: their tightest cable, found once.
+  std::vector<int> keys;
+  for (const auto& [directed, gbps] : background_) {
+    std::optional<PathIndex::CableRef> ref = index.locate(fabric_->cables()[static_cast<size_t>(directed / 2)]);
+    if (!ref) continue;
+    const int trunk = directed % 2 == 0 ? ref->trunk_ab : ref->trunk_ba;
+    if (trunk >= 0) keys.push_back(index.trunk_key(trunk));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (int key : keys) {
+    double room = std::numeric_limits<double>::infinity();
+    index.for_each_cable(key, [&](int directed) { room = std::min(room, gbps(directed)); });
+    trunk_room_.emplace_back(key, room);
+  }
+}
+
+double CableRoom::trunk_gbps(int key) const {
+  auto it = std::lower_bound(trunk_room_.begin(), trunk_room_.end(), std::make_pair(key, -kInf));
+  if (it != trunk_room_.end() && it->first == key) return it->second;
+  return index_->trunks()[static_cast<size_t>(index_->trunk_of_key(key))].slowest_gbps * efficiency_;
+}
+
+int CableRoom::cable_of(int key) const {
+  if (key < trunk_key_base_) return key;
+  int tightest = -1;
+  double least = kInf;
+  index_->for_each_cable(key, [&](int directed) {
+    const double room = gbps(directed);
+    if (room < least || (room == least && directed < tightest)) {
+      least = room;
+      tightest = directed;
+    }
+  });
+  return tightest;
 }
 
 double CableRoom::line_gbps(size_t id) const { return fabric_->link(fabric_->cables()[id]).gbps(); }

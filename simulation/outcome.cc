@@ -122,7 +122,7 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
         r.as_neighbour.push_back(std::move(n));
       }
       for (const Neighbours::Job& j : self.jobs())
-        for (auto [cable, flows] : j.flows) r.cables.push_back(cable);
+        for (auto [key, flows] : j.flows) paths.for_each_cable(key, [&r](int c) { r.cables.push_back(c); });
       std::sort(r.cables.begin(), r.cables.end());
       r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
       o.allreduce_alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;

@@ -2,9 +2,12 @@
 // fabric's routing gives, spread under adaptive, one path under static.
 #include "comm_model/link_load.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
+#include "comm_model/sharing.h"
 #include "placement/traffic.h"
 #include "tests/dmodk_routing.h"
 #include "topology/error.h"
@@ -39,6 +42,59 @@ TEST(LinkLoad, AdaptiveRoutingSpreadsOverEveryUplink) {
   // Two ranks: each sends the whole buffer to the other once.
   for (double b : uplink_bytes(f, load, "leaf01")) EXPECT_DOUBLE_EQ(b, (1 << 20) / 4.0);
   EXPECT_EQ(load.max_switches(), 3);
+}
+
+// The uplink trunk from `leaf` to `spine`.
+int trunk_between(const PathIndex& index, std::string_view leaf, std::string_view spine) {
+  const Fabric& f = index.fabric();
+  for (size_t k = 0; k < index.trunks().size(); ++k)
+    if (index.trunks()[k].from == *f.find(leaf) && index.trunks()[k].to == *f.find(spine)) return static_cast<int>(k);
+  ADD_FAILURE() << "no trunk " << leaf << " -> " << spine;
+  return -1;
+}
+
+TEST(LinkLoad, TheSpreadNamesATrunkOnceAndPerCableWritesOutItsCables) {
+  Fabric f = make_synthetic(kSpec);
+  PathIndex index(f);
+  const std::vector<NodeId> hosts = ring(f);
+  const Allocation al = allocate(index, hosts, 1);
+  const CableLoad load = route(index, al, ring_traffic(index, al, 1.0));
+  // Two cables to each spine: each trunk out of leaf01 is one entry, a
+  // quarter of the flow on each of its cables.
+  for (std::string_view spine : {"spine01", "spine02"}) {
+    const int k = trunk_between(index, "leaf01", spine);
+    ASSERT_EQ(index.trunks()[k].cables.size(), 2u);
+    EXPECT_DOUBLE_EQ(load.on(index.trunk_key(k)), 0.25);
+  }
+  const CableLoad cables = per_cable(index, load);
+  EXPECT_TRUE(std::is_sorted(cables.bytes.begin(), cables.bytes.end()));
+  int trunks = 0;
+  for (auto [key, bytes] : load.bytes) trunks += index.trunk_of_key(key) >= 0;
+  EXPECT_EQ(cables.bytes.size(), load.bytes.size() + trunks);  // two cables a trunk
+  const NodeId leaf = *f.find("leaf01");
+  for (int port = 9; port <= 12; ++port)
+    EXPECT_DOUBLE_EQ(cables.on(directed_cable(f.link(cable_at(f, "leaf01", port)), leaf)), 0.25) << port;
+}
+
+TEST(CableRoom, ATrunkFillsAtItsTightestCable) {
+  Fabric f = make_synthetic(kSpec);
+  PathIndex index(f);
+  const int k = trunk_between(index, "leaf01", "spine02");
+  const PathIndex::Trunk& t = index.trunks()[k];
+  ASSERT_EQ(t.cables.size(), 2u);
+  const int first = directed_cable(f.link(t.cables[0]), t.from), second = directed_cable(f.link(t.cables[1]), t.from);
+  const double line = f.link(t.cables[0]).gbps();
+  CableRoom idle(index, BackgroundLoad(), 0.5);
+  EXPECT_DOUBLE_EQ(idle.gbps(index.trunk_key(k)), 0.5 * line);
+  EXPECT_EQ(idle.cable_of(index.trunk_key(k)), std::min(first, second));  // a tie: the lowest id
+  BackgroundLoad busy;
+  busy.add(f, t.cables[1], t.from, 0.25 * line);
+  busy.add(f, t.cables[1], t.to, 0.5 * line);  // the other direction: another trunk
+  CableRoom room(index, busy, 0.5);
+  EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(k)), 0.25 * line);
+  EXPECT_EQ(room.cable_of(index.trunk_key(k)), second);
+  EXPECT_EQ(room.cable_of(first), first);
+  EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(trunk_between(index, "leaf01", "spine01"))), 0.5 * line);
 }
 
 TEST(LinkLoad, StaticRoutingFollowsTheTablesOnOnePath) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/link_load.h"
+#include "comm_model/sharing.h"
 #include "topology/error.h"
 #include "topology/synthetic.h"
 
@@ -190,10 +191,10 @@ TEST(CommModelPaths, DegradedCableLimitsItsTrunk) {
   ASSERT_GE(up, 0);
   EXPECT_DOUBLE_EQ(index.trunks()[up].slowest_gbps, 100);
   EXPECT_EQ(index.trunks()[up].cables.size(), 2u);
-  std::vector<int> none;
-  LinkCapacity cap(index, none, BackgroundLoad(), 1.0);
-  EXPECT_DOUBLE_EQ(cap.trunk_gbps(up), 200);  // two cables, evenly loaded, paced by the 1x one
-  EXPECT_EQ(index.trunks()[up].cables[cap.tightest_cable(up)], degraded);
+  CableRoom room(index, BackgroundLoad(), 1.0);
+  // Two cables, evenly loaded: the trunk fills when its 1x cable does.
+  EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(up)), 100);
+  EXPECT_EQ(room.cable_of(index.trunk_key(up)), directed_cable(f.link(degraded), sw(f, "leaf02")));
   EXPECT_EQ(index.describe(degraded, sw(f, "leaf02")).rfind("leaf02:9 -> spine", 0), 0u);
 }
 
@@ -204,16 +205,16 @@ TEST(CommModelPaths, BackgroundLoadLeavesLessRoomInOneDirection) {
   BackgroundLoad bg;
   bg.add(f, up, sw(f, "leaf01"), 300);
   bg.add(f.link(cable_at(f, "leaf01", 1)).id, 100);  // gpu001's own cable, both ways
-  std::vector<int> hosts = {host(index, "gpu001")};
-  LinkCapacity cap(index, hosts, bg, 1.0);
+  CableRoom room(index, bg, 1.0);
   auto ref = *index.locate(up);
   bool leaf_is_a = f.link(up).end_a == sw(f, "leaf01");
   int out = leaf_is_a ? ref.trunk_ab : ref.trunk_ba, back = leaf_is_a ? ref.trunk_ba : ref.trunk_ab;
-  size_t members = index.trunks()[out].cables.size();
-  EXPECT_DOUBLE_EQ(cap.trunk_gbps(out), members * 100.0);
-  EXPECT_DOUBLE_EQ(cap.trunk_gbps(back), members * 400.0);
-  EXPECT_DOUBLE_EQ(cap.port_up_gbps(0, 0), 300);
-  EXPECT_DOUBLE_EQ(cap.port_down_gbps(0, 0), 300);
+  EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(out)), 100.0);
+  EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(back)), 400.0);
+  const PathIndex::Port& port = index.ports(host(index, "gpu001"))[0];
+  const Link& own = f.link(port.cable);
+  EXPECT_DOUBLE_EQ(room.gbps(directed_cable(own, port.hca)), 300);
+  EXPECT_DOUBLE_EQ(room.gbps(directed_cable(own, f.peer(port.cable, port.hca))), 300);
   EXPECT_THROW(bg.add(f.link(up).id, -1), std::invalid_argument);
   EXPECT_THROW(bg.add(f, up, *f.find("gpu005/mlx5_0"), 1), std::invalid_argument);
 }
