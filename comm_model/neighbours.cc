@@ -35,7 +35,8 @@ Neighbours::Neighbours(const PathIndex& index) : index_(&index) {}
 
 void Neighbours::add(const NeighbourJob& job, const ModelOptions& options) {
   check_duty(job.duty);
-  detail::Evaluation alone = detail::evaluate(*index_, job.ring, job.request, BackgroundLoad(), {}, options);
+  detail::Evaluation alone =
+      detail::evaluate(*index_, job.ring, job.request, BackgroundLoad(), {}, job.options.value_or(options));
   const double demand = demand_of(alone, job.duty);
   jobs_.push_back({std::move(alone.flows), demand, std::move(alone.estimate)});
 }
@@ -50,7 +51,8 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
 
 Estimate estimate_among(const Neighbours& all, size_t j, const NeighbourJob& job, const ModelOptions& options) {
   std::vector<Sharer> others = sharers_of(all.jobs(), j);
-  return detail::evaluate(all.index(), job.ring, job.request, BackgroundLoad(), others, options).estimate;
+  return detail::evaluate(all.index(), job.ring, job.request, BackgroundLoad(), others, job.options.value_or(options))
+      .estimate;
 }
 
 std::vector<Estimate> estimate_each(const PathIndex& index, std::span<const NeighbourJob> jobs,

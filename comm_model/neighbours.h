@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct NeighbourJob {
   std::vector<NodeId> ring;  // its hosts, in ring order
   Request request;           // its collective and size; it runs the algorithm an estimate alone picks
   double duty = 1;           // share of its time in collectives, in (0, 1]
+  // How it is estimated when its own way differs from the job judged
+  // beside it (a ring AllReduce judged beside an AllToAll); none: the
+  // options the caller passes for all.
+  std::optional<ModelOptions> options;
 };
 
 class Neighbours {

@@ -232,7 +232,7 @@ std::vector<Estimate> estimate_each_by_steps(const PathIndex& index, std::span<c
   for (size_t j = 0; j < jobs.size(); ++j) out.push_back(estimate_among(all, j, jobs[j], options));
   Stepped run = run_steps(all, jobs, options, std::nullopt);
   for (const Stepper& s : run.steppers)
-    out[s.job] = stepped(s, jobs[s.job], all.jobs()[s.job].alone, out[s.job], options);
+    out[s.job] = stepped(s, jobs[s.job], all.jobs()[s.job].alone, out[s.job], jobs[s.job].options.value_or(options));
   return out;
 }
 

@@ -117,7 +117,8 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
         Estimate alone = estimate(paths, job.ring, q, {}, judged(q, r.qps));
         r.ideal_s += alone.ideal_time_s;
         alone_s += alone.time_s;
-        NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size())};
+        NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()),
+                       judged(q, r.qps)};
         self.add(n, judged(q, r.qps));
         r.as_neighbour.push_back(std::move(n));
       }
@@ -195,7 +196,7 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     } else {
       Neighbours others(paths);
       for (int j : sharing)
-        for (const NeighbourJob& n : running[j].as_neighbour) others.add(n, judged(n.request, running[j].qps));
+        for (const NeighbourJob& n : running[j].as_neighbour) others.add(n);
       for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
     }
     r.slowdown = time_s / r.ideal_s;

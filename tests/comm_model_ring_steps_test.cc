@@ -74,6 +74,24 @@ TEST_F(TrunkSteps, OnlyRingsStep) {
   EXPECT_TRUE(estimate_each_by_steps(index, {}, o).empty());
 }
 
+// A ring judged with its algorithm fixed beside a neighbour that runs
+// AllToAll: each is estimated its own way, as the simulation's judge asks.
+TEST_F(TrunkSteps, ANeighbourKeepsItsOwnOptions) {
+  PathIndex index(f);
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  NeighbourJob all_to_all{b, {Collective::AllToAll, S, Dtype::Fp32, 1}};
+  EXPECT_THROW(estimate_by_steps(index, a, request(), {&all_to_all, 1}, ring), std::invalid_argument);
+  all_to_all.options = ModelOptions{};
+  Estimate beside = estimate_by_steps(index, a, request(), {&all_to_all, 1}, ring);
+  EXPECT_EQ(beside.algorithm, Algorithm::Ring);
+  EXPECT_GT(beside.time_s, estimate(index, a, request(), {}, ring).time_s);
+  std::vector<NeighbourJob> both = {all_to_all, {a, request()}};
+  std::vector<Estimate> each = estimate_each_by_steps(index, both, ring);
+  EXPECT_EQ(each[0].algorithm, Algorithm::Direct);
+  EXPECT_DOUBLE_EQ(each[1].time_s, beside.time_s);
+}
+
 // Snapshot 4 of tests/simgrid/simgrid_check.cc (static minhop, five jobs):
 // SimGrid took 7.009 ms for the 10-host ring, whose four edges crossing
 // leaves are paced at 128-153 Gb/s while its six others send at line rate
