@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -59,7 +60,7 @@ std::vector<Protocol> protocols_for(const ModelOptions& o) {
 
 // A routed traffic pattern, its flows and its pace alone and among neighbours.
 struct Routed {
-  CableLoad load;
+  CableLoad load;  // its bytes moved into flows once paced
   std::vector<std::pair<int, double>> flows;
   Share alone, shared;
   Pace alone_pace, shared_pace;
@@ -116,7 +117,7 @@ void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, 
     return f.switch_index(ends.cable_ends(id)[0].node) < 0 || f.switch_index(ends.cable_ends(id)[1].node) < 0;
   };
   for (Routed& p : ps.routed) {
-    p.flows = flows_of(p.load.bytes, p.load.flow_bytes);
+    p.flows = flows_of(std::move(p.load.bytes), p.load.flow_bytes);  // the bytes are not read again
     std::vector<std::pair<int, double>> own;
     for (const auto& fl : p.flows)
       if (hosts_own(fl.first)) own.push_back(fl);

@@ -95,10 +95,9 @@ double CableRoom::background_gbps(int directed) const {
   return it != background_.end() && it->first == directed ? it->second : 0.0;
 }
 
-std::vector<std::pair<int, double>> flows_of(std::span<const std::pair<int, double>> bytes, double flow_bytes) {
-  std::vector<std::pair<int, double>> out(bytes.begin(), bytes.end());
-  for (auto& [cable, b] : out) b /= flow_bytes;
-  return out;
+std::vector<std::pair<int, double>> flows_of(std::vector<std::pair<int, double>> bytes, double flow_bytes) {
+  for (auto& [key, b] : bytes) b /= flow_bytes;
+  return bytes;
 }
 
 namespace {

@@ -72,7 +72,8 @@ struct Share {
 // demand (+inf when unbounded).
 std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room);
 
-// Flows per load key: bytes over the bytes of one flow.
-std::vector<std::pair<int, double>> flows_of(std::span<const std::pair<int, double>> bytes, double flow_bytes);
+// Flows per load key: bytes over the bytes of one flow. Takes the bytes by
+// value: a caller done with them moves them in and no copy is made.
+std::vector<std::pair<int, double>> flows_of(std::vector<std::pair<int, double>> bytes, double flow_bytes);
 
 }  // namespace topo

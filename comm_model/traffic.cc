@@ -87,6 +87,7 @@ Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int g
   Allocation al;
   al.gpus_per_host = gpus;
   al.host.reserve(hosts.size());
+  al.lane.reserve(hosts.size());  // a lane a host when each has one port
   al.lane_begin.reserve(hosts.size() + 1);
   std::vector<bool> seen(fabric.hosts().size(), false);
   for (NodeId h : hosts) {
@@ -116,6 +117,7 @@ Traffic ring_traffic(const PathIndex& index, const Allocation& al, double bytes,
   Traffic t = empty_traffic(index, al);
   const int N = al.size();
   if (N < 2) return t;
+  t.crossings.reserve(static_cast<size_t>(al.lane_begin.back()));  // a crossing per sending lane
   for (int i = 0; i < (chain ? N - 1 : N); ++i) add_host_flow(index, al, i, (i + 1) % N, bytes, t);
   return t;
 }
