@@ -17,6 +17,7 @@
 
 #include "topology/error.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 
@@ -86,8 +87,8 @@ double parse_seconds(const std::string& path, int line, std::string_view column,
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-    throw ParseError(path, line, fmt::format("column '{}': expected a number of seconds, got '{}'", column, text));
-  if (value < 0) throw ParseError(path, line, fmt::format("column '{}': expected seconds >= 0, got '{}'", column, text));
+    throw ParseError(path, line, fmt::format("column '{}': expected a number of seconds, got '{}'", column, shown(text)));
+  if (value < 0) throw ParseError(path, line, fmt::format("column '{}': expected seconds >= 0, got '{}'", column, shown(text)));
   return value;
 }
 
@@ -96,10 +97,10 @@ int parse_gpus(const std::string& path, int line, std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec == std::errc::result_out_of_range ||
       (ec == std::errc() && end == text.data() + text.size() && value > std::numeric_limits<int>::max()))
-    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, text));
+    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
   if (ec != std::errc() || end != text.data() + text.size())
-    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, text));
-  if (value < 1) throw ParseError(path, line, fmt::format("column '{}': expected at least 1 GPU, got '{}'", kGpuColumn, text));
+    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
+  if (value < 1) throw ParseError(path, line, fmt::format("column '{}': expected at least 1 GPU, got '{}'", kGpuColumn, shown(text)));
   return static_cast<int>(value);
 }
 

@@ -99,6 +99,21 @@ TEST(TraceCsv, MalformedFilesNameFileLineAndField) {
   EXPECT_THROW(read_trace_csv(kFixtures + "no_such_trace.csv"), ParseError);
 }
 
+// Found by fuzzing: a damaged value of kilobytes was quoted whole.
+TEST(TraceCsv, ALongBadValueIsQuotedShort) {
+  const std::string path = ::testing::TempDir() + "/long_value.csv";
+  const std::string value = "0." + std::string(4000, '0') + "x";
+  std::ofstream(path) << "job_id,submission_time,duration,num_gpu\nj1,0,10," << value << "\n";
+  try {
+    read_trace_csv(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("'num_gpu'"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), path.size() + 200) << e.what();
+  }
+}
+
 TEST(TraceCsv, OfferedGpusIsGpuSecondsOverTheSubmissionSpan) {
   Trace t;
   t.jobs = {{"a", 0, 100, 2}, {"b", 50, 10, 4}};
