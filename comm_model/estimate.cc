@@ -107,20 +107,11 @@ void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, 
                    std::span<const Sharer> neighbours) {
   std::vector<Sharer> sharers(1 + neighbours.size());
   std::copy(neighbours.begin(), neighbours.end(), sharers.begin() + 1);
-  const Fabric& f = index.fabric();
-  // A routed cable with an end that is no switch is a host's own (what
-  // PathIndex::locate() gives a host), read on the dense index; a trunk
-  // key never is.
-  auto hosts_own = [&f, &ends = f.index(), trunks = index.trunk_key(0)](int key) {
-    if (key >= trunks) return false;
-    const int id = key / 2;
-    return f.switch_index(ends.cable_ends(id)[0].node) < 0 || f.switch_index(ends.cable_ends(id)[1].node) < 0;
-  };
   for (Routed& p : ps.routed) {
     p.flows = flows_of(std::move(p.load.bytes), p.load.flow_bytes);  // the bytes are not read again
     std::vector<std::pair<int, double>> own;
     for (const auto& fl : p.flows)
-      if (hosts_own(fl.first)) own.push_back(fl);
+      if (index.is_port_cable(fl.first)) own.push_back(fl);
     Sharer ideal{own};
     double ideal_gbps = share_max_min({&ideal, 1}, ideal_room)[0].flow_gbps;
     sharers[0] = Sharer{p.flows};

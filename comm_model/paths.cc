@@ -70,6 +70,11 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       p.rail = hp.rail;
       p.leaf = hp.leaf;
       p.gbps = hp.gbps;
+      const Link& l = g[p.cable];
+      p.up = directed_cable(l, hp.hca);
+      p.down = directed_cable(l, hp.leaf_switch);
+      p.leaf_port = hp.leaf_port;
+      p.lid = fabric.node(hp.hca).lid;
       CableRef ref;
       ref.host = static_cast<int>(h);
       ref.port = static_cast<int>(ports_[h].size());

@@ -44,6 +44,13 @@ class PathIndex {
     int rail = -1;     // the HCA's rail; -1 when its name carries none
     int leaf = -1;     // index into leaves()
     double gbps = 0;   // line rate of the cable
+    // The cable's two directions as load keys (directed_cable), and the
+    // leaf's port and HCA's LID a table forwards by: every estimate reads
+    // them for every host, so they are kept here rather than on the graph.
+    int up = -1;       // HCA -> leaf
+    int down = -1;     // leaf -> HCA
+    int leaf_port = 0;
+    uint32_t lid = 0;  // 0 when the snapshot has none
   };
 
   // The position of `host` in fabric().hosts() (FabricIndex::host_id), or
@@ -110,6 +117,11 @@ class PathIndex {
   };
   // nullopt for a cable the index does not use (inactive, same-rank, attachment).
   std::optional<CableRef> locate(LinkId cable) const;
+  // Whether a load key is a routed port's cable (ports()), either way: a
+  // host's own, what the ideal fabric keeps. A trunk key never is.
+  bool is_port_cable(int key) const {
+    return key >= 0 && key < trunk_key_base_ && cables_[static_cast<size_t>(key / 2)].host >= 0;
+  }
 
   // Switches a packet passes from leaf a to leaf b on a shortest up/down
   // path: 1 when a == b, 3 through one spine; nullopt when b cannot be reached.

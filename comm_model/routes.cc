@@ -40,6 +40,9 @@ class Accumulator {
   }
   std::vector<std::pair<int, double>> take() {
     std::vector<std::pair<int, double>> out;
+    size_t marked = 0;
+    for (size_t w = acc_.low; w < acc_.high; ++w) marked += static_cast<size_t>(std::popcount(acc_.marked[w]));
+    out.reserve(marked);
     drain([&](int d, double b) {
       if (b > 0) out.emplace_back(d, b);
     });
@@ -74,14 +77,11 @@ class Accumulator {
 };
 
 void add_ports(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
-  const Fabric& f = index.fabric();
   for (int i = 0; i < al.size(); ++i) {
     auto ports = index.ports(al.host[i]);
     for (size_t p = 0; p < ports.size(); ++p) {
-      const Link& l = f.link(ports[p].cable);
-      if (double up = t.up[t.offset[i] + p]; up > 0) acc.add(directed_cable(l, ports[p].hca), up);
-      if (double down = t.down[t.offset[i] + p]; down > 0)
-        acc.add(directed_cable(l, f.peer(ports[p].cable, ports[p].hca)), down);
+      if (double up = t.up[t.offset[i] + p]; up > 0) acc.add(ports[p].up, up);
+      if (double down = t.down[t.offset[i] + p]; down > 0) acc.add(ports[p].down, down);
     }
   }
 }
@@ -150,9 +150,10 @@ struct SpreadArena {
 
 // Adaptive: crossings summed per leaf pair (in crossing order), spread over
 // the trunks once per source leaf (in leaf order), each trunk's bytes shared
-// evenly by its cables and loaded under the trunk's key. Grouping by linked lists and dense sums, not a sort:
-// AllToAll crosses once per receiving port and used leaf, hundreds of
-// thousands of crossings on a scattered thousand-host job.
+// evenly by its cables and loaded under the trunk's key. Grouping by linked
+// lists and dense sums, not a sort: AllToAll crosses once per receiving port
+// and used leaf, hundreds of thousands of crossings on a scattered
+// thousand-host job.
 int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
   SpreadArena& a = SpreadArena::of(index);
   struct Clear {
@@ -198,16 +199,33 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
   return switches;
 }
 
+// Whether the leaf's table sends a crossing straight down to the receiving
+// port's cable: then the walk would find that one cable and nothing else.
+// Tables route by destination alone, so any other entry for a port of the
+// leaf itself cannot deliver (it comes back and leaves again): the walk
+// names that error.
+bool delivered_by_its_leaf(const Fabric& f, NodeId leaf, const PathIndex::Port& to) {
+  if (to.lid == 0 || f.node(leaf).lid == 0) return false;
+  const int s = f.switch_index(leaf);
+  return f.routing().out_port(static_cast<size_t>(s), to.lid) == to.leaf_port;
+}
+
 // Static: every crossing walks the tables from its leaf to the receiving
 // HCA; the last cable, into the HCA, is the receiver's own and counted
-// with the ports.
+// with the ports. Most of a ring's crossings stay on their leaf: those
+// whose table entry checks out are not walked.
 int walk_tables(const PathIndex& index, const Allocation& al, const Traffic& t, Accumulator& acc) {
   const Fabric& f = index.fabric();
   std::vector<int> path;
   int switches = 0;
   for (const Traffic::Crossing& c : t.crossings) {
-    NodeId to = index.ports(al.host[c.host])[c.port].hca;
-    RouteStatus s = trace_static_cables(f, index.leaves()[c.leaf], to, path);
+    const PathIndex::Port& port = index.ports(al.host[c.host])[c.port];
+    const NodeId leaf = index.leaves()[c.leaf];
+    if (port.leaf == c.leaf && delivered_by_its_leaf(f, leaf, port)) {
+      switches = std::max(switches, 1);
+      continue;
+    }
+    RouteStatus s = trace_static_cables(f, leaf, port.hca, path);
     if (s != RouteStatus::Ok) unreachable(index, al, c, name(s));
     if (path.empty()) unreachable(index, al, c, "the leaf's table sends it nowhere");
     switches = std::max(switches, static_cast<int>(path.size()));
@@ -315,8 +333,10 @@ double CableLoad::on(int key) const {
 }
 
 CableLoad per_cable(const PathIndex& index, const CableLoad& load) {
-  CableLoad out = load;
-  out.bytes.clear();
+  CableLoad out;
+  out.max_switches = load.max_switches;
+  out.flow_bytes = load.flow_bytes;
+  out.bytes.reserve(load.bytes.size());
   for (const auto& [key, bytes] : load.bytes)
     index.for_each_cable(key, [&out, b = bytes](int directed) { out.bytes.emplace_back(directed, b); });
   // A trunk's cables come after every cable key, and in trunk order.

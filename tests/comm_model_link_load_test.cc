@@ -160,5 +160,42 @@ TEST(LinkLoad, AStaticTableThatLeadsNowhereNamesBothHosts) {
   EXPECT_EQ(load.max_switches(), 3);
 }
 
+// Tables route by destination alone, so a leaf that sends a host of its
+// own up gets it back and sends it up again: a loop, whatever the spine
+// does. A flow within a leaf is delivered straight down or not at all, and
+// an entry that is not straight down must still be reported.
+TEST(LinkLoad, AFlowWithinALeafWhoseTableSendsItUpIsALoop) {
+  Fabric f = make_synthetic(kSpec);
+  Routing r = testing::dmodk_routing(f);
+  const NodeId leaf = *f.find("leaf01");
+  const NodeId to = f.hcas_of(*f.find_host("gpu002")).front();
+  std::optional<LinkId> up;
+  for (LinkId e : f.cables())
+    if ((f.link(e).end_a == leaf || f.link(e).end_b == leaf) && f.node(f.peer(e, leaf)).kind == NodeKind::Switch)
+      up = e;
+  ASSERT_TRUE(up);
+  r.lft[f.switch_index(leaf)][f.node(to).lid] = static_cast<uint8_t>(f.local_port(*up, leaf));
+  f.set_routing(std::move(r));
+  PathIndex index(f);
+  std::vector<int> hosts = {index.host_index(*f.find_host("gpu001")), index.host_index(*f.find_host("gpu002"))};
+  LinkLoad load(index, hosts);
+  try {
+    load.add(0, 0, 1, 0, 1);
+    FAIL() << "a loop, no error";
+  } catch (const FabricError& e) {
+    EXPECT_NE(std::string(e.what()).find("loop"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpu002"), std::string::npos) << e.what();
+  }
+
+  // The tables as OpenSM writes them: the leaf delivers it itself.
+  f.set_routing(testing::dmodk_routing(f));
+  PathIndex direct(f);
+  LinkLoad shortcut(direct, hosts);
+  shortcut.add(0, 0, 1, 0, 1);
+  EXPECT_EQ(shortcut.max_switches(), 1);
+  EXPECT_DOUBLE_EQ(shortcut.bytes_on(*up, leaf), 0);
+  EXPECT_DOUBLE_EQ(shortcut.bytes_on(f.cable_at(to, 1).value(), leaf), 1);
+}
+
 }  // namespace
 }  // namespace topo

@@ -219,6 +219,22 @@ TEST(CommModelPaths, BackgroundLoadLeavesLessRoomInOneDirection) {
   EXPECT_THROW(bg.add(f, up, *f.find("gpu005/mlx5_0"), 1), std::invalid_argument);
 }
 
+TEST(CommModelPaths, APortKnowsItsCablesKeysTheLeafsPortAndTheLid) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=8,spines=2");
+  PathIndex index(f);
+  const PathIndex::Port& port = index.ports(host(index, "gpu003"))[0];
+  const Link& own = f.link(port.cable);
+  EXPECT_EQ(port.up, directed_cable(own, port.hca));
+  EXPECT_EQ(port.down, directed_cable(own, sw(f, "leaf01")));
+  EXPECT_EQ(port.leaf_port, f.local_port(port.cable, sw(f, "leaf01")));
+  EXPECT_EQ(port.lid, f.node(port.hca).lid);
+  EXPECT_TRUE(index.is_port_cable(port.up));
+  EXPECT_TRUE(index.is_port_cable(port.down));
+  LinkId up = cable_at(f, "leaf01", 9);
+  EXPECT_FALSE(index.is_port_cable(directed_cable(f.link(up), sw(f, "leaf01"))));
+  EXPECT_FALSE(index.is_port_cable(index.trunk_key(0)));
+}
+
 TEST(CommModelPaths, UnreachableLeafIsAnError) {
   // Two leaves with no spine between them.
   FabricBuilder b;
