@@ -119,7 +119,7 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
 }
 
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
-            std::span<const NodeId> ring, const Weights& w, bool with_estimate) {
+            std::span<const NodeId> ring, const Weights& w, bool with_estimate, SeamRoutes* routes) {
   Score s;
   std::map<int, int> per_leaf;  // hosts of the job on each leaf
   std::set<int> pods;
@@ -158,7 +158,7 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
       total_excess += excess(e);
     }
     s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
-    s.seam_flows = seam_cost(tree, free, request, ring).worst;
+    s.seam_flows = (routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring)).worst;
   }
   s.total = s.structure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows));
   return s;

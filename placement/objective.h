@@ -27,6 +27,7 @@
 
 #include "comm_model/estimate.h"
 #include "placement/request.h"
+#include "placement/seams.h"
 #include "placement/switch_tree.h"
 
 namespace topo {
@@ -90,9 +91,11 @@ class FreeIndex {
 // pre-ranking many candidates.
 Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
-// The same, reading an index of `free` built for every leaf or for the ring's.
+// The same, reading an index of `free` built for every leaf or for the
+// ring's, and the routes a decision keeps (seams.h) when given.
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
-            std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
+            std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true,
+            SeamRoutes* routes = nullptr);
 
 // A leaf's uplink pressure in [0, 0.9].
 double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf);

@@ -50,9 +50,8 @@ class Seams {
   SeamCost cost() const {
     SeamCost c;
     for (const Load& l : own_) {
-      double n = l.running + l.own;
-      c.worst = std::max(c.worst, n);
-      c.sum += n * l.own;
+      c.worst = std::max(c.worst, l.flows);
+      c.sum += l.flows * l.own;
     }
     return c;
   }
@@ -91,15 +90,20 @@ class Seams {
         }
       }
       if (s.hosts.size() > 1 && (closed_ || j + 1 < k)) {
+        // Routes leave by the sender's leaves: an exit that shares them
+        // with the current one takes the same cables.
+        uint64_t exit_sender = routes_.sender_key(s.exit);
         for (NodeId h : s.hosts) {
-          if (h == s.entry || h == s.exit) continue;
+          if (h == s.entry || h == s.exit || routes_.sender_key(h) == exit_sender) continue;
           NodeId saved = s.exit;
           keep(j, 0);
           s.exit = h;
           moved_ = false;
           route(j);
-          if (SeamCost c = moved_ ? cost() : best; c < best) best = c;
-          else {
+          if (SeamCost c = moved_ ? cost() : best; c < best) {
+            best = c;
+            exit_sender = routes_.sender_key(h);
+          } else {
             s.exit = saved;
             restore(j, 0);
           }
@@ -211,13 +215,16 @@ class Seams {
     for (int c : cables) {
       int& at = slot_[static_cast<size_t>(c)];
       if (at == 0) {
-        own_.push_back({c, sign, free_.flows_on(c)});
+        const double running = free_.flows_on(c);
+        own_.push_back({c, static_cast<double>(sign), running, running + sign});
         at = static_cast<int>(own_.size());
-      } else if ((own_[at - 1].own += sign) == 0) {
-        own_[at - 1] = own_.back();
-        slot_[static_cast<size_t>(own_.back().cable)] = at;
+      } else if (Load& l = own_[at - 1]; (l.own += sign) == 0) {
+        l = own_.back();
+        slot_[static_cast<size_t>(l.cable)] = at;
         own_.pop_back();
         at = 0;
+      } else {
+        l.flows = l.running + l.own;
       }
     }
   }
@@ -229,10 +236,12 @@ class Seams {
   std::vector<Segment> segs_;
   bool closed_;
   // A directed cable the job's cross-leaf flows take.
+  // Counts as doubles: cost() reads them for every choice tried.
   struct Load {
     int cable;
-    int own;         // the job's flows on it, never zero
+    double own;      // the job's flows on it, a whole number, never zero
     double running;  // the running jobs' (FreeMap::flows_on)
+    double flows;    // both
   };
   std::vector<const std::vector<int>*> edges_;  // each edge's cables, held by routes_
   std::vector<Load> own_;
@@ -293,6 +302,12 @@ const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
 
 SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                    std::span<const NodeId> ring) {
+  SeamRoutes routes(tree.paths());
+  return seam_cost(tree, free, request, ring, routes);
+}
+
+SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                   std::span<const NodeId> ring, SeamRoutes& routes) {
   if (!tree.fabric().routing().is_static() || ring.size() < 2) return {};
   std::vector<Segment> segs;
   int leaf = -2;
@@ -311,7 +326,6 @@ SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementR
     segs.front().entry = segs.back().entry;
     segs.pop_back();
   }
-  SeamRoutes routes(tree.paths());
   return Seams(tree, routes, free, std::move(segs), closed).cost();
 }
 

@@ -66,14 +66,15 @@ class SeamRoutes {
   explicit SeamRoutes(const PathIndex& paths)
       : paths_(paths), scratch_(new int[2 * paths.fabric().cables().size()]()) {}
   const std::vector<int>& cables(NodeId from, NodeId to);  // stable while this lives
+  // Equal for senders whose ports reach the same leaves in the same order:
+  // their routes to any host are the same. A sender with a port on no leaf
+  // has a key of its own.
+  uint64_t sender_key(NodeId from);
   // Zeroes, one per directed cable of the fabric, that one seam search at a
   // time borrows and leaves zero again.
   int* scratch() { return scratch_.get(); }
 
  private:
-  // Senders whose ports reach the same leaves in the same order share a
-  // key; a sender with a port on no leaf is its own.
-  uint64_t sender_key(NodeId from);
   const PathIndex& paths_;
   std::unordered_map<uint64_t, std::vector<int>> routes_;  // by sender key << 32 | to
   std::map<std::vector<int>, uint64_t> layouts_;           // leaves of a sender's ports -> key
@@ -92,5 +93,8 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
 // pipeline profile). Zero under adaptive routing.
 SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                    std::span<const NodeId> ring);
+// The same, reading and filling routes kept for the decision.
+SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                   std::span<const NodeId> ring, SeamRoutes& routes);
 
 }  // namespace topo

@@ -291,7 +291,7 @@ Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex&
   else
     for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
   p.leaves = leaves_of(tree, p.hosts);
-  p.score = score(tree, free, index, request, p.hosts, weights, with_estimate);
+  p.score = score(tree, free, index, request, p.hosts, weights, with_estimate, &routes);
   p.feasible = !p.hosts.empty();
   return p;
 }
@@ -314,7 +314,7 @@ void add_estimate(const SwitchTree& tree, const FreeMap& free, const FreeIndex& 
     p.hosts = std::move(ring);
     p.leaves = leaves_of(tree, p.hosts);
   }
-  p.score = score(tree, free, index, request, p.hosts, weights, true);
+  p.score = score(tree, free, index, request, p.hosts, weights, true, &routes);
 }
 
 // Adds the estimate to the first `keep` of `ranked` (sorted on structure)

@@ -116,7 +116,7 @@ TEST(SimulationJudge, StepByStepIdenticalNeighboursShareEveryStep) {
   ring.algorithm = Algorithm::Ring;
   ring.protocol = Protocol::Simple;
   const Request r{Collective::AllReduce, kMessageBytes, Dtype::Bf16, 8};
-  const NeighbourJob b{s.jobs[1].ring, r, 0.5};
+  const NeighbourJob b{s.jobs[1].ring, r, 0.5, std::nullopt};
   Estimate alone = estimate(tree.paths(), s.jobs[0].ring, r, {}, ring);
   Estimate e = estimate_by_steps(tree.paths(), s.jobs[0].ring, r, {&b, 1}, ring);
   EXPECT_NEAR(e.time_s - e.latency_s, 2 * (alone.time_s - alone.latency_s), e.time_s * 1e-9);
