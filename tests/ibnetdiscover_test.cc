@@ -272,6 +272,64 @@ TEST(IbnetdiscCache, RefusesADamagedCacheBeforeRdmaCore) {
   std::remove(path.c_str());
 }
 
+// The fixture with LIDs as a subnet manager gives them: one for each HCA
+// port, and a switch's for all its ports (rdma-core writes port 0's LID on
+// every port of a switch). rdma-core 44 leaks the repeats unless they are
+// cleared first: the ASan run of this test is the check.
+std::string with_lids(const std::string& cache, uint16_t first_hca_lid) {
+  std::string out = cache;
+  auto number = [&](size_t at, size_t width) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; ++i) v |= uint64_t{static_cast<uint8_t>(out[at + i])} << (8 * i);
+    return v;
+  };
+  const size_t ports = number(12, 4), port_bytes = 95;
+  uint16_t next = first_hca_lid;
+  for (size_t at = out.size() - ports * port_bytes; at < out.size(); at += port_bytes) {
+    const uint64_t node = number(at + 13 + 64, 8);
+    const bool on_switch = (node >> 20) == 2;  // the fixture's switches are 0x2000xx
+    const uint16_t lid = on_switch ? static_cast<uint16_t>(0x100 + (node & 0xff)) : next++;
+    out[at + 10] = static_cast<char>(lid & 0xff);
+    out[at + 11] = static_cast<char>(lid >> 8);
+  }
+  return out;
+}
+
+TEST(IbnetdiscCache, LoadsTheLidsASubnetManagerGives) {
+  std::ifstream in(kDir + "ibsim.cache", std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string path = ::testing::TempDir() + "lids." + std::to_string(getpid()) + ".cache";
+  std::ofstream(path, std::ios::binary) << with_lids(good, 0x10);
+  Fabric f = load_ibnetdisc_cache(path);
+  EXPECT_EQ(named(f, "Leaf1").lid, 0x100u);
+  EXPECT_EQ(named(f, "Spine").lid, 0x102u);
+  std::set<uint32_t> hca_lids;
+  for (NodeId n = 0; n < f.node_count(); ++n)
+    if (f.node(n).kind == NodeKind::Hca) hca_lids.insert(f.node(n).lid);
+  EXPECT_EQ(hca_lids.size(), 4u);
+  EXPECT_GE(*hca_lids.begin(), 0x10u);
+  EXPECT_LT(*hca_lids.rbegin(), 0x100u);
+
+  // Two HCA ports given one LID: a subnet manager never does; refused,
+  // naming both.
+  std::string twice = with_lids(good, 0x10);
+  const size_t ports = 31, first_port = twice.size() - ports * 95;
+  size_t hca_ports[2], found = 0;
+  for (size_t at = first_port; at < twice.size() && found < 2; at += 95)
+    if ((static_cast<uint8_t>(twice[at + 13 + 64 + 2])) == 0x10) hca_ports[found++] = at;  // node 0x10xxxx
+  ASSERT_EQ(found, 2u);
+  twice[hca_ports[1] + 10] = twice[hca_ports[0] + 10];
+  twice[hca_ports[1] + 11] = twice[hca_ports[0] + 11];
+  std::ofstream(path, std::ios::binary) << twice;
+  try {
+    load_ibnetdisc_cache(path);
+    ADD_FAILURE() << "two HCA ports with one LID loaded";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("is both port 0x"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 TEST(IbnetdiscLive, NoHcaIsATypedError) {
   if (std::filesystem::exists("/sys/class/infiniband_mad") || std::getenv("LD_PRELOAD"))
     GTEST_SKIP() << "this host has an HCA (or a simulated one): the no-HCA path cannot be seen here";

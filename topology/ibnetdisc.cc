@@ -381,10 +381,9 @@ Fabric load_ibnetdisc_cache(const std::string& path, const HostNaming& naming) {
     if (!in) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
     bytes = read_all(in, path, kMaxIbnetdiscCacheBytes);
   }
-  check_ibnetdisc_cache(bytes, path);
   // rdma-core loads from a path: the bytes checked, not the file again,
   // which may have changed since.
-  MemoryFile checked(bytes, path);
+  MemoryFile checked(checked_ibnetdisc_cache(std::move(bytes), path), path);
   FabricHandle fabric(ibnd_load_fabric(checked.path().c_str(), 0));
   if (!fabric)
     throw ParseError(path, 0, "not a libibnetdisc cache file: expected one written by 'ibnetdiscover --cache FILE'");

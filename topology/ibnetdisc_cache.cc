@@ -1,5 +1,6 @@
 #include "topology/ibnetdisc_cache.h"
 
+#include <algorithm>
 #include <bitset>
 #include <map>
 #include <set>
@@ -47,11 +48,19 @@ class Cursor {
   size_t at_ = 0;
 };
 
+constexpr uint64_t kMaxUnicastLid = 0xbfff;
+
 using PortKey = std::pair<uint64_t, uint8_t>;  // (port GUID, port number)
+
+// The LIDs a port answers to: its base LID and the 2^LMC - 1 after it.
+struct LidRange {
+  uint64_t first, last;
+  PortKey port;
+};
 
 }  // namespace
 
-void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
+std::string checked_ibnetdisc_cache(std::string bytes, const std::string& path) {
   auto fail = [&](const std::string& what) -> void { throw ParseError(path, 0, what); };
   Cursor c(bytes, path);
   c.need(kHeader, "its header");
@@ -64,6 +73,7 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
                      bytes.size()));
 
   std::map<uint64_t, uint8_t> port_count;  // node GUID -> its port count
+  std::set<uint64_t> switches;               // their GUIDs
   std::map<PortKey, uint64_t> listed;       // the ports nodes list -> the node listing each
   for (uint64_t n = 0; n < nodes; ++n) {
     c.need(kNode, fmt::format("node {}", n));
@@ -74,6 +84,7 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
     if (type < 1 || type > 3) fail(fmt::format("libibnetdisc cache node {} (GUID {:#x}): type {} is no CA, switch or router", n, guid, type));
     if (!port_count.emplace(guid, static_cast<uint8_t>(count)).second)
       fail(fmt::format("libibnetdisc cache node {}: GUID {:#x} given twice", n, guid));
+    if (type == 2) switches.insert(guid);
     c.need(keys * kKey, fmt::format("the ports of node {}", n));
     std::bitset<256> numbers;  // one slot a port number: rdma-core would keep the last and lose the others
     for (uint64_t k = 0; k < keys; ++k) {
@@ -91,10 +102,14 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
 
   std::set<PortKey> seen;
   std::vector<PortKey> peers;
+  std::vector<LidRange> lids;
+  std::vector<size_t> switch_port_lids;  // byte offsets
   for (uint64_t p = 0; p < ports; ++p) {
     c.need(kPort, fmt::format("port {}", p));
     PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
-    c.skip(1 + 2);
+    c.skip(1);
+    const size_t lid_at = c.at();
+    uint64_t lid = c.number(2);
     uint64_t lmc = c.number(1);
     c.skip(kSmpData);
     uint64_t node = c.number(8), cabled = c.number(1);
@@ -125,6 +140,8 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
                        key.first, key.second, lister->second, node));
     if (cabled > 1) fail(fmt::format("libibnetdisc cache port {}: peer flag {} is neither 0 nor 1", p, cabled));
     if (cabled) peers.push_back(peer);
+    if (key.second > 0 && switches.count(node)) switch_port_lids.push_back(lid_at);
+    else if (lid > 0 && lid <= kMaxUnicastLid) lids.push_back({lid, lid + (uint64_t{1} << lmc) - 1, key});
   }
   if (c.left() != 0)
     fail(fmt::format("libibnetdisc cache has {} bytes after its last port (byte {})", c.left(), c.at()));
@@ -134,6 +151,13 @@ void check_ibnetdisc_cache(std::string_view bytes, const std::string& path) {
                        key.second));
   for (const PortKey& key : peers)
     if (!seen.count(key)) fail(fmt::format("libibnetdisc cache: a port's peer {:#x}/{} is not stored", key.first, key.second));
+  std::sort(lids.begin(), lids.end(), [](const LidRange& a, const LidRange& b) { return a.first < b.first; });
+  for (size_t i = 1; i < lids.size(); ++i)
+    if (lids[i].first <= lids[i - 1].last)
+      fail(fmt::format("libibnetdisc cache: LID {} is both port {:#x}/{}'s and port {:#x}/{}'s", lids[i].first,
+                       lids[i - 1].port.first, lids[i - 1].port.second, lids[i].port.first, lids[i].port.second));
+  for (size_t at : switch_port_lids) bytes[at] = bytes[at + 1] = 0;
+  return bytes;
 }
 
 }  // namespace topo

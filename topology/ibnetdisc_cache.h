@@ -19,8 +19,9 @@
 // nodes and ports unique, every reference (a node's ports, a port's node
 // and peer, the start node) found, its port number within its node's and
 // taken by no other of that node's ports, every port listed by its own node
-// (rdma-core frees an unlisted port while its peer still points at it), and
-// nothing after the last port.
+// (rdma-core frees an unlisted port while its peer still points at it), no
+// LID answered by two ports but those of one switch, and nothing after the
+// last port.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,13 @@ namespace topo {
 // A cache larger than a 100k-host fabric's.
 inline constexpr uint64_t kMaxIbnetdiscCacheBytes = uint64_t{1} << 30;
 
+// The bytes for rdma-core's loader: `bytes` with the LID of every switch
+// port but port 0 cleared. Those ports answer to their switch's LID, and
+// rdma-core 44 (Debian 12) files each under it again and leaks the repeat
+// (later releases free it); the switch's LID is read from its port 0.
 // Throws ParseError(path, 0, ...) saying what does not hold, and at which
-// node, port or byte offset.
-void check_ibnetdisc_cache(std::string_view bytes, const std::string& path);
+// node, port or byte offset; also when two ports other than one switch's
+// answer to one LID (a subnet manager never assigns it twice).
+std::string checked_ibnetdisc_cache(std::string bytes, const std::string& path);
 
 }  // namespace topo
