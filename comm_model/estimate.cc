@@ -92,8 +92,10 @@ Patterns route_patterns(const PathIndex& index, const Allocation& al, const Requ
   if (r.collective == Collective::AllToAll) {
     double per_rank = r.bytes / (al.size() * al.gpus_per_host);
     bool pxn = pxn_applies(al);
-    if (o.pxn != Pxn::On || !pxn) ps.plain = add(alltoall_traffic(index, al, per_rank, false));
-    if (o.pxn != Pxn::Off && pxn) ps.pxn = add(alltoall_traffic(index, al, per_rank, true));
+    const Routing& routing = index.fabric().routing();
+    const bool per_leaf = !routing.is_static() && !routing.is_ecmp();
+    if (o.pxn != Pxn::On || !pxn) ps.plain = add(alltoall_traffic(index, al, per_rank, false, per_leaf));
+    if (o.pxn != Pxn::Off && pxn) ps.pxn = add(alltoall_traffic(index, al, per_rank, true, per_leaf));
   }
   return ps;
 }

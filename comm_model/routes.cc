@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -89,10 +90,13 @@ void add_ports(const PathIndex& index, const Allocation& al, const Traffic& t, A
 [[noreturn]] void unreachable(const PathIndex& index, const Allocation& al, const Traffic::Crossing& c,
                               std::string_view why) {
   const Fabric& f = index.fabric();
+  const std::string& from = f.node(index.leaves()[c.leaf]).name;
+  if (c.host < 0)
+    throw FabricError(fmt::format("no path from leaf {} to leaf {}: {}", from, f.node(index.leaves()[c.to_leaf]).name, why));
   NodeId to = f.hosts()[al.host[c.host]];
   int to_leaf = index.ports(al.host[c.host])[c.port].leaf;
-  throw FabricError(fmt::format("no path from leaf {} to {} (leaf {}): {}", f.node(index.leaves()[c.leaf]).name,
-                                f.node(to).name, f.node(index.leaves()[to_leaf]).name, why));
+  throw FabricError(
+      fmt::format("no path from leaf {} to {} (leaf {}): {}", from, f.node(to).name, f.node(index.leaves()[to_leaf]).name, why));
 }
 
 // Calls `cross(crossing, receiving leaf)` for every crossing that leaves its
@@ -102,7 +106,7 @@ template <typename Cross>
 int cross_leaves(const PathIndex& index, const Allocation& al, const Traffic& t, Cross&& cross) {
   int switches = 0;
   for (const Traffic::Crossing& c : t.crossings) {
-    int to = index.ports(al.host[c.host])[c.port].leaf;
+    int to = c.host >= 0 ? index.ports(al.host[c.host])[c.port].leaf : c.to_leaf;
     auto s = index.switches_between(c.leaf, to);
     if (!s) unreachable(index, al, c, "no up/down path");
     switches = std::max(switches, *s);
@@ -350,6 +354,9 @@ CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& tra
   load.flow_bytes = traffic.flow_bytes;
   add_ports(index, al, traffic, acc);
   const Routing& routing = index.fabric().routing();
+  // Tables and hashes read the receiving port.
+  if ((routing.is_static() || routing.is_ecmp()) && !traffic.crossings.empty() && traffic.crossings.front().host < 0)
+    throw std::invalid_argument("crossings summed per leaf are routed adaptively only");
   if (routing.is_static())
     load.max_switches = walk_tables(index, al, traffic, acc);
   else if (routing.is_ecmp())

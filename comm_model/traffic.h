@@ -51,10 +51,11 @@ struct Traffic {
   std::vector<double> up, down;  // bytes into and out of the leaf, by port slot
   struct Crossing {
     int leaf;  // the sending port's leaf (PathIndex::leaves())
-    int host;  // the receiving port: position and port
+    int host;  // the receiving port: position and port; -1 when summed per leaf
     int port;
     double bytes;
     int from = -1, from_port = -1;  // the sending port, when one port sends it all
+    int to_leaf = -1;  // the receiving leaf, when summed per leaf (host -1)
   };
   std::vector<Crossing> crossings;  // through the leaf switch, to a port
   double flow_bytes = 1;            // bytes one host-to-host flow carries
@@ -81,8 +82,12 @@ Traffic tree_traffic(const PathIndex& index, const Allocation& al, const DoubleB
 // AllToAll as point-to-point: every rank sends `per_rank` bytes to every
 // other rank, with PXN (data for a GPU of another rail first hops over
 // NVLink to the local GPU of that rail) or without. Summed in closed form
-// per (leaf, receiving port), so a thousand hosts cost leaves x ports.
-Traffic alltoall_traffic(const PathIndex& index, const Allocation& al, double per_rank, bool pxn);
+// per (leaf, receiving port), so a thousand hosts cost leaves x ports; with
+// `per_leaf`, further per (leaf, receiving leaf), in the order the spread
+// sums them, for a routing that never reads the receiving port (adaptive):
+// a packed job then crosses leaves x leaves times instead.
+Traffic alltoall_traffic(const PathIndex& index, const Allocation& al, double per_rank, bool pxn,
+                         bool per_leaf = false);
 
 // PXN needs at least two GPUs and every host to reach the same rails.
 bool pxn_applies(const Allocation& al);

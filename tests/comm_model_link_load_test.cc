@@ -76,6 +76,37 @@ TEST(LinkLoad, TheSpreadNamesATrunkOnceAndPerCableWritesOutItsCables) {
     EXPECT_DOUBLE_EQ(cables.on(directed_cable(f.link(cable_at(f, "leaf01", port)), leaf)), 0.25) << port;
 }
 
+// AllToAll summed per leaf pair loads every cable with the same bytes, to
+// the last bit, as summed per receiving port: the spread adds them in the
+// same order. With and without PXN, on one port a host and on rails.
+TEST(LinkLoad, AllToAllPerLeafLoadsWhatPerPortLoads) {
+  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2", "railopt:hosts=16,rails=4,spines=2,hosts_per_leaf=8"}) {
+    Fabric f = make_synthetic(spec);
+    PathIndex index(f);
+    std::vector<NodeId> hosts(f.hosts().begin(), f.hosts().end());
+    hosts.erase(hosts.begin() + 1);  // leaves unevenly used
+    const Allocation al = allocate(index, hosts, 8);
+    for (bool pxn : {false, true}) {
+      if (pxn && !pxn_applies(al)) continue;
+      const Traffic per_port = alltoall_traffic(index, al, 1000.0, pxn);
+      const Traffic per_leaf = alltoall_traffic(index, al, 1000.0, pxn, true);
+      EXPECT_LT(per_leaf.crossings.size(), per_port.crossings.size()) << spec;
+      const CableLoad a = route(index, al, per_port), b = route(index, al, per_leaf);
+      EXPECT_EQ(a.bytes, b.bytes) << spec << " pxn " << pxn;
+      EXPECT_EQ(a.max_switches, b.max_switches) << spec;
+    }
+  }
+}
+
+TEST(LinkLoad, CrossingsSummedPerLeafAreNotRoutedByTables) {
+  Fabric f = make_synthetic(kSpec);
+  f.set_routing(testing::dmodk_routing(f));
+  PathIndex index(f);
+  const Allocation al = allocate(index, ring(f), 1);
+  EXPECT_THROW(route(index, al, alltoall_traffic(index, al, 1.0, false, true)), std::invalid_argument);
+  EXPECT_NO_THROW(route(index, al, alltoall_traffic(index, al, 1.0, false)));
+}
+
 TEST(CableRoom, ATrunkFillsAtItsTightestCable) {
   Fabric f = make_synthetic(kSpec);
   PathIndex index(f);
