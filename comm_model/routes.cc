@@ -91,12 +91,13 @@ void add_ports(const PathIndex& index, const Allocation& al, const Traffic& t, A
                               std::string_view why) {
   const Fabric& f = index.fabric();
   const std::string& from = f.node(index.leaves()[c.leaf]).name;
-  if (c.host < 0)
-    throw FabricError(fmt::format("no path from leaf {} to leaf {}: {}", from, f.node(index.leaves()[c.to_leaf]).name, why));
-  NodeId to = f.hosts()[al.host[c.host]];
-  int to_leaf = index.ports(al.host[c.host])[c.port].leaf;
-  throw FabricError(
-      fmt::format("no path from leaf {} to {} (leaf {}): {}", from, f.node(to).name, f.node(index.leaves()[to_leaf]).name, why));
+  if (c.host < 0) {
+    const std::string& to_leaf = f.node(index.leaves()[c.to_leaf]).name;
+    throw FabricError(fmt::format("no path from leaf {} to leaf {}: {}", from, to_leaf, why));
+  }
+  const std::string& to = f.node(f.hosts()[al.host[c.host]]).name;
+  const std::string& to_leaf = f.node(index.leaves()[index.ports(al.host[c.host])[c.port].leaf]).name;
+  throw FabricError(fmt::format("no path from leaf {} to {} (leaf {}): {}", from, to, to_leaf, why));
 }
 
 // Calls `cross(crossing, receiving leaf)` for every crossing that leaves its

@@ -158,7 +158,8 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
       total_excess += excess(e);
     }
     s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
-    s.seam_flows = (routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring)).worst;
+    const SeamCost seams = routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring);
+    s.seam_flows = seams.worst;
   }
   s.total = s.structure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows));
   return s;
