@@ -330,6 +330,30 @@ TEST(IbnetdiscCache, LoadsTheLidsASubnetManagerGives) {
   std::remove(path.c_str());
 }
 
+// A NodeDescription read live or from a cache may hold a control
+// character that the ibnetdiscover reader refuses: the writer refuses it
+// too, naming the node, rather than write text that cannot be read back
+// (found by fuzzing).
+TEST(IbnetdiscCache, ADescriptionTheTextCannotCarryIsRefusedByTheWriter) {
+  std::ifstream in(kDir + "ibsim.cache", std::ios::binary);
+  std::string cache((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t leaf_two = 602;  // the third node's NodeDescription, "leaf two"
+  ASSERT_EQ(cache.substr(leaf_two, 8), "leaf two");
+  cache[leaf_two + 4] = '\x02';
+  std::string path = ::testing::TempDir() + "control." + std::to_string(getpid()) + ".cache";
+  std::ofstream(path, std::ios::binary) << cache;
+  Fabric f = load_ibnetdisc_cache(path);
+  std::remove(path.c_str());
+  std::ostringstream out;
+  try {
+    write_ibnetdiscover(f, out);
+    ADD_FAILURE() << "wrote a description with a control character";
+  } catch (const FabricError& e) {
+    EXPECT_NE(std::string(e.what()).find("S-0000000000200001' holds '\"' or a control character"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(IbnetdiscLive, NoHcaIsATypedError) {
   if (std::filesystem::exists("/sys/class/infiniband_mad") || std::getenv("LD_PRELOAD"))
     GTEST_SKIP() << "this host has an HCA (or a simulated one): the no-HCA path cannot be seen here";

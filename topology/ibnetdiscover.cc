@@ -21,6 +21,7 @@
 
 #include "topology/error.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -721,18 +722,21 @@ class WrittenIds {
   std::unordered_set<std::pair<std::string_view, uint64_t>, PartHash> split_;
 };
 
+// What the reader refuses, refused before it is written: text that ends
+// the quoted field early, and control characters (the reader's check).
 void check_writable(const Node& n) {
   auto bad = [](std::string_view s, std::string_view chars) {
-    return s.find_first_of(chars) != std::string_view::npos;
+    return s.find_first_of(chars) != std::string_view::npos ||
+           std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
   };
-  if (bad(n.id, "\"\n\r#@"))
+  if (bad(n.id, "\"#@"))
     throw FabricError(fmt::format("node id '{}' cannot be written as ibnetdiscover text: it holds '\"', '#', '@' "
-                                  "or a line break",
-                                  n.id));
+                                  "or a control character",
+                                  shown(n.id)));
   if (n.id.size() > 64)
     throw FabricError(fmt::format("node id '{}' is longer than the 64 characters ibsim takes", n.id));
-  if (bad(n.name, "\"\n\r"))
-    throw FabricError(fmt::format("the description of node '{}' holds '\"' or a line break", n.id));
+  if (bad(n.name, "\""))
+    throw FabricError(fmt::format("the description of node '{}' holds '\"' or a control character", n.id));
 }
 
 }  // namespace
