@@ -328,9 +328,10 @@ class Reader {
     // A NodeDescription is text; a tab or NUL in it could not be written
     // back and read as the same name (found by fuzzing).
     for (std::string_view text : {id, std::string_view(desc)})
-      for (unsigned char c : text)
-        if (c < 0x20 || c == 0x7f)
-          fail(no, fmt::format("the node id or description holds the control character 0x{:02x}", c));
+      for (char c : text)
+        if (is_control(c))
+          fail(no, fmt::format("the node id or description holds the control character 0x{:02x}",
+                               static_cast<unsigned char>(c)));
     uint32_t lid = tail.empty() ? 0 : header_lid(tail.substr(1), no);
 
     auto t = static_cast<size_t>(type);
@@ -726,8 +727,7 @@ class WrittenIds {
 // the quoted field early, and control characters (the reader's check).
 void check_writable(const Node& n) {
   auto bad = [](std::string_view s, std::string_view chars) {
-    return s.find_first_of(chars) != std::string_view::npos ||
-           std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+    return s.find_first_of(chars) != std::string_view::npos || std::any_of(s.begin(), s.end(), is_control);
   };
   if (bad(n.id, "\"#@"))
     throw FabricError(fmt::format("node id '{}' cannot be written as ibnetdiscover text: it holds '\"', '#', '@' "

@@ -12,10 +12,17 @@
 
 namespace topo {
 
+// A control byte (C0 or DEL): it would end a line or a field early, or
+// move a terminal's cursor.
+inline bool is_control(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
 // At most `max` bytes of `s`, control bytes as '?', and "..." where it was cut.
 inline std::string shown(std::string_view s, size_t max = 64) {
   std::string out;
-  for (char c : s.substr(0, max)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  for (char c : s.substr(0, max)) out += is_control(c) ? '?' : c;
   return s.size() > max ? out + "..." : out;
 }
 

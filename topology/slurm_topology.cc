@@ -21,6 +21,7 @@
 #include "topology/error.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -370,7 +371,7 @@ bool valid_switch_name(std::string_view name) { return valid_node_name(name) && 
 std::string one_line(std::string_view text) {
   std::string out(text);
   for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    if (is_control(c)) c = '?';
   return out;
 }
 
