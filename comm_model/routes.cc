@@ -208,7 +208,8 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
 // port's cable: then the walk would find that one cable and nothing else.
 // Tables route by destination alone, so any other entry for a port of the
 // leaf itself cannot deliver (it comes back and leaves again): the walk
-// names that error.
+// names that error. Without a LID at either end the walk reports the flow
+// unrouted (topology/route.h), so those are left to it too.
 bool delivered_by_its_leaf(const Fabric& f, NodeId leaf, const PathIndex::Port& to) {
   if (to.lid == 0 || f.node(leaf).lid == 0) return false;
   const int s = f.switch_index(leaf);
