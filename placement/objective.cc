@@ -135,14 +135,17 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
   s.spine_edges = crossings.spine_edges;
   s.pod_edges = crossings.pod_edges;
   bool multi_leaf = s.leaves > 1;
+  const bool alltoall = request.profile == Profile::AllToAll;
   for (auto [leaf, used] : per_leaf) {
     if (leaf < 0) continue;
     const SwitchTree::Leaf& l = tree.leaves()[leaf];
     if (multi_leaf) s.degraded_links += static_cast<int>(l.degraded_uplinks.size());
+    if (alltoall && multi_leaf && overloads_uplinks(l, used, static_cast<int>(ring.size()))) ++s.overloaded_leaves;
     s.pressure += index.pressure(leaf, multi_leaf);
     s.fragment += leaf_fragment(tree, index, leaf, used);
   }
-  s.structure = w.degraded * s.degraded_links + w.pod_edge * s.pod_edges + w.spine_edge * s.spine_edges +
+  s.structure = w.degraded * s.degraded_links + w.pod_edge * s.pod_edges +
+                (alltoall ? w.overloaded_leaf * s.overloaded_leaves : w.spine_edge * s.spine_edges) +
                 w.leaf * s.leaves + w.pressure * s.pressure + w.fragment * s.fragment;
 
   std::vector<Request> collectives =
@@ -163,6 +166,18 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
   }
   s.total = s.structure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows));
   return s;
+}
+
+bool overloads_uplinks(const SwitchTree::Leaf& leaf, int on_leaf, int hosts) {
+  if (hosts <= 0 || on_leaf <= 0) return false;
+  const double out_gbps = leaf.host_gbps * on_leaf * (hosts - on_leaf) / hosts;
+  return out_gbps > leaf.up_gbps * (1 + 1e-9);
+}
+
+int uplink_fit(const SwitchTree::Leaf& leaf, int hosts, int limit) {
+  for (int h = std::min(limit, hosts); h > 0; --h)
+    if (!overloads_uplinks(leaf, h, hosts)) return h;
+  return 0;
 }
 
 double leaf_fragment(const SwitchTree& tree, const FreeIndex& index, int leaf, int used) {

@@ -5,6 +5,8 @@
 //                                                   weight  degraded   1e6
 //   2. ring edges that climb to the core / a spine  weights pod_edge   1e4
 //                                                           spine_edge 1e3
+//      for an AllToAll job, in place of the spine edges: leaves whose
+//      uplinks carry less than its own traffic out of them   overloaded_leaf 1e3
 //   3. leaves used; pressure on their uplinks        weights leaf       100
 //      (oversubscription beyond 1:1, running jobs'          pressure    10
 //      load, a degraded uplink even for one-leaf jobs)
@@ -14,6 +16,15 @@
 //      most crowded cable the ring's seams use, at most 0.5)
 //   5. fragmentation: free hosts a used leaf keeps    weight  fragment    1
 //      afterwards, as a share of that leaf (best fit)
+//
+// An AllToAll job's traffic does not follow its ring: every host sends to
+// every other, so a leaf holding h of its n hosts sends h (n - h) / n of a
+// host's bandwidth up, whatever the order. On an oversubscribed fabric the
+// fewest leaves overload their uplinks (4 full leaves of 16 hosts under 8
+// uplinks: 12 hosts' worth through 8, a 1.5x slower AllToAll), where twice
+// the leaves at half the hosts fit (7 through 8); counting overloaded leaves
+// instead of ring edges lets the search take the wider spread, and tier 3
+// still prefers the fewest leaves among spreads that fit.
 //
 // Terms of a lower tier are bounded (pressure per leaf, slowdown and
 // fragment per leaf all below one unit of the tier above, for jobs of up to
@@ -36,6 +47,7 @@ struct Weights {
   double degraded = 1e6;
   double pod_edge = 1e4;
   double spine_edge = 1e3;
+  double overloaded_leaf = 1e3;
   double leaf = 100;
   double pressure = 10;
   double slowdown = 10;
@@ -46,6 +58,7 @@ struct Score {
   int degraded_links = 0;  // degraded cables the job's traffic would cross
   int pod_edges = 0;
   int spine_edges = 0;
+  int overloaded_leaves = 0;  // AllToAll: leaves whose uplinks carry less than the job's own traffic out of them
   int leaves = 0;
   int pods = 0;
   double pressure = 0;     // sum over used leaves, each in [0, 0.9]
@@ -96,6 +109,14 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true,
             SeamRoutes* routes = nullptr);
+
+// Whether an AllToAll job of `hosts` hosts, `on_leaf` of them on `leaf`,
+// sends more out of the leaf than its uplinks carry: each of them sends the
+// share (hosts - on_leaf) / hosts of Leaf::host_gbps to other leaves.
+bool overloads_uplinks(const SwitchTree::Leaf& leaf, int on_leaf, int hosts);
+// The most hosts of an AllToAll job of `hosts` hosts, at most `limit`, that
+// `leaf` takes without overloads_uplinks() (0 when none).
+int uplink_fit(const SwitchTree::Leaf& leaf, int hosts, int limit);
 
 // A leaf's uplink pressure in [0, 0.9].
 double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bool multi_leaf);

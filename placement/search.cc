@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -99,6 +100,48 @@ void take(const LeafPool& pool, int want, const FreeMap& free, const PlacementRe
   }
 }
 
+// Water-fill: every leaf of `chosen` takes an equal share of `target`
+// hosts, capped by its `caps`.
+void spread(std::span<const LeafPool* const> chosen, std::span<const int> caps, int target, const FreeMap& free,
+            const PlacementRequest& r, std::vector<NodeId>& out) {
+  std::vector<int> share(chosen.size(), 0);
+  int left = target;
+  while (left > 0) {
+    bool moved = false;
+    for (size_t i = 0; i < chosen.size() && left > 0; ++i)
+      if (share[i] < caps[i]) ++share[i], --left, moved = true;
+    if (!moved) break;
+  }
+  for (size_t i = 0; i < chosen.size(); ++i) take(*chosen[i], share[i], free, r, out);
+}
+
+// An AllToAll job of whole hosts: the fewest leaves of `pools` that hold it
+// with none of them sending more than its uplinks carry (objective.h
+// uplink_fit), spread evenly; nullopt when no such spread exists or one
+// leaf holds the job (fewest_leaves() gives that one).
+std::optional<std::vector<NodeId>> within_uplinks(const SwitchTree& tree, std::vector<const LeafPool*> pools,
+                                                  const FreeMap& free, const PlacementRequest& r) {
+  const int target = need(r);
+  std::vector<int> fit(tree.leaves().size(), 0);
+  for (const LeafPool* p : pools) fit[p->leaf] = uplink_fit(tree.leaves()[p->leaf], target, p->capacity);
+  std::sort(pools.begin(), pools.end(), [&](const LeafPool* a, const LeafPool* b) {
+    return std::make_tuple(a->degraded_uplink, -fit[a->leaf], a->pressure, a->leaf) <
+           std::make_tuple(b->degraded_uplink, -fit[b->leaf], b->pressure, b->leaf);
+  });
+  std::vector<const LeafPool*> chosen;
+  std::vector<int> caps;
+  int sum = 0;
+  for (size_t k = 0; k < pools.size() && sum < target && fit[pools[k]->leaf] > 0; ++k) {
+    chosen.push_back(pools[k]);
+    caps.push_back(fit[pools[k]->leaf]);
+    sum += caps.back();
+  }
+  if (sum < target || chosen.size() < 2) return std::nullopt;
+  std::vector<NodeId> hosts;
+  spread(chosen, caps, target, free, r, hosts);
+  return hosts;
+}
+
 // The fewest leaves of `pools` that hold the job, the last one best fit.
 std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> pools, const FreeMap& free,
                                                  const PlacementRequest& r) {
@@ -125,16 +168,9 @@ std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> po
   }
   std::vector<NodeId> hosts;
   if (r.profile == Profile::AllToAll && whole_hosts(r) && chosen.size() > 1) {
-    // Water-fill: every leaf takes an equal share, capped by what it has.
-    std::vector<int> share(chosen.size(), 0);
-    int left = target;
-    while (left > 0) {
-      bool moved = false;
-      for (size_t i = 0; i < chosen.size() && left > 0; ++i)
-        if (share[i] < chosen[i]->capacity) ++share[i], --left, moved = true;
-      if (!moved) break;
-    }
-    for (size_t i = 0; i < chosen.size(); ++i) take(*chosen[i], share[i], free, r, hosts);
+    std::vector<int> caps;
+    for (const LeafPool* p : chosen) caps.push_back(p->capacity);
+    spread(chosen, caps, target, free, r, hosts);
   } else {
     int left = target;
     for (const LeafPool* p : chosen) {
@@ -162,11 +198,15 @@ std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::v
     pod_capacity[p.pod] += p.capacity;
   }
   bool some_pod_fits = false;
-  for (auto& [pod, members] : by_pod)
+  const bool alltoall = r.profile == Profile::AllToAll && whole_hosts(r);
+  for (auto& [pod, members] : by_pod) {
     if (auto hosts = fewest_leaves(members, free, r)) {
       out.push_back(std::move(*hosts));
       some_pod_fits = true;
     }
+    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt)
+      out.push_back(std::move(*hosts));
+  }
   if (!some_pod_fits || tree.pods() > 1) {
     // The fewest pods, largest first, then the fewest leaves inside them.
     std::vector<int> pods;
@@ -180,7 +220,8 @@ std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::v
       sum += pod_capacity[pod];
     }
     if (auto hosts = fewest_leaves(members, free, r)) out.push_back(std::move(*hosts));
-    (void)tree;
+    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt)
+      out.push_back(std::move(*hosts));
   }
   return out;
 }
@@ -356,11 +397,15 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
   std::map<int, std::vector<NodeId>> on_leaf;
   for (NodeId h : best.hosts) on_leaf[tree.home_leaf(h)].push_back(h);
   // What one leaf adds to the structure tiers with `hosts` of the job on it.
+  const int job_hosts = static_cast<int>(best.hosts.size());
   auto leaf_terms = [&](int leaf, std::span<const NodeId> hosts) {
     int degraded = static_cast<int>(tree.leaves()[leaf].degraded_uplinks.size());
     for (NodeId h : hosts) degraded += static_cast<int>(tree.degraded_cables(h).size());
+    const int on_leaf = static_cast<int>(hosts.size());
+    const bool overloaded =
+        request.profile == Profile::AllToAll && overloads_uplinks(tree.leaves()[leaf], on_leaf, job_hosts);
     return w.degraded * degraded + w.pressure * index.pressure(leaf, true) +
-           w.fragment * leaf_fragment(tree, index, leaf, static_cast<int>(hosts.size()));
+           w.fragment * leaf_fragment(tree, index, leaf, on_leaf) + (overloaded ? w.overloaded_leaf : 0);
   };
   std::vector<Swap> out;
   std::vector<NodeId> taken;

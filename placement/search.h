@@ -8,7 +8,8 @@
 //    best fit (the smallest that covers the rest); the same across the
 //    fewest pods when no pod fits it. AllToAll jobs spread their hosts
 //    evenly over the leaves they get, so no leaf's uplinks carry more than
-//    its share.
+//    its share, and get one candidate more per pod: the fewest leaves whose
+//    uplinks each carry what the job sends out of them (objective.h).
 // 3. Candidates are pre-ranked without the comm_model, the best few scored
 //    with it in that order until structure alone rules the rest out (the
 //    estimate only adds to a score: a candidate whose structure reaches

@@ -61,8 +61,10 @@ SwitchTree::SwitchTree(const Fabric& fabric)
       }
     leaves_[home_[h]].hosts.push_back(h);
   }
-  for (Leaf& l : leaves_)
+  for (Leaf& l : leaves_) {
     std::sort(l.hosts.begin(), l.hosts.end(), [&](NodeId a, NodeId b) { return port_[a] < port_[b]; });
+    if (!l.hosts.empty()) l.host_gbps = fabric.node(l.node).down_gbps / static_cast<double>(l.hosts.size());
+  }
 }
 
 std::span<const LinkId> SwitchTree::degraded_cables(NodeId host) const {

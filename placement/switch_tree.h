@@ -25,6 +25,7 @@ class SwitchTree {
     std::vector<LinkId> degraded_uplinks;
     double up_gbps = 0;
     double oversubscription = 0;
+    double host_gbps = 0;            // its host-facing bandwidth over its hosts: what one host sends at
   };
 
   const Fabric& fabric() const { return *fabric_; }

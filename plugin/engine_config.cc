@@ -46,10 +46,15 @@ std::optional<double> parse_number(const std::string& text) {
 
 void set_weights(EngineConfig& c, const std::string& value, const std::string& file, int line) {
   const std::pair<const char*, double Weights::*> names[] = {
-      {"degraded", &Weights::degraded}, {"pod_edge", &Weights::pod_edge}, {"spine_edge", &Weights::spine_edge},
-      {"leaf", &Weights::leaf},         {"pressure", &Weights::pressure}, {"slowdown", &Weights::slowdown},
+      {"degraded", &Weights::degraded},
+      {"pod_edge", &Weights::pod_edge},
+      {"spine_edge", &Weights::spine_edge},
+      {"overloaded_leaf", &Weights::overloaded_leaf},
+      {"leaf", &Weights::leaf},
+      {"pressure", &Weights::pressure},
+      {"slowdown", &Weights::slowdown},
       {"fragment", &Weights::fragment}};
-  const char* allowed = "degraded, pod_edge, spine_edge, leaf, pressure, slowdown, fragment";
+  const char* allowed = "degraded, pod_edge, spine_edge, overloaded_leaf, leaf, pressure, slowdown, fragment";
   for (const std::string& item : split_commas(value)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos)
