@@ -327,6 +327,40 @@ TEST(IbnetdiscCache, LoadsTheLidsASubnetManagerGives) {
   } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("is both port 0x"), std::string::npos) << e.what();
   }
+  // An HCA port, or a switch's port 0, at the permissive LID 0xffff: no
+  // subnet manager gives it, and the ibnetdiscover text refuses it; so does
+  // the cache (found by fuzzing: it loaded, and its text did not read back).
+  for (bool on_switch : {false, true}) {
+    std::string permissive = with_lids(good, 0x10);
+    size_t at = first_port;
+    while (at < permissive.size() &&
+           (static_cast<uint8_t>(permissive[at + 13 + 64 + 2]) != (on_switch ? 0x20 : 0x10) ||
+            (on_switch && permissive[at + 8] != 0)))
+      at += 95;
+    ASSERT_LT(at, permissive.size());
+    permissive[at + 10] = permissive[at + 11] = '\xff';
+    std::ofstream(path, std::ios::binary) << permissive;
+    try {
+      load_ibnetdisc_cache(path);
+      ADD_FAILURE() << "a port at LID 65535 loaded";
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("LID 65535 is not a unicast LID (0-49151)"), std::string::npos) << e.what();
+    }
+  }
+  // The same in a switch's own record (its SM LID, what rdma-core gives as
+  // the switch's LID when its port 0 is not stored).
+  std::string permissive = with_lids(good, 0x10);
+  const size_t leaf_two = 28 + 2 * (207 + 9);  // the third node, switch 0x200001
+  ASSERT_EQ(permissive.substr(leaf_two + 142, 8), "leaf two");
+  permissive[leaf_two] = permissive[leaf_two + 1] = '\xff';
+  std::ofstream(path, std::ios::binary) << permissive;
+  try {
+    load_ibnetdisc_cache(path);
+    ADD_FAILURE() << "a switch at LID 65535 loaded";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("(switch 0x200001): LID 65535 is not a unicast LID"), std::string::npos)
+        << e.what();
+  }
   std::remove(path.c_str());
 }
 

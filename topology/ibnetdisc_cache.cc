@@ -77,7 +77,8 @@ std::string checked_ibnetdisc_cache(std::string bytes, const std::string& path) 
   std::map<PortKey, uint64_t> listed;       // the ports nodes list -> the node listing each
   for (uint64_t n = 0; n < nodes; ++n) {
     c.need(kNode, fmt::format("node {}", n));
-    c.skip(4 + kSmpData);
+    const uint64_t sm_lid = c.number(2);  // a switch's LID when its port 0 is not stored
+    c.skip(2 + kSmpData);
     uint64_t guid = c.number(8), type = c.number(1), count = c.number(1);
     c.skip(2 * kSmpData);
     uint64_t keys = c.number(1);
@@ -85,6 +86,9 @@ std::string checked_ibnetdisc_cache(std::string bytes, const std::string& path) 
     if (!port_count.emplace(guid, static_cast<uint8_t>(count)).second)
       fail(fmt::format("libibnetdisc cache node {}: GUID {:#x} given twice", n, guid));
     if (type == 2) switches.insert(guid);
+    if (type == 2 && sm_lid > kMaxUnicastLid)
+      fail(fmt::format("libibnetdisc cache node {} (switch {:#x}): LID {} is not a unicast LID (0-{})", n, guid, sm_lid,
+                       kMaxUnicastLid));
     c.need(keys * kKey, fmt::format("the ports of node {}", n));
     std::bitset<256> numbers;  // one slot a port number: rdma-core would keep the last and lose the others
     for (uint64_t k = 0; k < keys; ++k) {
@@ -140,8 +144,16 @@ std::string checked_ibnetdisc_cache(std::string bytes, const std::string& path) 
                        key.first, key.second, lister->second, node));
     if (cabled > 1) fail(fmt::format("libibnetdisc cache port {}: peer flag {} is neither 0 nor 1", p, cabled));
     if (cabled) peers.push_back(peer);
-    if (key.second > 0 && switches.count(node)) switch_port_lids.push_back(lid_at);
-    else if (lid > 0 && lid <= kMaxUnicastLid) lids.push_back({lid, lid + (uint64_t{1} << lmc) - 1, key});
+    if (key.second > 0 && switches.count(node)) {
+      switch_port_lids.push_back(lid_at);
+      continue;
+    }
+    // A subnet manager gives a port a unicast LID or none (0); the
+    // ibnetdiscover text this fabric may be written as refuses any other.
+    if (lid > kMaxUnicastLid)
+      fail(fmt::format("libibnetdisc cache port {} ({:#x}/{}): LID {} is not a unicast LID (0-{})", p, key.first,
+                       key.second, lid, kMaxUnicastLid));
+    if (lid > 0) lids.push_back({lid, lid + (uint64_t{1} << lmc) - 1, key});
   }
   if (c.left() != 0)
     fail(fmt::format("libibnetdisc cache has {} bytes after its last port (byte {})", c.left(), c.at()));

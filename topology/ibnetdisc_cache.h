@@ -20,8 +20,8 @@
 // and peer, the start node) found, its port number within its node's and
 // taken by no other of that node's ports, every port listed by its own node
 // (rdma-core frees an unlisted port while its peer still points at it), no
-// LID answered by two ports but those of one switch, and nothing after the
-// last port.
+// LID answered by two ports but those of one switch, every LID kept a
+// unicast one (0-49151), and nothing after the last port.
 #pragma once
 
 #include <cstdint>
