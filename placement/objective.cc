@@ -169,8 +169,9 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
 }
 
 bool overloads_uplinks(const SwitchTree::Leaf& leaf, int on_leaf, int hosts) {
-  if (hosts <= 0 || on_leaf <= 0) return false;
-  const double out_gbps = leaf.host_gbps * on_leaf * (hosts - on_leaf) / hosts;
+  if (hosts <= 1 || on_leaf <= 0) return false;
+  // A host sends to the hosts - 1 others at its full rate, hosts - on_leaf of them elsewhere.
+  const double out_gbps = leaf.host_gbps * on_leaf * (hosts - on_leaf) / (hosts - 1);
   return out_gbps > leaf.up_gbps * (1 + 1e-9);
 }
 

@@ -18,11 +18,11 @@
 //      afterwards, as a share of that leaf (best fit)
 //
 // An AllToAll job's traffic does not follow its ring: every host sends to
-// every other, so a leaf holding h of its n hosts sends h (n - h) / n of a
-// host's bandwidth up, whatever the order. On an oversubscribed fabric the
-// fewest leaves overload their uplinks (4 full leaves of 16 hosts under 8
-// uplinks: 12 hosts' worth through 8, a 1.5x slower AllToAll), where twice
-// the leaves at half the hosts fit (7 through 8); counting overloaded leaves
+// every other, so a leaf holding h of its n hosts sends h (n - h) / (n - 1)
+// of a host's bandwidth up, whatever the order. On an oversubscribed fabric
+// the fewest leaves overload their uplinks (4 full leaves of 16 hosts under
+// 8 uplinks: 12.2 hosts' worth through 8, a 1.5x slower AllToAll), where
+// twice the leaves at half the hosts fit (7.1 through 8); counting overloaded leaves
 // instead of ring edges lets the search take the wider spread, and tier 3
 // still prefers the fewest leaves among spreads that fit.
 //
@@ -111,8 +111,9 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
             SeamRoutes* routes = nullptr);
 
 // Whether an AllToAll job of `hosts` hosts, `on_leaf` of them on `leaf`,
-// sends more out of the leaf than its uplinks carry: each of them sends the
-// share (hosts - on_leaf) / hosts of Leaf::host_gbps to other leaves.
+// sends more out of the leaf than its uplinks carry: each of them sends to
+// the hosts - 1 others at Leaf::host_gbps, the share (hosts - on_leaf) /
+// (hosts - 1) of it to other leaves.
 bool overloads_uplinks(const SwitchTree::Leaf& leaf, int on_leaf, int hosts);
 // The most hosts of an AllToAll job of `hosts` hosts, at most `limit`, that
 // `leaf` takes without overloads_uplinks() (0 when none).
