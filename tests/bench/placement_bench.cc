@@ -53,7 +53,8 @@ struct Timings {
   }
 };
 
-void place_on(benchmark::State& state, const char* spec, int job_hosts, double busy_share) {
+void place_on(benchmark::State& state, const char* spec, int job_hosts, double busy_share,
+              Profile profile = Profile::AllReduce) {
   static std::map<std::string, std::unique_ptr<Fabric>> fabrics;  // built once per spec
   auto& fabric = fabrics[spec];
   if (!fabric) fabric = std::make_unique<Fabric>(make_synthetic(spec));
@@ -65,6 +66,7 @@ void place_on(benchmark::State& state, const char* spec, int job_hosts, double b
   PlacementRequest request;
   request.hosts = job_hosts;
   request.gpus_per_host = 8;
+  request.profile = profile;
 
   Timings timed;
   for (auto _ : state) {
@@ -79,6 +81,13 @@ void BM_Place128HostsOn4096Busy60(benchmark::State& state) {
   place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6);
 }
 BENCHMARK(BM_Place128HostsOn4096Busy60)->Unit(benchmark::kMillisecond);
+
+// The same job as AllToAll: one candidate more per pod (the fewest leaves
+// within their uplinks), and the AllToAll estimate for those scored.
+void BM_PlaceAllToAll128HostsOn4096Busy60(benchmark::State& state) {
+  place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6, Profile::AllToAll);
+}
+BENCHMARK(BM_PlaceAllToAll128HostsOn4096Busy60)->Unit(benchmark::kMillisecond);
 
 void BM_Place1024HostsOn16384(benchmark::State& state) {
   place_on(state, "clos3:pods=16,leaves_per_pod=32,hosts_per_leaf=32,spines_per_pod=16,cores=16", 1024, 0.0);
