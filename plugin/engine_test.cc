@@ -27,6 +27,8 @@
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
 #include "placement/search.h"
+#include "plugin/engine_config.h"
+#include "topology/error.h"
 #include "topology/synthetic.h"
 
 namespace {
@@ -161,6 +163,22 @@ class EngineTest : public ::testing::Test {
   topo_engine_t* engine_ = nullptr;
   char msg_[512] = "";
 };
+
+TEST_F(EngineTest, WeightsNameEveryTierAndRefuseOthersNamingTheLine) {
+  std::optional<topo::EngineConfig> c = topo::read_engine_config(conf("Weights=overloaded_leaf=2000, spine_edge=500\n"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->weights.overloaded_leaf, 2000);
+  EXPECT_EQ(c->weights.spine_edge, 500);
+  EXPECT_EQ(c->weights.leaf, topo::Weights{}.leaf);
+  std::string bad = conf("Strict=no\nWeights=overloaded=1\n");
+  try {
+    topo::read_engine_config(bad);
+    ADD_FAILURE() << "accepted an unknown weight";
+  } catch (const topo::ParseError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("overloaded_leaf"), std::string::npos) << e.what();  // the names it takes
+  }
+}
 
 TEST_F(EngineTest, MissingConfigMeansDefaultsAndSaysSo) {
   open(path("nope.conf"));
