@@ -182,7 +182,11 @@ BaselineCheck check_baselines(const std::vector<NcclRunRecord>& runs, const std:
   std::map<Key, const NcclRunRecord*> newest;
   for (const auto& [key, list] : host_sets(runs)) {
     const NcclRunRecord& now = *list.back();
-    SetVerdict v{.test = key.first, .hosts = key.second, .newest_run = now.id, .newest_snapshot = now.snapshot_id};
+    SetVerdict v;
+    v.test = key.first;
+    v.hosts = key.second;
+    v.newest_run = now.id;
+    v.newest_snapshot = now.snapshot_id;
     if (list.size() > 1) against_baseline(*list.front(), now, options.drop, v);
     against_model(now, options, v);
     if (!v.baseline_run && !v.model_busbw) continue;

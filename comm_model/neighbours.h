@@ -40,7 +40,7 @@ struct NeighbourJob {
   // How it is estimated when its own way differs from the job judged
   // beside it (a ring AllReduce judged beside an AllToAll); none: the
   // options the caller passes for all.
-  std::optional<ModelOptions> options;
+  std::optional<ModelOptions> options = std::nullopt;
 };
 
 class Neighbours {
