@@ -22,9 +22,9 @@
 // of a host's bandwidth up, whatever the order. On an oversubscribed fabric
 // the fewest leaves overload their uplinks (4 full leaves of 16 hosts under
 // 8 uplinks: 12.2 hosts' worth through 8, a 1.5x slower AllToAll), where
-// twice the leaves at half the hosts fit (7.1 through 8); counting overloaded leaves
-// instead of ring edges lets the search take the wider spread, and tier 3
-// still prefers the fewest leaves among spreads that fit.
+// twice the leaves at half the hosts fit (7.1 through 8). Counting
+// overloaded leaves instead of ring edges lets the search take the wider
+// spread, and tier 3 still prefers the fewest leaves among spreads that fit.
 //
 // Terms of a lower tier are bounded (pressure per leaf, slowdown and
 // fragment per leaf all below one unit of the tier above, for jobs of up to

@@ -278,6 +278,12 @@ std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap
                               link.degraded_why.empty() ? "to " : "by its port counters: ",
                               link.degraded_why.empty() ? link.rate.str() : link.degraded_why));
   }
+  if (r.profile == Profile::AllToAll && p.leaves.size() > 1 && p.score.overloaded_leaves == 0)
+    out.push_back("AllToAll: every leaf's uplinks carry what its hosts send to the other leaves");
+  if (p.score.overloaded_leaves > 0)
+    out.push_back(fmt::format("AllToAll: {} of its leaves send{} more than their uplinks carry: no spread within them "
+                              "fits",
+                              p.score.overloaded_leaves, p.score.overloaded_leaves == 1 ? "s" : ""));
   if (p.score.degraded_links > 0)
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
                               p.score.degraded_links == 1 ? "" : "s"));

@@ -184,6 +184,7 @@ TEST(Placement, AllToAllTakesMoreLeavesWhenTheFewestOverloadTheirUplinks) {
   ASSERT_TRUE(p.feasible);
   EXPECT_EQ(p.leaves.size(), 6u);
   EXPECT_EQ(p.score.overloaded_leaves, 0);
+  EXPECT_NE(fmt::format("{}", fmt::join(p.reasons, "\n")).find("AllToAll: every leaf's uplinks carry"), std::string::npos);
   std::map<int, int> per_leaf;
   for (NodeId h : p.hosts) ++per_leaf[tree.home_leaf(h)];
   for (auto [leaf, n] : per_leaf) EXPECT_EQ(n, 4);
@@ -210,6 +211,8 @@ TEST(Placement, AllToAllTakesMoreLeavesWhenTheFewestOverloadTheirUplinks) {
   ASSERT_TRUE(only.feasible);
   EXPECT_EQ(only.leaves.size(), 3u);
   EXPECT_EQ(only.score.overloaded_leaves, 3);
+  EXPECT_NE(fmt::format("{}", fmt::join(only.reasons, "\n")).find("AllToAll: 3 of its leaves send more than"),
+            std::string::npos);
 }
 
 TEST(Placement, LimitsAndInfeasibleRequestsSayWhy) {
