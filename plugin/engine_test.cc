@@ -165,7 +165,8 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, WeightsNameEveryTierAndRefuseOthersNamingTheLine) {
-  std::optional<topo::EngineConfig> c = topo::read_engine_config(conf("Weights=overloaded_leaf=2000, spine_edge=500\n"));
+  std::optional<topo::EngineConfig> c =
+      topo::read_engine_config(conf("Weights=overloaded_leaf=2000, spine_edge=500\n"));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->weights.overloaded_leaf, 2000);
   EXPECT_EQ(c->weights.spine_edge, 500);

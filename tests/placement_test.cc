@@ -184,7 +184,8 @@ TEST(Placement, AllToAllTakesMoreLeavesWhenTheFewestOverloadTheirUplinks) {
   ASSERT_TRUE(p.feasible);
   EXPECT_EQ(p.leaves.size(), 6u);
   EXPECT_EQ(p.score.overloaded_leaves, 0);
-  EXPECT_NE(fmt::format("{}", fmt::join(p.reasons, "\n")).find("AllToAll: every leaf's uplinks carry"), std::string::npos);
+  EXPECT_NE(fmt::format("{}", fmt::join(p.reasons, "\n")).find("AllToAll: every leaf's uplinks carry"),
+            std::string::npos);
   std::map<int, int> per_leaf;
   for (NodeId h : p.hosts) ++per_leaf[tree.home_leaf(h)];
   for (auto [leaf, n] : per_leaf) EXPECT_EQ(n, 4);
