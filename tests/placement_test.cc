@@ -22,6 +22,13 @@ namespace {
 
 NodeId host(const Fabric& f, int i) { return *f.find_host(fmt::format("gpu{:03}", i)); }
 
+// The job's hosts on each of its leaves, by SwitchTree leaf.
+std::map<int, int> hosts_per_leaf(const SwitchTree& tree, const Placement& p) {
+  std::map<int, int> out;
+  for (NodeId h : p.hosts) ++out[tree.home_leaf(h)];
+  return out;
+}
+
 std::set<std::string> leaf_names(const Fabric& f, const Placement& p) {
   std::set<std::string> out;
   for (NodeId l : p.leaves) out.insert(f.node(l).name);
@@ -165,9 +172,7 @@ TEST(Placement, AllToAllSpreadsEvenlyOverItsLeaves) {
   r.profile = Profile::AllToAll;
   Placement p = place(tree, free, r);
   ASSERT_EQ(p.leaves.size(), 2u);
-  std::map<int, int> per_leaf;
-  for (NodeId h : p.hosts) ++per_leaf[tree.home_leaf(h)];
-  for (auto [leaf, n] : per_leaf) EXPECT_EQ(n, 5);
+  for (auto [leaf, n] : hosts_per_leaf(tree, p)) EXPECT_EQ(n, 5);
 }
 
 // 2:1 leaves of 8 hosts: 4 hosts' worth of uplink each. A 24-host AllToAll
@@ -186,9 +191,7 @@ TEST(Placement, AllToAllTakesMoreLeavesWhenTheFewestOverloadTheirUplinks) {
   EXPECT_EQ(p.score.overloaded_leaves, 0);
   EXPECT_NE(fmt::format("{}", fmt::join(p.reasons, "\n")).find("AllToAll: every leaf's uplinks carry"),
             std::string::npos);
-  std::map<int, int> per_leaf;
-  for (NodeId h : p.hosts) ++per_leaf[tree.home_leaf(h)];
-  for (auto [leaf, n] : per_leaf) EXPECT_EQ(n, 4);
+  for (auto [leaf, n] : hosts_per_leaf(tree, p)) EXPECT_EQ(n, 4);
 
   std::vector<NodeId> packed;
   for (int i = 1; i <= 24; ++i) packed.push_back(host(f, i));
