@@ -81,6 +81,15 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       cables_[hp.cable] = ref;
       ports_[h].push_back(p);
     }
+  leaf_set_.reserve(ports_.size());
+  std::map<std::vector<int>, int> sets;  // lists of several leaves -> id
+  for (const std::vector<Port>& ports : ports_) {
+    std::vector<int> leaves;
+    for (const Port& p : ports) leaves.push_back(p.leaf);
+    if (std::find(leaves.begin(), leaves.end(), -1) != leaves.end()) leaf_set_.push_back(-1);
+    else if (leaves.size() == 1) leaf_set_.push_back(leaves[0]);
+    else leaf_set_.push_back(sets.try_emplace(leaves, static_cast<int>(leaves_.size() + sets.size())).first->second);
+  }
 
   gpu_rails_begin_.assign(1, 0);
   for (NodeId host : fabric.hosts()) {

@@ -60,6 +60,13 @@ class PathIndex {
   // that order; empty when no HCA of the host has an Active cable to a switch.
   // Inline: the traffic patterns ask it for every crossing.
   std::span<const Port> ports(int host_index) const { return ports_.at(static_cast<size_t>(host_index)); }
+  // Which leaves the host's routed ports reach, as one id: hosts whose ports
+  // reach the same leaves in the same order share it, and forwarding tables,
+  // which route by destination, take them over the same switch cables to any
+  // host. A one-port host's id is its leaf's; lists of several (or none)
+  // are numbered from leaves().size() on. -1 when a port reaches no leaf:
+  // such a host routes alone.
+  int leaf_set(int host_index) const { return leaf_set_.at(static_cast<size_t>(host_index)); }
 
   // The rail of each GPU the fabric knows on the host (Node::gpus, -1 where
   // hwloc named none), read once here: an estimate asks for every host of
@@ -179,6 +186,7 @@ class PathIndex {
 
   const Fabric* fabric_;
   std::vector<std::vector<Port>> ports_;   // by host index
+  std::vector<int> leaf_set_;              // by host index
   std::vector<NodeId> leaves_;
   std::vector<int> slot_;                  // switch slot by NodeId, -1 for non-switches
   std::vector<NodeId> slot_node_;

@@ -280,18 +280,10 @@ bool applies(const SwitchTree& tree, const PlacementRequest& request, std::span<
 
 }  // namespace
 
-uint64_t SeamRoutes::sender_key(NodeId from) {
-  constexpr uint64_t kLayout = uint64_t{1} << 31;  // above every NodeId of a fabric
-  std::span<const PathIndex::Port> ports = paths_.ports(paths_.host_index(from));
-  if (ports.size() == 1 && ports[0].leaf >= 0) return kLayout | static_cast<uint64_t>(ports[0].leaf);
-  std::vector<int> leaves;
-  for (const PathIndex::Port& p : ports) {
-    if (p.leaf < 0) return from;
-    leaves.push_back(p.leaf);
-  }
-  // Past the leaf ids, so a one-port sender's key never names a layout.
-  auto [it, fresh] = layouts_.try_emplace(std::move(leaves), kLayout | (paths_.leaves().size() + layouts_.size()));
-  return it->second;
+uint64_t SeamRoutes::sender_key(NodeId from) const {
+  constexpr uint64_t kLeafSet = uint64_t{1} << 31;  // above every NodeId of a fabric
+  const int set = paths_.leaf_set(paths_.host_index(from));
+  return set < 0 ? from : kLeafSet | static_cast<uint64_t>(set);
 }
 
 const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {

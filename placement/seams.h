@@ -32,7 +32,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -66,10 +65,10 @@ class SeamRoutes {
   explicit SeamRoutes(const PathIndex& paths)
       : paths_(paths), scratch_(new int[2 * paths.fabric().cables().size()]()) {}
   const std::vector<int>& cables(NodeId from, NodeId to);  // stable while this lives
-  // Equal for senders whose ports reach the same leaves in the same order:
-  // their routes to any host are the same. A sender with a port on no leaf
-  // has a key of its own.
-  uint64_t sender_key(NodeId from);
+  // Equal for senders whose ports reach the same leaves in the same order
+  // (PathIndex::leaf_set): their routes to any host are the same. A sender
+  // with a port on no leaf has a key of its own.
+  uint64_t sender_key(NodeId from) const;
   // Zeroes, one per directed cable of the fabric, that one seam search at a
   // time borrows and leaves zero again.
   int* scratch() { return scratch_.get(); }
@@ -77,7 +76,6 @@ class SeamRoutes {
  private:
   const PathIndex& paths_;
   std::unordered_map<uint64_t, std::vector<int>> routes_;  // by sender key << 32 | to
-  std::map<std::vector<int>, uint64_t> layouts_;           // leaves of a sender's ports -> key
   std::unique_ptr<int[]> scratch_;
 };
 

@@ -107,6 +107,24 @@ TEST(CommModelPaths, RailTrafficStaysOnItsLeafAndCrossRailClimbs) {
   EXPECT_DOUBLE_EQ(total(trunks), 200);  // up to the spines, down to rail 3's leaf
 }
 
+TEST(CommModelPaths, HostsWhosePortsReachTheSameLeavesShareALeafSet) {
+  Fabric rails = make_synthetic("railopt:hosts=16,rails=4,spines=2,hosts_per_leaf=8");
+  PathIndex r(rails);
+  const int a = host(r, "gpu001"), b = host(r, "gpu002"), c = host(r, "gpu009");
+  EXPECT_EQ(r.leaf_set(a), r.leaf_set(b));
+  EXPECT_NE(r.leaf_set(a), r.leaf_set(c));
+  EXPECT_GE(r.leaf_set(a), static_cast<int>(r.leaves().size()));  // four ports: never a leaf's own id
+  EXPECT_GE(r.leaf_set(c), static_cast<int>(r.leaves().size()));
+
+  // One port: the leaf's id. No routed port (its cable unplugged): a set of its own.
+  Fabric one = make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2,unplug=leaf01:1");
+  PathIndex o(one);
+  EXPECT_EQ(o.leaf_set(host(o, "gpu003")), o.ports(host(o, "gpu003"))[0].leaf);
+  EXPECT_EQ(o.leaf_set(host(o, "gpu005")), leaf_index(o, "leaf02"));
+  ASSERT_TRUE(o.ports(host(o, "gpu001")).empty());
+  EXPECT_GE(o.leaf_set(host(o, "gpu001")), static_cast<int>(o.leaves().size()));
+}
+
 TEST(CommModelPaths, CrossPodTrafficGoesThroughTheCores) {
   Fabric f = make_synthetic("clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4");
   PathIndex index(f);
