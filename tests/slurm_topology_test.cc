@@ -330,7 +330,8 @@ TEST(SlurmTopology, RailOptimizedHostsAreListedUnderTheirRailZeroLeaf) {
 TEST(SlurmTopology, RenamesSwitchesSlurmCannotTakeAndSaysSo) {
   FabricBuilder b;
   b.add_switch("S-7cfe900300a00001", "MF0;ib-sw01:MQM9700/U1", 36, 0x7cfe900300a00001);
-  b.add_switch("S-2", "leaf 2", 36, 0);
+  // A description with a newline, longer than an error's quote: kept whole, on one line.
+  b.add_switch("S-2", "leaf 2\nof row 7, aisle 3, rack 12, the lower of the two switches in it", 36, 0);
   b.add_switch("S-3", "spine", 36, 0);
   b.add_switch("S-4", "spine", 36, 0);  // a duplicate name
   b.add_hca("H-1", "gpu001 mlx5_0");
@@ -344,6 +345,9 @@ TEST(SlurmTopology, RenamesSwitchesSlurmCannotTakeAndSaysSo) {
   std::string text = written(std::move(b).finish());
   expect_slurm_accepts(text);
   EXPECT_NE(text.find("# switch-7cfe900300a00001 is \"MF0;ib-sw01:MQM9700/U1\""), std::string::npos) << text;
+  EXPECT_NE(text.find("# switch-1 is \"leaf 2?of row 7, aisle 3, rack 12, the lower of the two switches in it\"\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("SwitchName=switch-7cfe900300a00001 Nodes=gpu001\n"), std::string::npos) << text;
   EXPECT_NE(text.find("SwitchName=switch-1 Nodes=gpu002\n"), std::string::npos) << text;
   EXPECT_NE(text.find("SwitchName=spine Switches=switch-1,switch-7cfe900300a00001\n"), std::string::npos) << text;

@@ -20,6 +20,8 @@ inline bool is_control(char c) {
 }
 
 // At most `max` bytes of `s`, control bytes as '?', and "..." where it was cut.
+// With max = std::string::npos, all of it: text safe for one line (a comment)
+// of a file we write.
 inline std::string shown(std::string_view s, size_t max = 64) {
   std::string out;
   for (char c : s.substr(0, max)) out += is_control(c) ? '?' : c;
