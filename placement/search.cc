@@ -115,6 +115,17 @@ void spread(std::span<const LeafPool* const> chosen, std::span<const int> caps, 
   for (size_t i = 0; i < chosen.size(); ++i) take(*chosen[i], share[i], free, r, out);
 }
 
+// Pools in the order the search fills them from: leaves with healthy
+// uplinks first, then those that give the job the most (`gives`), the least
+// pressure, the lowest leaf.
+template <typename Gives>
+void fullest_first(std::vector<const LeafPool*>& pools, Gives gives) {
+  std::sort(pools.begin(), pools.end(), [&](const LeafPool* a, const LeafPool* b) {
+    return std::make_tuple(a->degraded_uplink, -gives(*a), a->pressure, a->leaf) <
+           std::make_tuple(b->degraded_uplink, -gives(*b), b->pressure, b->leaf);
+  });
+}
+
 // An AllToAll job of whole hosts: the fewest leaves of `pools` that hold it
 // with none of them sending more than its uplinks carry (objective.h
 // uplink_fit), spread evenly; nullopt when no such spread exists or one
@@ -124,10 +135,7 @@ std::optional<std::vector<NodeId>> within_uplinks(const SwitchTree& tree, std::v
   const int target = need(r);
   std::vector<int> fit(tree.leaves().size(), 0);
   for (const LeafPool* p : pools) fit[p->leaf] = uplink_fit(tree.leaves()[p->leaf], target, p->capacity);
-  std::sort(pools.begin(), pools.end(), [&](const LeafPool* a, const LeafPool* b) {
-    return std::make_tuple(a->degraded_uplink, -fit[a->leaf], a->pressure, a->leaf) <
-           std::make_tuple(b->degraded_uplink, -fit[b->leaf], b->pressure, b->leaf);
-  });
+  fullest_first(pools, [&](const LeafPool& p) { return fit[p.leaf]; });
   std::vector<const LeafPool*> chosen;
   std::vector<int> caps;
   int sum = 0;
@@ -145,10 +153,7 @@ std::optional<std::vector<NodeId>> within_uplinks(const SwitchTree& tree, std::v
 // The fewest leaves of `pools` that hold the job, the last one best fit.
 std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> pools, const FreeMap& free,
                                                  const PlacementRequest& r) {
-  std::sort(pools.begin(), pools.end(), [](const LeafPool* a, const LeafPool* b) {
-    return std::make_tuple(a->degraded_uplink, -a->capacity, a->pressure, a->leaf) <
-           std::make_tuple(b->degraded_uplink, -b->capacity, b->pressure, b->leaf);
-  });
+  fullest_first(pools, [](const LeafPool& p) { return p.capacity; });
   int target = need(r), sum = 0;
   size_t k = 0;
   while (k < pools.size() && sum < target) sum += pools[k++]->capacity;
