@@ -479,6 +479,38 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
   }
 }
 
+// A damaged file can hold a word or an id of megabytes: the error names its
+// line and quotes at most 64 bytes of it.
+TEST(Ibnetdiscover, QuotesAtMost64BytesOfAnyValue) {
+  const std::string big(5000, 'x');
+  struct Case {
+    std::string text;
+    int line;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"Switch 8 \"A\"  " + big + "\n", 1, "after the id, got 'xxx"},
+      {"Switch 8 \"" + big + "\"\n\nSwitch 4 \"" + big + "\"\n", 3, "is defined twice"},
+      {"Switch 8 \"A\"\n[1] \"" + big + "\"[1]\n", 2, "no 'Switch' or 'Ca' header"},
+      {"Switch 8 \"A\"\n[1] \"B\"[1]  w=" + big + "\n", 2, "expected a number in 'w=xxx"},
+      {"Switch 8 \"A\"\n[1] \"B\"[1]  # \"b\" lid 3 4x" + big + "\n", 2, "unknown link speed 'xxx"},
+      {"switchguid=" + big + "\n", 1, "expected a number after 'switchguid=', got 'xxx"},
+  };
+  for (const Case& c : cases) {
+    std::istringstream in(c.text);
+    try {
+      read_ibnetdiscover(in, "inline.txt");
+      ADD_FAILURE() << "accepted: " << c.text.substr(0, 80);
+    } catch (const ParseError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.line(), c.line) << what;
+      EXPECT_NE(what.find(c.message), std::string::npos) << what;
+      EXPECT_NE(what.find("..."), std::string::npos) << what;
+      EXPECT_LT(what.size(), 400u) << what;
+    }
+  }
+}
+
 // Routers and their cables are skipped; what is left round-trips. A file
 // of routers alone is refused above: it would read as an empty fabric that
 // the writer cannot put back.

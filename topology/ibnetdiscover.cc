@@ -238,7 +238,7 @@ class Reader {
     if (word == "include" || word == "do" || word == "module" || word == "pdebug")
       fail(no, fmt::format("the ibsim directive '{}' is not supported; expected a fabric with every node "
                            "written out",
-                           word));
+                           shown(word)));
     size_t eq = line.find_first_of("=+");
     if (!word.empty() && eq == word.size()) return parse_setting(word, line.substr(eq), no);
     fail(no, fmt::format("expected a node header ('Switch <ports> \"<id>\"', 'Ca <ports> \"<id>\"'), a port "
@@ -256,7 +256,7 @@ class Reader {
     auto number = [&] {
       bool ok = false;
       uint64_t v = parse_u64(value, &ok);
-      if (!ok) fail(no, fmt::format("expected a number after '{}=', got '{}'", key, value));
+      if (!ok) fail(no, fmt::format("expected a number after '{}=', got '{}'", shown(key), shown(value)));
       return v;
     };
     auto guid_type = [&]() -> std::optional<NodeType> {
@@ -272,10 +272,11 @@ class Reader {
       if (!relative) guid_base_[t] = v;
       next_guid_[t] = relative ? guid_base_[t] + v : v;
       // GUID 0 is what the model (and the writer) take for "none".
-      if (next_guid_[t] == 0 && *guid_type != NodeType::Router) fail(no, fmt::format("{}{}: 0 is not a GUID", key, rest));
+      if (next_guid_[t] == 0 && *guid_type != NodeType::Router)
+        fail(no, fmt::format("{}{}: 0 is not a GUID", shown(key), shown(rest)));
       return;
     }
-    if (relative) fail(no, fmt::format("expected '{}=<value>'", key));
+    if (relative) fail(no, fmt::format("expected '{}=<value>'", shown(key)));
     if (key == "width") {
       uint64_t v = number();
       if (v < 1 || v > 31) fail(no, fmt::format("width={} is not a width mask 1-31 (1=1x 2=4x 4=8x 8=12x 16=2x)", v));
@@ -311,7 +312,8 @@ class Reader {
     // an unquoted one, up to the lid/port words that follow it.
     std::string desc;
     if (!tail.empty()) {
-      if (tail.front() != '#') fail(no, fmt::format("expected '# \"<description>\"' after the id, got '{}'", tail));
+      if (tail.front() != '#')
+        fail(no, fmt::format("expected '# \"<description>\"' after the id, got '{}'", shown(tail)));
       std::string_view comment = trim(tail.substr(1));
       if (!comment.empty() && comment.front() == '"') {
         size_t end = comment.find('"', 1);
@@ -352,7 +354,7 @@ class Reader {
     if (!port || !cur.eat(']')) fail(no, "expected '[<port number>]' at the start of the port line");
     if (*port < 1 || *port > node.ports)
       fail(no, fmt::format("port {} is outside 1-{}, the ports the header of '{}' declares", *port, node.ports,
-                           node.id));
+                           shown(node.id)));
     skip_extras(cur, no);
     cur.skip_space();
     if (!cur.eat('"')) fail(no, "expected the far node's id in double quotes after the port number");
@@ -416,25 +418,27 @@ class Reader {
       if (opt.size() < 3 || opt[1] != '=')
         fail(no, fmt::format("expected ibsim port options w=<mask>, s=<mask> or e=<mask> before the comment, "
                              "got '{}'",
-                             opt));
+                             shown(opt)));
       bool ok = false;
       uint64_t v = parse_u64(opt.substr(2), &ok);
-      if (!ok) fail(no, fmt::format("expected a number in '{}'", opt));
+      if (!ok) fail(no, fmt::format("expected a number in '{}'", shown(opt)));
       switch (opt[0]) {
         case 'w':
-          if (v < 1 || v > 31) fail(no, fmt::format("{} is not a width mask 1-31 (1=1x 2=4x 4=8x 8=12x 16=2x)", opt));
+          if (v < 1 || v > 31)
+            fail(no, fmt::format("{} is not a width mask 1-31 (1=1x 2=4x 4=8x 8=12x 16=2x)", shown(opt)));
           masks.width = static_cast<uint8_t>(v);
           break;
         case 's':
-          if (v < 1 || v > 7) fail(no, fmt::format("{} is not a speed mask 1-7 (1=SDR 2=DDR 4=QDR)", opt));
+          if (v < 1 || v > 7) fail(no, fmt::format("{} is not a speed mask 1-7 (1=SDR 2=DDR 4=QDR)", shown(opt)));
           masks.speed = static_cast<uint8_t>(v);
           break;
         case 'e':
-          if (v > 15) fail(no, fmt::format("{} is not an extended speed mask 0-15 (1=FDR 2=EDR 4=HDR 8=NDR)", opt));
+          if (v > 15)
+            fail(no, fmt::format("{} is not an extended speed mask 0-15 (1=FDR 2=EDR 4=HDR 8=NDR)", shown(opt)));
           masks.ext = static_cast<uint8_t>(v);
           break;
         default:
-          fail(no, fmt::format("unknown port option '{}': expected w=, s= or e=", opt));
+          fail(no, fmt::format("unknown port option '{}': expected w=, s= or e=", shown(opt)));
       }
     }
   }
@@ -443,7 +447,7 @@ class Reader {
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
     if (ec != std::errc() || end != word.data() + word.size() || v > 0xbfff)
-      fail(no, fmt::format("LID '{}' is not a unicast LID (0-49151)", word));
+      fail(no, fmt::format("LID '{}' is not a unicast LID (0-49151)", shown(word)));
     return static_cast<uint32_t>(v);
   }
 
@@ -486,13 +490,13 @@ class Reader {
       if (auto rate = parse_rate(word)) return rate_words_.emplace(word, *rate).first->second;
       size_t x = word.find_first_of("xX");
       if (x == std::string_view::npos)
-        fail(no, fmt::format("expected a link rate like 4xNDR after 'lid {}', got '{}'", w[k + 1], word));
+        fail(no, fmt::format("expected a link rate like 4xNDR after 'lid {}', got '{}'", shown(w[k + 1]), shown(word)));
       if (!parse_width(word.substr(0, x + 1)))
         fail(no, fmt::format("unknown link width '{}' in '{}': expected 1x, 2x, 4x, 8x or 12x",
-                             word.substr(0, x + 1), word));
+                             shown(word.substr(0, x + 1)), shown(word)));
       fail(no, fmt::format("unknown link speed '{}' in '{}': expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR "
                            "or XDR",
-                           word.substr(x + 1), word));
+                           shown(word.substr(x + 1)), shown(word)));
     }
     return std::nullopt;
   }
@@ -500,7 +504,7 @@ class Reader {
   static uint64_t key(int node, int port) { return (static_cast<uint64_t>(node) << 16) | static_cast<uint64_t>(port); }
 
   std::string end_name(int node, int port) const {
-    return fmt::format("\"{}\"[{}]", nodes_[static_cast<size_t>(node)].id, port);
+    return fmt::format("\"{}\"[{}]", shown(nodes_[static_cast<size_t>(node)].id), port);
   }
 
   // Pairs the two sightings of every cable and checks that they agree.
@@ -510,7 +514,7 @@ class Reader {
     for (size_t i = 0; i < nodes_.size(); ++i) {
       auto [it, fresh] = index.emplace(nodes_[i].id, static_cast<int>(i));
       if (!fresh)
-        fail(nodes_[i].line, fmt::format("node \"{}\" is defined twice (first on line {})", nodes_[i].id,
+        fail(nodes_[i].line, fmt::format("node \"{}\" is defined twice (first on line {})", shown(nodes_[i].id),
                                          nodes_[static_cast<size_t>(it->second)].line));
     }
 
@@ -523,13 +527,13 @@ class Reader {
       auto it = index.find(p.remote_id);
       if (it == index.end())
         fail(p.line, fmt::format("port {} links to \"{}\", which no 'Switch' or 'Ca' header in the file defines",
-                                 p.port, p.remote_id));
+                                 p.port, shown(p.remote_id)));
       int remote = it->second;
       const NodeRecord& far = nodes_[static_cast<size_t>(remote)];
       if (nodes_[static_cast<size_t>(p.node)].type == NodeType::Router || far.type == NodeType::Router) continue;
       if (p.remote_port > far.ports)
         fail(p.line, fmt::format("port {} links to port {} of \"{}\", which has only {} ports", p.port,
-                                 p.remote_port, p.remote_id, far.ports));
+                                 p.remote_port, shown(p.remote_id), far.ports));
       if (remote == p.node && p.remote_port == p.port) fail(p.line, fmt::format("port {} is cabled to itself", p.port));
 
       if (auto mine = at.find(key(p.node, p.port)); mine != at.end()) {
@@ -537,7 +541,7 @@ class Reader {
         const PortRecord& first = ports_[static_cast<size_t>(d.first)];
         if (first.node == p.node && first.port == p.port)
           fail(p.line, fmt::format("port {} of \"{}\" is listed twice (also on line {})", p.port,
-                                   nodes_[static_cast<size_t>(p.node)].id, first.line));
+                                   shown(nodes_[static_cast<size_t>(p.node)].id), first.line));
         if (d.second >= 0 || first.node != remote || first.port != p.remote_port)
           fail(p.line, fmt::format("port {} is cabled to {} here, but line {} cables {} to it", p.port,
                                    end_name(remote, p.remote_port), first.line, end_name(first.node, first.port)));
@@ -620,8 +624,8 @@ class Reader {
   void set_lid(FabricBuilder& builder, std::string id, uint32_t lid, int line) const {
     auto [it, fresh] = lid_owners_.try_emplace(lid, id, line);
     if (!fresh && it->second.first != id)
-      fail(line, fmt::format("LID {} of '{}' is already given to '{}' on line {}", lid, id, it->second.first,
-                             it->second.second));
+      fail(line, fmt::format("LID {} of '{}' is already given to '{}' on line {}", lid, shown(id),
+                             shown(it->second.first), it->second.second));
     builder.set_lid(id, lid);
   }
 
