@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -42,14 +43,14 @@ class Reader {
     int64_t v = 0;
     auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
     if (ec != std::errc() || end != w.data() + w.size())
-      throw ParseError(file_, line, fmt::format("{} '{}' is not a whole number", field, w));
+      throw ParseError(file_, line, fmt::format("{} '{}' is not a whole number", field, shown(w)));
     return v;
   }
   double number(std::string_view w, int line, std::string_view field) const {
     double v = 0;
     auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
     if (ec != std::errc() || end != w.data() + w.size())
-      throw ParseError(file_, line, fmt::format("{} '{}' is not a number", field, w));
+      throw ParseError(file_, line, fmt::format("{} '{}' is not a number", field, shown(w)));
     return v;
   }
 

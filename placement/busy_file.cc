@@ -9,6 +9,7 @@
 #include "topology/error.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 
@@ -24,22 +25,24 @@ void read_busy(std::istream& in, const std::string& filename, const Fabric& fabr
     if (!(words >> hosts)) continue;
     words >> count >> extra;
     if (!extra.empty())
-      throw ParseError(filename, number, fmt::format("expected 'host [GPUs in use]', found extra field '{}'", extra));
+      throw ParseError(filename, number,
+                       fmt::format("expected 'host [GPUs in use]', found extra field '{}'", shown(extra)));
     std::vector<std::string> names;
     try {
       names = expand_hostlist(hosts);
     } catch (const std::exception& e) {
-      throw ParseError(filename, number, fmt::format("host field '{}': {}", hosts, e.what()));
+      throw ParseError(filename, number, fmt::format("host field '{}': {}", shown(hosts), e.what()));
     }
     int used = -1;
     if (!count.empty()) {
       auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), used);
       if (ec != std::errc() || end != count.data() + count.size() || used < 0)
-        throw ParseError(filename, number, fmt::format("GPUs in use field '{}' is not a whole number", count));
+        throw ParseError(filename, number, fmt::format("GPUs in use field '{}' is not a whole number", shown(count)));
     }
     for (const std::string& name : names) {
       auto host = fabric.find_host(name);
-      if (!host) throw ParseError(filename, number, fmt::format("host field: '{}' is not a host of the fabric", name));
+      if (!host)
+        throw ParseError(filename, number, fmt::format("host field: '{}' is not a host of the fabric", shown(name)));
       int& slot = free.free_gpus.at(*host);
       if (used > slot)
         throw ParseError(filename, number,

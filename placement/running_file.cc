@@ -9,6 +9,7 @@
 #include "topology/error.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -23,7 +24,8 @@ double parse_duty(const std::string& field, const std::string& filename, int num
     used = 0;
   }
   if (used == 0 || used != value.size() || !(duty > 0 && duty <= 1))
-    throw ParseError(filename, number, fmt::format("duty field '{}': expected duty=SHARE with SHARE in (0, 1]", field));
+    throw ParseError(filename, number,
+                     fmt::format("duty field '{}': expected duty=SHARE with SHARE in (0, 1]", shown(field)));
   return duty;
 }
 
@@ -55,20 +57,22 @@ void read_running(std::istream& in, const std::string& filename, const Fabric& f
         throw ParseError(filename, number,
                          fmt::format("field '{}': expected 'hosts [profile] [duty=SHARE]' with profile allreduce, "
                                      "fsdp, alltoall, pipeline or mixed",
-                                     field));
+                                     shown(field)));
       }
     }
     std::vector<std::string> names;
     try {
       names = expand_hostlist(hosts);
     } catch (const std::exception& e) {
-      throw ParseError(filename, number, fmt::format("hosts field '{}': {}", hosts, e.what()));
+      throw ParseError(filename, number, fmt::format("hosts field '{}': {}", shown(hosts), e.what()));
     }
     for (const std::string& name : names) {
       auto host = fabric.find_host(name);
-      if (!host) throw ParseError(filename, number, fmt::format("hosts field: '{}' is not a host of the fabric", name));
+      if (!host)
+        throw ParseError(filename, number, fmt::format("hosts field: '{}' is not a host of the fabric", shown(name)));
       if (!seen.insert(*host).second)
-        throw ParseError(filename, number, fmt::format("hosts field: '{}' already runs a job of this file", name));
+        throw ParseError(filename, number,
+                         fmt::format("hosts field: '{}' already runs a job of this file", shown(name)));
       job.ring.push_back(*host);
       if (*host < free.free_gpus.size()) free.free_gpus[*host] = 0;
     }

@@ -4,6 +4,7 @@
 // million deep. Each is a ParseError naming the file and line, reached
 // without holding the input or building what it describes.
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <streambuf>
@@ -167,6 +168,49 @@ TEST(ResourceLimits, BusyAndRunningFilesStopAtTheirBound) {
   std::istream running(&blank);
   ParseError e = error_of([&] { read_running(running, "running", f, 8, free); });
   EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();
+}
+
+// A value of kilobytes in a field: the error names the line and quotes at
+// most 64 bytes of the value, not the whole of it into slurmctld's log.
+TEST(ResourceLimits, AValueOfKilobytesIsQuotedShort) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  const std::string big(10000, 'x');
+  FreeMap free = FreeMap::all_free(f, 8);
+  auto busy = [&](const std::string& text) {
+    std::istringstream in(text);
+    read_busy(in, "busy", f, free);
+  };
+  auto running = [&](const std::string& text) {
+    std::istringstream in(text);
+    read_running(in, "running", f, 8, free);
+  };
+  auto topology_conf = [&](const std::string& text) {
+    std::istringstream in(text);
+    read_slurm_topology(in, "topology.conf");
+  };
+  auto lldp_csv = [&](const std::string& text) {
+    std::istringstream in(text);
+    parse_lldp_csv(in, "links.csv");
+  };
+  const std::pair<std::function<void()>, int> cases[] = {
+      {[&] { busy("gpu001 " + big + "\n"); }, 1},
+      {[&] { busy("\n" + big + "\n"); }, 2},
+      {[&] { busy("gpu001 1 " + big + "\n"); }, 1},
+      {[&] { running("gpu001 " + big + "\n"); }, 1},
+      {[&] { running(big + "\n"); }, 1},
+      {[&] { running("gpu001 duty=0." + big + "\n"); }, 1},
+      {[&] { topology_conf("SwitchName=" + big + " Nodes=gpu001\n"); }, 1},
+      {[&] { topology_conf("SwitchName=s1 Nodes=gpu001 " + big + "=1\n"); }, 1},
+      {[&] { topology_conf("SwitchName=s1 Nodes=gpu001 LinkSpeed=" + big + "\n"); }, 1},
+      {[&] { topology_conf("SwitchName=s1 Switches=" + big + "\n"); }, 1},
+      {[&] { lldp_csv("switch,port,peer,peer_port,speed\nsw1,1,sw2,1," + big + "\n"); }, 2},
+  };
+  for (const auto& [read, line] : cases) {
+    ParseError e = error_of(read);
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("xxx..."), std::string::npos) << e.what();
+  }
 }
 
 TEST(ResourceLimits, HostlistOfBillionsIsRefusedBeforeExpanding) {

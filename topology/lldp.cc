@@ -181,8 +181,8 @@ void read_chassis(const json& chassis, LldpSystemView& view, const std::string& 
     if (name.empty())
       throw ParseError(file, line, "field chassis: the local chassis has no name (configure system hostname)");
     if (!view.name.empty() && view.name != name)
-      throw ParseError(file, line, fmt::format("field chassis: names '{}', but the file already named '{}'", name,
-                                               view.name));
+      throw ParseError(file, line, fmt::format("field chassis: names '{}', but the file already named '{}'",
+                                               shown(name), shown(view.name)));
     view.name = name;
     if (auto sw = is_switch(*body)) view.is_switch = sw;
   }
@@ -445,7 +445,7 @@ std::vector<LldpSighting> parse_lldp_csv(std::istream& in, const std::string& fi
       if (!rate)
         throw ParseError(file, number,
                          fmt::format("field speed: '{}' is not an Ethernet rate like 100G, 100GbE or 100000 (Mb/s)",
-                                     f[4]));
+                                     shown(f[4])));
     }
     out.push_back({{f[0], f[1]}, {f[2], f[3]}, rate, fmt::format("{}:{}", file, number)});
   }

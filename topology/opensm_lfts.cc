@@ -17,6 +17,7 @@
 
 #include "topology/error.h"
 #include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topo {
 namespace {
@@ -146,12 +147,13 @@ class DumpReader {
     else if (auto n = by_name_.find(name); n != by_name_.end() && n->second != kAmbiguous) current_ = n->second;
     ++blocks_;
     if (current_ == kForeign) {
-      mismatch_.add(mismatch_.foreign_switches, line_, fmt::format("'{}' (GUID 0x{:016x}, line {})", name, guid, line_));
+      mismatch_.add(mismatch_.foreign_switches, line_,
+                    fmt::format("'{}' (GUID 0x{:016x}, line {})", shown(name), guid, line_));
       return;
     }
     if (seen_[current_])
-      fail(fmt::format("switch '{}' (GUID 0x{:016x}) has a second table here (the first is on line {})", name, guid,
-                       seen_[current_]));
+      fail(fmt::format("switch '{}' (GUID 0x{:016x}) has a second table here (the first is on line {})", shown(name),
+                       guid, seen_[current_]));
     seen_[current_] = line_;
     const Node& sw = fabric_.node(fabric_.switches()[current_]);
     if (sw.lid != lid)
@@ -194,10 +196,10 @@ class DumpReader {
     bool known = lid < has_lid_.size() && has_lid_[lid];
     if (!known)
       mismatch_.add(mismatch_.lids, line_, fmt::format("LID {} ('{}', line {}) belongs to no node of the fabric", lid,
-                                                       name, line_));
+                                                       shown(name), line_));
     else if (!name.empty() && name != name_by_lid_[lid])
       mismatch_.add(mismatch_.lids, line_,
-                    fmt::format("LID {} is '{}' in the dump but '{}' in the fabric (line {})", lid, name,
+                    fmt::format("LID {} is '{}' in the dump but '{}' in the fabric (line {})", lid, shown(name),
                                 name_by_lid_[lid], line_));
   }
 
