@@ -617,7 +617,8 @@ size_t attach_hwloc_dir(Fabric& fabric, const std::string& dir) {
     const std::string& named = affinity.hostname;
     if (!named.empty() && named != host && !named.starts_with(host + "."))
       throw ParseError(file.string(), 0,
-                       fmt::format("holds the topology of host '{}' (its HostName), not of '{}'", named, host));
+                       fmt::format("holds the topology of host '{}' (its HostName), not of '{}'", shown(named),
+                                   shown(host)));
     found.emplace_back(*v, std::move(affinity));
   }
   for (auto& [host, affinity] : found) fabric.set_gpus(host, std::move(affinity.gpus));
