@@ -439,6 +439,53 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
   return out;
 }
 
+// Local improvement: swap one leaf of the best for an unused leaf of its
+// pod. Swaps are ranked on structure, which costs a few sums each; the
+// comm_model, the costly part, only for the first few that already win on
+// structure (a swap rarely changes the estimate alone).
+void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, SeamRoutes& routes,
+                      const PlacementRequest& request, const std::vector<LeafPool>& pools,
+                      const SearchOptions& options, std::vector<Placement>& ranked) {
+  const Weights& w = options.weights;
+  // The trials given the estimate so far, by their hosts. One that lost to
+  // an earlier best loses to this one too (the best only gets better), and
+  // a round after a win often tries its way back: leaf B given for X, then
+  // for Y, which won; the next round gives Y for X. It still counts against
+  // the round's estimated_swaps, so what a round tries does not depend on
+  // what the rounds before it saw.
+  std::set<std::vector<NodeId>> tried;
+  for (int round = 0; round < options.improvement_rounds && ranked.front().leaves.size() > 1; ++round) {
+    const Placement best = ranked.front();
+    bool improved = false;
+    int estimated = 0;
+    for (const Swap& swap : swaps_of(tree, free, index, request, pools, best, w)) {
+      const Score& b = ranked.front().score;
+      if (estimated >= options.estimated_swaps || swap.structure >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9)
+        break;
+      std::vector<NodeId> trial;
+      int units_there = 0;
+      for (NodeId h : best.hosts) {
+        if (tree.home_leaf(h) != swap.leaf) trial.push_back(h);
+        else units_there += units(free, request, h);
+      }
+      take(*swap.pool, units_there, free, request, trial);
+      Placement p = complete(tree, free, index, routes, request, std::move(trial), w, false);
+      if (!within_limits(p, request) || p.score.total >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9) continue;
+      std::vector<NodeId> key = p.hosts;
+      std::sort(key.begin(), key.end());
+      const bool estimated_before = !tried.insert(std::move(key)).second;
+      ++estimated;
+      if (estimated_before) continue;
+      add_estimate(tree, free, index, routes, request, p, w);
+      if (p.score.total < ranked.front().score.total - 1e-9) {
+        ranked.insert(ranked.begin(), std::move(p));
+        improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+}
+
 }  // namespace
 
 Placement make_placement(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
@@ -490,37 +537,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
   ranked.resize(estimate_in_order(tree, free, index, routes, request, ranked, keep, count, options.weights));
   std::stable_sort(ranked.begin(), ranked.end(), by_total);
 
-  // Local improvement: swap one leaf of the best for an unused leaf of its
-  // pod. Swaps are ranked on structure, which costs a few sums each; the
-  // comm_model, the costly part, only for the first few that already win on
-  // structure (a swap rarely changes the estimate alone).
-  const Weights& w = options.weights;
-  for (int round = 0; round < options.improvement_rounds && ranked.front().leaves.size() > 1; ++round) {
-    const Placement best = ranked.front();
-    bool improved = false;
-    int estimated = 0;
-    for (const Swap& swap : swaps_of(tree, free, index, request, pools, best, w)) {
-      const Score& b = ranked.front().score;
-      if (estimated >= options.estimated_swaps || swap.structure >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9)
-        break;
-      std::vector<NodeId> trial;
-      int units_there = 0;
-      for (NodeId h : best.hosts) {
-        if (tree.home_leaf(h) != swap.leaf) trial.push_back(h);
-        else units_there += units(free, request, h);
-      }
-      take(*swap.pool, units_there, free, request, trial);
-      Placement p = complete(tree, free, index, routes, request, std::move(trial), w, false);
-      if (!within_limits(p, request) || p.score.total >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9) continue;
-      add_estimate(tree, free, index, routes, request, p, w);
-      ++estimated;
-      if (p.score.total < ranked.front().score.total - 1e-9) {
-        ranked.insert(ranked.begin(), std::move(p));
-        improved = true;
-      }
-    }
-    if (!improved) break;
-  }
+  improve_by_swaps(tree, free, index, routes, request, pools, options, ranked);
   if (static_cast<int>(ranked.size()) > count) ranked.resize(std::max(1, count));
   if (options.with_reasons)
     for (Placement& p : ranked) p.reasons = placement_reasons(tree, free, request, p);
