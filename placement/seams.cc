@@ -337,6 +337,7 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
   std::vector<NodeId> best;
   SeamCost best_cost;
   for (std::vector<Segment>* order : {&forward, &backward}) {
+    if (order == &backward && best_cost.worst <= 1 + 1e-9) break;  // see the header: no lower worst to find
     std::vector<int> pod;
     for (const Segment& s : *order) {
       int leaf = tree.home_leaf(s.entry);

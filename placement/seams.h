@@ -25,7 +25,12 @@
 // jobs'), then their sum: a flow's share of a cable is what max-min sharing
 // gives it, and the ring runs at its slowest edge. Coordinate descent over
 // the segments' seams and order, up to three passes; the result never
-// scores worse than ring_order() on this measure.
+// scores worse than ring_order() on this measure. The fabric's order is
+// searched first, the reversed one only when the first leaves a cable with
+// a second flow: at one flow a cable the worst can go no lower (and the
+// worst is what the objective scores); only routes with fewer cables could
+// lower the sum, and between two leaves of a tree of leaves and spines they
+// all have as many.
 //
 // Under adaptive routing, or for a profile whose traffic does not follow
 // the ring (AllToAll, None), or a job on one leaf, it returns ring_order().
