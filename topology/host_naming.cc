@@ -35,7 +35,8 @@ size_t bracket_end(std::string_view pattern, size_t i) {
   if (j < pattern.size() && pattern[j] == '^') ++j;
   if (j < pattern.size() && pattern[j] == ']') ++j;
   while (j < pattern.size() && pattern[j] != ']') {
-    if (pattern[j] == '[' && j + 1 < pattern.size() && std::string_view(":.=").find(pattern[j + 1]) != std::string_view::npos) {
+    const bool class_opens = j + 1 < pattern.size() && std::string_view(":.=").find(pattern[j + 1]) != std::string_view::npos;
+    if (pattern[j] == '[' && class_opens) {
       size_t close = pattern.find(std::string{pattern[j + 1], ']'}, j + 2);
       if (close == std::string_view::npos) return pattern.size();
       j = close + 2;
@@ -74,13 +75,19 @@ std::string posix_syntax(std::string_view pattern) {
 // ask glibc for more nodes than memory holds (inside slurmctld too).
 inline constexpr uint64_t kMaxPatternNodes = 10000;
 
-// How many copies of x a repeat operator at pattern[i] asks for, and where
-// the operator ends; {0, i} when pattern[i] starts none.
-std::pair<uint64_t, size_t> repeat_at(std::string_view pattern, size_t i) {
+// A repeat operator: how many copies of x it asks for (0 when there is
+// none), where it ends, and whether it lets x occur zero times.
+struct Repeat {
+  uint64_t copies = 0;
+  size_t end = 0;
+  bool optional = false;
+};
+
+Repeat repeat_at(std::string_view pattern, size_t i) {
   char c = pattern[i];
-  if (c == '*' || c == '?') return {1, i + 1};
-  if (c == '+') return {2, i + 1};
-  if (c != '{') return {0, i};
+  if (c == '*' || c == '?') return {1, i + 1, true};
+  if (c == '+') return {2, i + 1, false};
+  if (c != '{') return {0, i, false};
   auto number = [&](size_t& j) {
     uint64_t n = 0;
     size_t start = j;
@@ -95,48 +102,81 @@ std::pair<uint64_t, size_t> repeat_at(std::string_view pattern, size_t i) {
     high = number(j);
     if (!high) high = low ? std::optional<uint64_t>(*low + 1) : std::nullopt;
   }
-  if (!low || !high || j >= pattern.size() || pattern[j] != '}') return {0, i};  // regcomp judges it
-  return {std::max<uint64_t>({*low, *high, 1}), j + 1};
+  if (!low || !high || j >= pattern.size() || pattern[j] != '}') return {0, i, false};  // regcomp judges it
+  return {std::max<uint64_t>({*low, *high, 1}), j + 1, *low == 0};
 }
 
-// The nodes regcomp would build for `pattern` (POSIX syntax), counted up to
-// just past `cap`.
-uint64_t written_out_size(std::string_view pattern, uint64_t cap) {
+// What compiling a pattern (POSIX syntax) would cost regcomp.
+struct CompileCost {
+  uint64_t nodes = 0;  // the nodes regcomp would build, counted up to just past the cap
+  // Where a repeat copies (x+, x{n} with n >= 2) an x that can match the
+  // empty string: glibc's closures over such copies grow with the square of
+  // their count and faster with their nesting ("(x)a????++++++++", 53 bytes
+  // found by fuzzing, takes 100 s and 800 MB). Nothing is lost by refusing
+  // it: (x?)+ matches what x* does, (x?){n} what x{0,n} does.
+  std::optional<size_t> copied_empty;
+};
+
+CompileCost compile_cost(std::string_view pattern, uint64_t cap) {
   struct Group {
-    uint64_t done = 0;  // the group's pieces before the last
-    uint64_t last = 0;  // the last piece, which a repeat multiplies
+    uint64_t done = 0;           // the group's pieces before the last
+    uint64_t last = 0;           // the last piece, which a repeat multiplies
+    bool done_empty = true;      // the pieces before the last can all match the empty string
+    bool last_empty = true;      // and so can the last
+    bool branch_empty = false;   // an earlier branch (before a '|') can
   };
   std::vector<Group> open{Group{}};
-  auto piece = [&](uint64_t size) {
+  auto piece = [&](uint64_t size, bool empty) {
     Group& g = open.back();
     g.done = std::min(cap + 1, g.done + g.last);
+    g.done_empty = g.done_empty && g.last_empty;
     g.last = std::min(cap + 1, size);
+    g.last_empty = empty;
   };
+  CompileCost out;
   for (size_t i = 0; i < pattern.size();) {
     char c = pattern[i];
-    if (auto [copies, end] = repeat_at(pattern, i); copies > 0) {
-      open.back().last = std::min(cap + 1, open.back().last * copies);
-      i = end;
+    Group& g = open.back();
+    if (Repeat r = repeat_at(pattern, i); r.copies > 0) {
+      if (r.copies >= 2 && g.last > 0 && g.last_empty && !out.copied_empty) out.copied_empty = i;
+      g.last = std::min(cap + 1, g.last * r.copies);
+      g.last_empty = g.last_empty || r.optional;
+      i = r.end;
     } else if (c == '(') {
       open.push_back({});
       ++i;
     } else if (c == ')' && open.size() > 1) {
-      uint64_t size = open.back().done + open.back().last + 1;
+      const bool empty = g.branch_empty || (g.done_empty && g.last_empty);
+      uint64_t size = g.done + g.last + 1;
       open.pop_back();
-      piece(size);
+      piece(size, empty);
+      ++i;
+    } else if (c == '|') {
+      g.branch_empty = g.branch_empty || (g.done_empty && g.last_empty);
+      g.done = std::min(cap + 1, g.done + g.last + 1);
+      g.last = 0;
+      g.done_empty = g.last_empty = true;
       ++i;
     } else if (c == '[') {
-      piece(1);
+      piece(1, false);
       i = bracket_end(pattern, i) + 1;
+    } else if (c == '\\') {
+      // GNU's \b \B \< \> \` \' match between characters, as ^ and $ do.
+      const bool between =
+          i + 1 < pattern.size() && std::string_view("bB<>`'").find(pattern[i + 1]) != std::string_view::npos;
+      piece(1, between);
+      i += 2;
     } else {
-      piece(1);
-      i += (c == '\\') ? 2 : 1;
+      piece(1, c == '^' || c == '$');
+      ++i;
     }
-    if (open.size() > cap) return cap + 1;
+    if (open.size() > cap) {
+      out.nodes = cap + 1;
+      return out;
+    }
   }
-  uint64_t total = 0;
-  for (const Group& g : open) total = std::min(cap + 1, total + g.done + g.last);
-  return total;
+  for (const Group& g : open) out.nodes = std::min(cap + 1, out.nodes + g.done + g.last);
+  return out;
 }
 
 }  // namespace
@@ -152,10 +192,16 @@ struct HostPattern::Compiled {
 HostPattern::HostPattern(std::string pattern) : pattern_(std::move(pattern)) {
   regex_t re;
   std::string posix = posix_syntax(pattern_);
-  if (written_out_size(posix, kMaxPatternNodes) > kMaxPatternNodes)
+  const CompileCost cost = compile_cost(posix, kMaxPatternNodes);
+  if (cost.nodes > kMaxPatternNodes)
     throw std::invalid_argument(
         "'" + shown(pattern_) + "' repeats too much: written out as regcomp does (x+ as x x*, x{n,m} as m copies) "
         "it is over " + std::to_string(kMaxPatternNodes) + " pieces; expected a host name pattern like (gpu[0-9]+)");
+  if (cost.copied_empty)
+    throw std::invalid_argument(
+        "'" + shown(pattern_) + "' copies with '" + shown(posix.substr(*cost.copied_empty, 1)) +
+        "' or a count something that can match nothing, which regcomp cannot compile in bounded time; "
+        "write (x?)+ as x* and (x?){n} as x{0,n}");
   if (int rc = regcomp(&re, posix.c_str(), REG_EXTENDED); rc != 0) {
     char why[256];
     regerror(rc, &re, why, sizeof why);
