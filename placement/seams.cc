@@ -341,7 +341,8 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
     std::vector<int> pod;
     for (const Segment& s : *order) {
       int leaf = tree.home_leaf(s.entry);
-      pod.push_back(leaf >= 0 ? tree.leaves()[leaf].pod : -1 - static_cast<int>(pod.size()));  // unplaced: never swapped
+      // An unplaced segment gets a pod of its own: never swapped.
+      pod.push_back(leaf >= 0 ? tree.leaves()[leaf].pod : -1 - static_cast<int>(pod.size()));
     }
     Seams seams(tree, routes, free, *order, closed);
     for (int pass = 0; pass < 3; ++pass) {

@@ -320,9 +320,10 @@ TEST(ResourceLimits, HostPatternThatRepeatsWithoutBoundIsRefusedBeforeCompiling)
 // topo_aware.conf). Such copies are refused; every one has a plain form.
 TEST(ResourceLimits, HostPatternThatCopiesTheEmptyMatchIsRefusedBeforeCompiling) {
   const std::string found = "ttern=gp??tt\xe5r??\x7f???++++++++t\x9b=";
-  for (const std::string& pattern : {found, std::string("(x)a?+"), std::string("(gpu(a?){3})"),
-                                     std::string("(x)((((a?)?)?)+)"), std::string("(n)(a|)+"), std::string("(n)(a*){2}"),
-                                     std::string("(n)(\\b)+"), std::string("(n)([0-9]{0,9}){4}")}) {
+  for (const std::string& pattern :
+       {found, std::string("(x)a?+"), std::string("(gpu(a?){3})"), std::string("(x)((((a?)?)?)+)"),
+        std::string("(n)(a|)+"), std::string("(n)(a*){2}"), std::string("(n)(\\b)+"),
+        std::string("(n)([0-9]{0,9}){4}")}) {
     try {
       HostPattern p(pattern);
       ADD_FAILURE() << "accepted " << pattern;
