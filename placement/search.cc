@@ -278,8 +278,9 @@ std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap
         std::none_of(l.hosts.begin(), l.hosts.end(), [&](NodeId h) { return eligible(tree, free, r, h); }))
       continue;
     const Link& link = f.link(l.degraded_uplinks.front());
-    out.push_back(fmt::format("{} skipped: uplink {} degraded {}{}", f.node(l.node).name,
-                              fmt::format("{}:{}", f.node(l.node).name, f.local_port(l.degraded_uplinks.front(), l.node)),
+    const std::string& leaf = f.node(l.node).name;
+    out.push_back(fmt::format("{} skipped: uplink {}:{} degraded {}{}", leaf, leaf,
+                              f.local_port(l.degraded_uplinks.front(), l.node),
                               link.degraded_why.empty() ? "to " : "by its port counters: ",
                               link.degraded_why.empty() ? link.rate.str() : link.degraded_why));
   }
@@ -439,6 +440,12 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
   return out;
 }
 
+// A host set's key, whatever order its ring takes.
+std::vector<NodeId> sorted_hosts(std::vector<NodeId> hosts) {
+  std::sort(hosts.begin(), hosts.end());
+  return hosts;
+}
+
 // Local improvement: swap one leaf of the best for an unused leaf of its
 // pod. Swaps are ranked on structure, which costs a few sums each; the
 // comm_model, the costly part, only for the first few that already win on
@@ -459,9 +466,11 @@ void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeInd
     bool improved = false;
     int estimated = 0;
     for (const Swap& swap : swaps_of(tree, free, index, request, pools, best, w)) {
+      // What the best scores apart from its estimate: a trial must beat it
+      // there, as a swap rarely changes the estimate alone.
       const Score& b = ranked.front().score;
-      if (estimated >= options.estimated_swaps || swap.structure >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9)
-        break;
+      const double to_beat = b.total - w.slowdown * (b.slowdown - 1) - 1e-9;
+      if (estimated >= options.estimated_swaps || swap.structure >= to_beat) break;
       std::vector<NodeId> trial;
       int units_there = 0;
       for (NodeId h : best.hosts) {
@@ -470,10 +479,8 @@ void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeInd
       }
       take(*swap.pool, units_there, free, request, trial);
       Placement p = complete(tree, free, index, routes, request, std::move(trial), w, false);
-      if (!within_limits(p, request) || p.score.total >= b.total - w.slowdown * (b.slowdown - 1) - 1e-9) continue;
-      std::vector<NodeId> key = p.hosts;
-      std::sort(key.begin(), key.end());
-      const bool estimated_before = !tried.insert(std::move(key)).second;
+      if (!within_limits(p, request) || p.score.total >= to_beat) continue;
+      const bool estimated_before = !tried.insert(sorted_hosts(p.hosts)).second;
       ++estimated;
       if (estimated_before) continue;
       add_estimate(tree, free, index, routes, request, p, w);
@@ -519,9 +526,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
     if (!one_round) restricted = restrict_pools(tree, pools, free, request, health);
     const std::vector<LeafPool>& round = one_round ? pools : restricted;
     for (std::vector<NodeId>& hosts : candidates(tree, round, free, request)) {
-      std::vector<NodeId> key = hosts;
-      std::sort(key.begin(), key.end());
-      if (!seen.insert(key).second) continue;
+      if (!seen.insert(sorted_hosts(hosts)).second) continue;
       Placement p = complete(tree, free, index, routes, request, std::move(hosts), options.weights, false);
       if (within_limits(p, request)) ranked.push_back(std::move(p));
     }
