@@ -181,5 +181,26 @@ TEST(RoutingLfts, RefusesADumpOfAnotherFabric) {
   EXPECT_NE(e.find("LID 2 is 'gpu999 mlx5_0' in the dump but 'gpu001 mlx5_0' in the fabric"), std::string::npos) << e;
 }
 
+// Ten switches the fabric lacks and eight LIDs of other nodes, every name
+// of 64 bytes: listed whole, ten of each kind made a message of 2 KB
+// (found by fuzzing). The listing stops at a budget; the count stays.
+TEST(RoutingLfts, AForeignDumpIsRefusedInAFewLinesWhateverItHolds) {
+  Fabric f = multiport();
+  std::string dump;
+  for (int i = 0; i < 10; ++i)
+    dump += fmt::format("Unicast lids [0-8] of switch Lid 9 guid 0x{:016x} ('{}{:02}'):\n", 0x900000 + i,
+                        std::string(62, 'f'), i);
+  // leaf01's own table, every destination named as a node the fabric lacks.
+  std::istringstream good(slurp(kDir + "multiport.minhop.lfts"));
+  std::string line;
+  for (int n = 0; n < 9 && std::getline(good, line); ++n)
+    dump += (n == 0 ? line : line.substr(0, line.find('\'') + 1) + std::string(64, 'x') + "'") + "\n";
+  std::string e = error_of(dump, f);
+  EXPECT_NE(e.find("another fabric"), std::string::npos) << e;
+  EXPECT_NE(e.find("switches the fabric does not have: '" + std::string(62, 'f') + "00'"), std::string::npos) << e;
+  EXPECT_NE(e.find("(21 mismatches in all)"), std::string::npos) << e;  // 10 switches, 8 LIDs, 3 left out
+  EXPECT_LT(e.size(), 1600u) << e;
+}
+
 }  // namespace
 }  // namespace topo

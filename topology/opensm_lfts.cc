@@ -45,15 +45,24 @@ std::string_view quoted(std::string_view s) {
   return s.substr(a + 1, b - a - 1);
 }
 
-// What does not match between the dump and the fabric, up to ten of each kind.
+// What does not match between the dump and the fabric: up to ten of each
+// kind, and no more once the listed ones pass kListedBytes (each names up to
+// two values of 64 bytes), so that the message of a damaged or foreign dump
+// stays a few lines whatever it holds.
 struct Mismatches {
+  static constexpr size_t kListedBytes = 1000;
   std::vector<std::string> foreign_switches, missing_switches, switch_lids, ports, lids;
   int first_line = 0;
   size_t count = 0;
+  size_t listed = 0;
+  size_t listed_bytes = 0;
 
   void add(std::vector<std::string>& list, int line, std::string what) {
     if (count++ == 0) first_line = line;
-    if (list.size() < 10) list.push_back(std::move(what));
+    if (list.size() >= 10 || listed_bytes >= kListedBytes) return;
+    ++listed;
+    listed_bytes += what.size();
+    list.push_back(std::move(what));
   }
   std::string describe() const {
     std::string out = "the dump is of another fabric:";
@@ -66,7 +75,7 @@ struct Mismatches {
     part(ports, "ports the switch does not have");
     part(lids, "LIDs of other nodes");
     out.back() = '.';
-    if (count > 40) out += fmt::format(" ({} mismatches in all)", count);
+    if (count > listed) out += fmt::format(" ({} mismatches in all)", count);
     return out;
   }
 };
