@@ -64,6 +64,7 @@ JobOutcome shape_of(const SwitchTree& tree, const ScheduledJob& job) {
   o.hosts = static_cast<int>(job.ring.size());
   for (NodeId h : job.ring) o.ring.push_back(tree.fabric().node(h).name);
   o.wait_s = job.start_s - job.submit_s;
+  o.free_hosts_at_start = job.free_hosts_at_start;
   std::set<int> leaves, pods;
   for (NodeId h : job.ring) {
     int leaf = tree.home_leaf(h);

@@ -151,6 +151,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       return false;
     }
     ScheduledJob s;
+    s.free_hosts_at_start = cluster.hosts_with(job.request.gpus_per_host);
     s.id = job.trace->id;
     s.submit_s = job.trace->submit_s;
     s.start_s = now;

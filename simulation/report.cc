@@ -232,6 +232,41 @@ void policy_table(std::string& md, const Comparison& run) {
   }
 }
 
+// Multi-host jobs that started with as many hosts free as they took: every
+// policy got the same hosts and chose only their ring order. What they
+// carry of the excess no choice of hosts could have removed, under the
+// same scheduler. Shown when the schedules say how many hosts were free.
+void no_choice_table(std::string& md, const Comparison& run) {
+  auto known = [](const JobOutcome& j) { return j.hosts > 1 && j.free_hosts_at_start >= 0; };
+  if (std::none_of(run.policies.begin(), run.policies.end(),
+                   [&](const PolicyOutcome& p) { return std::any_of(p.jobs.begin(), p.jobs.end(), known); }))
+    return;
+  md += fmt::format(
+      "\nJobs with no choice of hosts (as many free as they took, so only their ring order was the policy's), "
+      "each job by its own profile; an infinite slowdown counts above {:.2f} but not in the excess:\n\n"
+      "| policy | multi-host jobs | with no choice of hosts | their share of the excess over the ideal "
+      "| jobs above {:.2f} | of them with no choice |\n|---|---:|---:|---:|---:|---:|\n",
+      kP95Goal, kP95Goal);
+  for (const PolicyOutcome& p : run.policies) {
+    int jobs = 0, no_choice = 0, above = 0, above_no_choice = 0;
+    double excess_all = 0, excess_no_choice = 0;
+    for (const JobOutcome& j : p.jobs) {
+      if (!known(j)) continue;
+      const bool forced = j.free_hosts_at_start == j.hosts;
+      const double e = std::isfinite(j.allreduce_slowdown) ? excess(j.allreduce_slowdown) : 0;
+      ++jobs;
+      no_choice += forced;
+      excess_all += e;
+      excess_no_choice += forced ? e : 0;
+      above += j.allreduce_slowdown > kP95Goal;
+      above_no_choice += forced && j.allreduce_slowdown > kP95Goal;
+    }
+    if (jobs == 0) continue;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(p.policy), jobs, no_choice,
+                      excess_all > 0 ? percent_text(excess_no_choice / excess_all) : "n/a", above, above_no_choice);
+  }
+}
+
 void change_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcome& theirs) {
   md += fmt::format("\n### topo-aware against {}\n\n", cell(theirs.policy));
   md += fmt::format("| figure | {} | topo-aware | change |\n|---|---:|---:|---:|\n", cell(theirs.policy));
@@ -278,6 +313,7 @@ std::string report_markdown(std::span<const Comparison> runs, std::string_view p
     md += fmt::format("## {}\n\n", run.title.empty() ? "replay" : run.title);
     md += fmt::format("Fabric: `{}`  \nTrace: `{}`\n\n", run.fabric, run.trace);
     policy_table(md, run);
+    no_choice_table(md, run);
 
     const PolicyOutcome* mine = find_policy(run, kTopoAware);
     const PolicyOutcome* tree = find_policy(run, kTree);

@@ -49,7 +49,8 @@ std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const Poli
 std::optional<double> percent_change(double value, double reference);
 
 // The markdown page: per run a table of the policies' figures, a table of
-// the scheduler's own figures when any policy has them, topo-aware's
+// the scheduler's own figures when any policy has them, how many jobs had
+// no choice of hosts and their share of the excess (when known), topo-aware's
 // changes against tree and against linear, and the goals against tree.
 // `picture_file` (e.g. "slowdown-cdf.svg") is linked as an image; empty
 // leaves the link out.

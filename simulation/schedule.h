@@ -21,6 +21,10 @@ struct ScheduledJob {
   std::vector<int> host_gpus;   // GPUs used on each host, same order
   Profile profile = Profile::AllReduce;  // how it communicates (simulation/mix.h)
   double duty = 0.5;            // share of its run spent in collectives
+  // Hosts with the GPUs it asks of each free when it started, its own
+  // included; -1 when not known (a real cluster's schedule). As many as it
+  // took: the policy had no choice of hosts, only of their ring order.
+  int free_hosts_at_start = -1;
 };
 
 struct Schedule {

@@ -256,6 +256,28 @@ std::vector<std::string> balanced_tags(const std::string& xml, std::string& prob
   return seen;
 }
 
+// Jobs that started with as many hosts free as they took: their count,
+// their share of the excess (infinite slowdowns counted above the bound but
+// not in the sums) and how many of the jobs above 1.10 they are.
+TEST(Report, CountsTheJobsThatHadNoChoiceOfHosts) {
+  Comparison c = sample();
+  std::string md = report_markdown(std::span<const Comparison>(&c, 1), "");
+  EXPECT_FALSE(contains(md, "no choice of hosts")) << "no schedule said how many hosts were free";
+
+  // tree's slowdowns 1.1, 1.3, 2.05, inf; topo-aware's 1.0, 1.05, 1.6, 1.3.
+  for (int p : {1, 2})
+    for (int i = 0; i < 4; ++i) c.policies[p].jobs[i].free_hosts_at_start = 5;
+  c.policies[1].jobs[1].free_hosts_at_start = c.policies[1].jobs[2].free_hosts_at_start = 2;
+  c.policies[2].jobs[2].free_hosts_at_start = c.policies[2].jobs[3].free_hosts_at_start = 2;
+  md = report_markdown(std::span<const Comparison>(&c, 1), "");
+  EXPECT_TRUE(contains(md, "| policy | multi-host jobs | with no choice of hosts |")) << md;
+  // tree: excess 0.1 + 0.3 + 1.05, of which 0.3 + 1.05 had no choice; above 1.10: 1.3, 2.05, inf.
+  EXPECT_TRUE(contains(md, fmt::format("| tree | 4 | 2 | {:.1f}% | 3 | 2 |", 100 * 1.35 / 1.45))) << md;
+  // topo-aware: excess 0.05 + 0.6 + 0.3, of which 0.6 + 0.3; above 1.10: 1.6, 1.3.
+  EXPECT_TRUE(contains(md, fmt::format("| topo-aware | 4 | 2 | {:.1f}% | 2 | 2 |", 100 * 0.9 / 0.95))) << md;
+  EXPECT_FALSE(contains(md, "| linear | 0 |")) << "linear's schedule did not say";
+}
+
 TEST(Report, CdfLinesHoldEachPolicysMultiHostJobs) {
   Comparison a = sample(), b = sample();
   b.title = "";
@@ -317,7 +339,9 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
   c.policies[1].scheduler["sdiag_main_mean_cycle_us"] = 812.5;
   c.policies[1].rejected = {"j9"};
   c.policies[1].p95_allreduce_slowdown = kInf;
+  c.policies[2].jobs[1].free_hosts_at_start = 7;
   nlohmann::json j = topoctl::to_json(c);
+  EXPECT_FALSE(j["policies"]["topo-aware"]["jobs"][0].contains("free_hosts_at_start"));  // not known: not written
   // JSON has no infinity: null stands for it.
   EXPECT_TRUE(j["policies"]["tree"]["p95_allreduce_slowdown"].is_null());
   EXPECT_TRUE(j["policies"]["tree"]["jobs"][3]["allreduce_slowdown"].is_null());
@@ -358,6 +382,7 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
       EXPECT_EQ(a.gpus, b.gpus);
       EXPECT_EQ(a.hosts, b.hosts);
       EXPECT_EQ(a.wait_s, b.wait_s);
+      EXPECT_EQ(a.free_hosts_at_start, b.free_hosts_at_start);
       EXPECT_EQ(a.leaves, b.leaves);
       EXPECT_EQ(a.pods, b.pods);
       EXPECT_EQ(a.spines, b.spines);

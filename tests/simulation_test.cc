@@ -276,6 +276,10 @@ TEST(SimulationReplay, JobsStartOnArrivalWhenTheyFitAndWaitWhenNot) {
   EXPECT_EQ(s.rejected, std::vector<std::string>{"huge"});
   EXPECT_EQ(by_id["next"].gpus, 16);
   EXPECT_EQ(by_id["small"].gpus, 1);
+  // Hosts free for each when it started: big had no choice of hosts.
+  EXPECT_EQ(by_id["big"].free_hosts_at_start, 4);
+  EXPECT_EQ(by_id["next"].free_hosts_at_start, 4);
+  EXPECT_EQ(by_id["small"].free_hosts_at_start, 2);  // next took two
 }
 
 TEST(SimulationReplay, EasyBackfillLetsShortJobsPassButNotDelayTheHead) {

@@ -75,20 +75,22 @@ class Fields {
 };
 
 json job_json(const topo::JobOutcome& o) {
-  return {{"id", o.id},
-          {"profile", topo::name(o.profile)},
-          {"gpus", o.gpus},
-          {"hosts", o.hosts},
-          {"ring", o.ring},
-          {"wait_s", o.wait_s},
-          {"leaves", o.leaves},
-          {"pods", o.pods},
-          {"spines", o.spines},
-          {"spine_ring_edges", o.spine_ring_edges},
-          {"pod_ring_edges", o.pod_ring_edges},
-          {"allreduce_slowdown", slowdown(o.allreduce_slowdown)},
-          {"allreduce_alone_slowdown", slowdown(o.allreduce_alone_slowdown)},
-          {"alltoall_slowdown", slowdown(o.alltoall_slowdown)}};
+  json j = {{"id", o.id},
+            {"profile", topo::name(o.profile)},
+            {"gpus", o.gpus},
+            {"hosts", o.hosts},
+            {"ring", o.ring},
+            {"wait_s", o.wait_s},
+            {"leaves", o.leaves},
+            {"pods", o.pods},
+            {"spines", o.spines},
+            {"spine_ring_edges", o.spine_ring_edges},
+            {"pod_ring_edges", o.pod_ring_edges},
+            {"allreduce_slowdown", slowdown(o.allreduce_slowdown)},
+            {"allreduce_alone_slowdown", slowdown(o.allreduce_alone_slowdown)},
+            {"alltoall_slowdown", slowdown(o.alltoall_slowdown)}};
+  if (o.free_hosts_at_start >= 0) j["free_hosts_at_start"] = o.free_hosts_at_start;
+  return j;
 }
 
 topo::JobOutcome job_from(const json& j, const std::string& file, const std::string& where) {
@@ -106,6 +108,11 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
     }
   }
   o.wait_s = f.number("wait_s");
+  // Results of a real cluster's schedule, and older results, carry none.
+  if (f.find("free_hosts_at_start")) {
+    o.free_hosts_at_start = static_cast<int>(f.whole("free_hosts_at_start"));
+    if (o.free_hosts_at_start < 0) f.fail(f.name("free_hosts_at_start"), "expected a count of hosts, 0 or more");
+  }
   o.leaves = static_cast<int>(f.whole("leaves"));
   o.pods = static_cast<int>(f.whole("pods"));
   o.spines = static_cast<int>(f.whole("spines"));
