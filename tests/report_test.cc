@@ -411,6 +411,12 @@ TEST(OutcomeJson, ErrorsNameTheFileAndKey) {
   nlohmann::json wrong = j;
   wrong["policies"]["linear"]["jobs"][2]["wait_s"] = "soon";
   EXPECT_EQ(error_of(wrong), "runs/a.json: key 'policies.linear.jobs[2].wait_s': expected a number");
+  for (long n : {-1L, 1L << 40}) {
+    nlohmann::json count = j;
+    count["policies"]["tree"]["jobs"][1]["free_hosts_at_start"] = n;
+    EXPECT_EQ(error_of(count),
+              "runs/a.json: key 'policies.tree.jobs[1].free_hosts_at_start': expected a count of hosts, 0 or more");
+  }
   nlohmann::json fractional = j;
   fractional["policies"]["topo-aware"]["spine_ring_edges"] = 1.5;
   EXPECT_EQ(error_of(fractional), "runs/a.json: key 'policies.topo-aware.spine_ring_edges': expected a whole number");

@@ -110,8 +110,10 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
   o.wait_s = f.number("wait_s");
   // Results of a real cluster's schedule, and older results, carry none.
   if (f.find("free_hosts_at_start")) {
-    o.free_hosts_at_start = static_cast<int>(f.whole("free_hosts_at_start"));
-    if (o.free_hosts_at_start < 0) f.fail(f.name("free_hosts_at_start"), "expected a count of hosts, 0 or more");
+    const long n = f.whole("free_hosts_at_start");
+    if (n < 0 || n > std::numeric_limits<int>::max())
+      f.fail(f.name("free_hosts_at_start"), "expected a count of hosts, 0 or more");
+    o.free_hosts_at_start = static_cast<int>(n);
   }
   o.leaves = static_cast<int>(f.whole("leaves"));
   o.pods = static_cast<int>(f.whole("pods"));
