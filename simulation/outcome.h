@@ -21,7 +21,7 @@ struct JobOutcome {
   int hosts = 0;
   std::vector<std::string> ring;  // its hosts' names in ring order (for pictures)
   double wait_s = 0;
-  int free_hosts_at_start = -1;  // ScheduledJob's: as many as `hosts`, the policy had no choice of hosts
+  int free_hosts_at_start = -1;  // ScheduledJob's; equal to `hosts`: it had no choice of hosts
   int leaves = 0;            // distinct home leaves of its hosts
   int pods = 0;
   int spines = 0;            // spine and core switches its traffic crosses

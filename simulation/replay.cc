@@ -151,7 +151,6 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       return false;
     }
     ScheduledJob s;
-    s.free_hosts_at_start = cluster.hosts_with(job.request.gpus_per_host);
     s.id = job.trace->id;
     s.submit_s = job.trace->submit_s;
     s.start_s = now;
@@ -160,6 +159,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
     s.host_gpus = std::move(p.gpus);
     s.profile = job.request.profile;
     s.duty = options.comm_duty;
+    s.free_hosts_at_start = cluster.hosts_with(job.request.gpus_per_host);
     for (size_t i = 0; i < s.ring.size(); ++i) {
       cluster.take(s.ring[i], s.host_gpus[i]);
       s.gpus += s.host_gpus[i];

@@ -252,14 +252,14 @@ void no_choice_table(std::string& md, const Comparison& run) {
     double excess_all = 0, excess_no_choice = 0;
     for (const JobOutcome& j : p.jobs) {
       if (!known(j)) continue;
-      const bool forced = j.free_hosts_at_start == j.hosts;
+      const bool had_no_choice = j.free_hosts_at_start == j.hosts;
       const double e = std::isfinite(j.allreduce_slowdown) ? excess(j.allreduce_slowdown) : 0;
       ++jobs;
-      no_choice += forced;
+      no_choice += had_no_choice;
       excess_all += e;
-      excess_no_choice += forced ? e : 0;
+      excess_no_choice += had_no_choice ? e : 0;
       above += j.allreduce_slowdown > kP95Goal;
-      above_no_choice += forced && j.allreduce_slowdown > kP95Goal;
+      above_no_choice += had_no_choice && j.allreduce_slowdown > kP95Goal;
     }
     if (jobs == 0) continue;
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(p.policy), jobs, no_choice,
