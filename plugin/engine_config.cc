@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <system_error>
 
@@ -37,10 +38,13 @@ std::vector<std::string> split_commas(const std::string& value) {
   }
 }
 
+// A finite number, or nullopt. from_chars reads "nan" and "inf" too, which
+// no setting means: NaN passes every range check (and turned into an int is
+// undefined), and an infinite weight makes NaN of the tiers it multiplies.
 std::optional<double> parse_number(const std::string& text) {
   double v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 

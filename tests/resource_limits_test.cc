@@ -285,6 +285,29 @@ TEST(ResourceLimits, LldpJsonNestedAMillionDeepIsRefusedBeforeParsing) {
   EXPECT_NE(std::string(e.what()).find("nested deeper than 64"), std::string::npos) << e.what();
 }
 
+// from_chars reads "nan" and "inf": NaN passed every range check, and
+// Candidates=nan was then turned into an int, which is undefined (found by
+// fuzzing topo_aware.conf); a NaN or infinite weight would sort candidates
+// on NaN. Every number in the file must be finite.
+TEST(ResourceLimits, ConfNumbersThatAreNotFiniteAreRefusedAtTheirLine) {
+  const std::string conf = temp_dir() + "/topo_aware.conf";
+  for (const char* setting : {"Candidates=nan", "Candidates=inf", "Weights=slowdown=nan", "Weights=leaf=-inf",
+                              "Weights=fragment=infinity", "HealthErrorsPerHour=inf", "HealthXmitWaitShare=NaN",
+                              "HealthPausesPerSecond=nan", "HealthEcnOverMedian=inf", "HealthEcnMarksPerSecond=nan"}) {
+    write_file(conf, std::string("DbPath=/tmp/x.db\n") + setting + "\n");
+    ParseError e = error_of([&] { read_engine_config(conf); });
+    EXPECT_EQ(e.line(), 2) << setting;
+    const std::string key = std::string(setting).substr(0, std::string(setting).find('='));
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
+  write_file(conf, "Candidates=16\nWeights=slowdown=20,fragment=0.5\nHealthXmitWaitShare=0.2\n");
+  std::optional<EngineConfig> c = read_engine_config(conf);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->candidates, 16);
+  EXPECT_EQ(c->weights.slowdown, 20);
+  EXPECT_EQ(c->health.xmit_wait_share, 0.2);
+}
+
 // A refused HostPattern throws before regcomp, saying why in a short message.
 void expect_refused(const std::string& pattern, const std::string& why) {
   try {
