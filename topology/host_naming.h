@@ -26,7 +26,11 @@ namespace topo {
 class HostPattern {
  public:
   // Throws std::invalid_argument naming the pattern when it does not compile
-  // or has no group.
+  // or has no group, and, before regcomp sees it, when regcomp could take
+  // unbounded time or memory over it: over 10,000 pieces when written out
+  // as regcomp does (x+ as x x*), a part that can match nothing copied
+  // ((x?)+), or a repeat right after a repeat (x**). Each of the last two
+  // has a plain form that says the same.
   explicit HostPattern(std::string pattern);
 
   // The groups of the first match anywhere in `text` (whole: the whole
