@@ -54,13 +54,11 @@ struct Mismatches {
   std::vector<std::string> foreign_switches, missing_switches, switch_lids, ports, lids;
   int first_line = 0;
   size_t count = 0;
-  size_t listed = 0;
   size_t listed_bytes = 0;
 
   void add(std::vector<std::string>& list, int line, std::string what) {
     if (count++ == 0) first_line = line;
     if (list.size() >= 10 || listed_bytes >= kListedBytes) return;
-    ++listed;
     listed_bytes += what.size();
     list.push_back(std::move(what));
   }
@@ -75,6 +73,7 @@ struct Mismatches {
     part(ports, "ports the switch does not have");
     part(lids, "LIDs of other nodes");
     out.back() = '.';
+    size_t listed = foreign_switches.size() + missing_switches.size() + switch_lids.size() + ports.size() + lids.size();
     if (count > listed) out += fmt::format(" ({} mismatches in all)", count);
     return out;
   }
