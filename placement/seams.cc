@@ -1,6 +1,8 @@
 #include "placement/seams.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <set>
 
 #include "placement/ring_order.h"
@@ -278,6 +280,32 @@ bool applies(const SwitchTree& tree, const PlacementRequest& request, std::span<
          tree.home_leaf(ring.front()) != tree.home_leaf(ring.back());
 }
 
+// The second largest of `v` (of two or more): a chain may leave one segment
+// without a flow in and one without a flow out.
+double second_largest(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + 1, v.end(), std::greater<>());
+  return v[1];
+}
+
+// The fewest flows the busiest cable of a flow from segment a to segment b
+// can carry, over a's exits and b's entries (spares included, alike or not:
+// a floor may look at more choices than the search has).
+double cheapest_seam(const FreeMap& free, SeamRoutes& routes, const Segment& a, const Segment& b) {
+  double best = std::numeric_limits<double>::infinity();
+  std::set<uint64_t> senders;  // exits with one sender key take the same cables
+  for (const std::vector<NodeId>* exits : {&a.hosts, &a.spare})
+    for (NodeId x : *exits) {
+      if (!senders.insert(routes.sender_key(x)).second) continue;
+      for (const std::vector<NodeId>* entries : {&b.hosts, &b.spare})
+        for (NodeId e : *entries) {
+          double worst = 0;
+          for (int c : routes.cables(x, e)) worst = std::max(worst, free.flows_on(c) + 1);
+          best = std::min(best, worst);
+        }
+    }
+  return best;
+}
+
 }  // namespace
 
 uint64_t SeamRoutes::sender_key(NodeId from) const {
@@ -290,6 +318,27 @@ const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
   auto [it, fresh] = routes_.try_emplace(sender_key(from) << 32 | to);
   if (fresh) switch_cables(paths_, from, to, it->second);
   return it->second;
+}
+
+double seam_floor(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                  std::span<const NodeId> hosts) {
+  std::vector<NodeId> natural = ring_order(tree, hosts);
+  if (!applies(tree, request, natural)) return 0;
+  SeamRoutes routes(tree.paths());
+  const std::vector<Segment> segs = segments(tree, free, request, natural);
+  const size_t k = segs.size();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> in(k, inf), out(k, inf);  // the least any flow into (out of) each segment meets
+  for (size_t a = 0; a < k; ++a)
+    for (size_t b = 0; b < k; ++b) {
+      if (a == b) continue;
+      const double c = cheapest_seam(free, routes, segs[a], segs[b]);
+      out[a] = std::min(out[a], c);
+      in[b] = std::min(in[b], c);
+    }
+  if (request.profile == Profile::Pipeline)
+    return std::max(second_largest(std::move(in)), second_largest(std::move(out)));
+  return std::max(*std::max_element(in.begin(), in.end()), *std::max_element(out.begin(), out.end()));
 }
 
 SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,

@@ -92,6 +92,19 @@ std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const
 std::vector<NodeId> seam_ring(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                               std::span<const NodeId> hosts, SeamRoutes& routes);
 
+// A floor under the worst that seam_ring can reach for `hosts`: no ring that
+// takes them leaf by leaf (one segment per leaf, any order, any entry and
+// exit, spares swapped in) puts fewer flows on the busiest cable of its
+// cross-leaf flows. Every segment is entered once and left once (in a chain
+// all but one), and each such flow adds itself to what the running jobs
+// already put on its cables: the floor is the largest, over segments, of the
+// least any flow into it (or out of it) could meet. When seam_ring's worst
+// equals it, no ring order of these hosts does better, and what is left of
+// their contention is the hosts' own (which ones, beside which jobs).
+// Zero where seam_ring keeps ring_order() (see above).
+double seam_floor(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                  std::span<const NodeId> hosts);
+
 // The measure seam_ring minimises, for a ring as given (a chain for a
 // pipeline profile). Zero under adaptive routing.
 SeamCost seam_cost(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,

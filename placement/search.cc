@@ -1,6 +1,7 @@
 #include "placement/search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
@@ -293,13 +294,23 @@ std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap
   if (p.score.degraded_links > 0)
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
                               p.score.degraded_links == 1 ? "" : "s"));
-  if (p.score.ideal_s > 0)
+  if (p.score.ideal_s > 0 && !std::isfinite(p.score.estimate_s))
+    out.push_back(fmt::format("{} estimate: the running jobs' load leaves a cable its flows need no room (ideal "
+                              "{:.3f} ms; scored as {:.2f}x, the most tier 4 counts)",
+                              name(r.profile), p.score.ideal_s * 1e3, p.score.slowdown));
+  else if (p.score.ideal_s > 0)
     out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
                               p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
-  if (p.score.seam_flows > 0)
+  if (p.score.seam_flows > 0) {
+    // Whether the contention left is the ring order's or the hosts' own.
+    const double floor = seam_floor(tree, free, r, p.hosts);
     out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
-                              "on a cable its cross-leaf flows take",
-                              p.score.seam_flows));
+                              "on a cable its cross-leaf flows take ({})",
+                              p.score.seam_flows,
+                              floor >= p.score.seam_flows - 1e-9
+                                  ? "no ring order of these hosts has fewer"
+                                  : fmt::format("no ring order of these hosts has fewer than {:.2f}", floor)));
+  }
   return out;
 }
 

@@ -181,5 +181,40 @@ TEST_F(RoutingCli, DiscoverRefusesRoutingOptionsThatCannotWork) {
   EXPECT_FALSE(SnapshotStore(db_).latest());  // nothing stored by any of them
 }
 
+// Two free hosts, gpu001 (leaf01) and gpu010 (leaf02), beside a running
+// ring gpu002 <-> gpu018 whose flow to gpu018 takes leaf01's uplink to
+// spine02, as the seam to gpu010 must (ftree: the receiver's index under its
+// leaf picks the spine). Either ring order of the two hosts meets it.
+TEST(PlaceCli, NamesTheSeamFloorAndACableTheRunningJobsFill) {
+  const std::string dir = ::testing::TempDir();
+  const std::string busy = dir + "place-seam-busy.txt";
+  std::ofstream(busy) << "gpu[003-009,011-017,019-032]\n";
+  const std::string cmd = "place --synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2 "
+                          "--routing static:ftree --gpus 16 --busy " + busy + " --running ";
+  for (const char* duty : {"0.5", "1"}) {
+    const std::string running = dir + "place-seam-running-" + duty + ".txt";
+    std::ofstream(running) << "gpu002,gpu018 allreduce duty=" << duty << "\n";
+    Ran j = topoctl(cmd + running + " --json");
+    ASSERT_EQ(j.code, 0) << j.err;
+    json out = json::parse(j.out);
+    EXPECT_EQ(out.at("hosts"), json({"gpu001", "gpu010"}));
+    EXPECT_DOUBLE_EQ(out.at("seam_flows").get<double>(), 1 + std::stod(duty));
+    EXPECT_DOUBLE_EQ(out.at("seam_floor").get<double>(), 1 + std::stod(duty));
+    const std::string reasons = out.at("reasons").dump();
+    EXPECT_NE(reasons.find("(no ring order of these hosts has fewer)"), std::string::npos) << reasons;
+    Ran text = topoctl(cmd + running);
+    ASSERT_EQ(text.code, 0) << text.err;
+    if (std::string(duty) == "1") {
+      // The estimate subtracts running jobs' load from a cable's room: at a
+      // duty of 1 the shared uplink has none left.
+      EXPECT_TRUE(out.at("estimate_s").is_null()) << j.out;
+      EXPECT_NE(text.out.find("estimate none (a cable it needs is full)"), std::string::npos) << text.out;
+      EXPECT_EQ(text.out.find("inf ms"), std::string::npos) << text.out;
+    } else {
+      EXPECT_GT(out.at("estimate_s").get<double>(), out.at("ideal_s").get<double>());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace topo

@@ -1,6 +1,7 @@
 // topoctl place: a what-if placement on the current snapshot (or a
 // synthetic fabric): hosts, ring order, estimate against the ideal, reasons.
 // topoctl ring: the best ring order for hosts a job already has.
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "placement/ring_order.h"
 #include "placement/running_file.h"
 #include "placement/search.h"
+#include "placement/seams.h"
 #include "placement/traffic.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -23,8 +25,9 @@ namespace {
 
 using nlohmann::json;
 
-json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo::PlacementRequest& r,
-                    const std::string& policy) {
+json placement_json(const topo::SwitchTree& tree, const topo::FreeMap& free, const topo::Placement& p,
+                    const topo::PlacementRequest& r, const std::string& policy) {
+  const topo::Fabric& f = tree.fabric();
   json hosts = json::array(), leaves = json::array(), gpus = json::array();
   for (topo::NodeId h : p.hosts) hosts.push_back(f.node(h).name);
   for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
@@ -45,6 +48,7 @@ json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo:
           {"ideal_s", s.ideal_s},
           {"slowdown", s.slowdown},
           {"seam_flows", s.seam_flows},
+          {"seam_floor", p.feasible ? topo::seam_floor(tree, free, r, p.hosts) : 0.0},
           {"score", s.total},
           {"reasons", p.reasons}};
 }
@@ -60,7 +64,10 @@ void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo
   for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
   fmt::print("\nleaves {} ({})   pods {}   ring edges over a spine {}   over the core {}\n", p.leaves.size(),
              topo::compress_hostlist(leaves), p.score.pods, p.score.spine_edges, p.score.pod_edges);
-  if (p.score.ideal_s > 0)
+  if (p.score.ideal_s > 0 && !std::isfinite(p.score.estimate_s))
+    fmt::print("estimate none (a cable it needs is full)   ideal {:.3f} ms   slowdown scored as {:.3f}x\n",
+               p.score.ideal_s * 1e3, p.score.slowdown);
+  else if (p.score.ideal_s > 0)
     fmt::print("estimate {:.3f} ms   ideal {:.3f} ms   slowdown {:.3f}x\n", p.score.estimate_s * 1e3,
                p.score.ideal_s * 1e3, p.score.slowdown);
   fmt::print("reasons:\n");
@@ -142,7 +149,7 @@ Run add_place(CLI::App& app) {
                         : opts->exact              ? topo::place_exact(tree, free, r)
                                                    : topo::place(tree, free, r);
     if (opts->json)
-      std::cout << placement_json(f, p, r, opts->policy).dump(2) << "\n";
+      std::cout << placement_json(tree, free, p, r, opts->policy).dump(2) << "\n";
     else if (p.feasible)
       print_placement(f, p, tree);
     else
