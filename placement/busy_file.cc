@@ -29,7 +29,7 @@ void read_busy(std::istream& in, const std::string& filename, const Fabric& fabr
                        fmt::format("expected 'host [GPUs in use]', found extra field '{}'", shown(extra)));
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(hosts);
+      names = expand_hostlist(hosts, fabric.hosts().size());  // more would repeat a host or name a stranger
     } catch (const std::exception& e) {
       throw ParseError(filename, number, fmt::format("host field '{}': {}", shown(hosts), e.what()));
     }

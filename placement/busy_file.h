@@ -4,7 +4,8 @@
 //   gpu001
 //   gpu002 4
 //
-// Hostlist expressions are accepted for the host ("gpu[001-004] 8").
+// Hostlist expressions are accepted for the host ("gpu[001-004] 8"), of no
+// more names than the fabric has hosts.
 #pragma once
 
 #include <istream>

@@ -62,7 +62,7 @@ void read_running(std::istream& in, const std::string& filename, const Fabric& f
     }
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(hosts);
+      names = expand_hostlist(hosts, fabric.hosts().size());  // more would repeat a host or name a stranger
     } catch (const std::exception& e) {
       throw ParseError(filename, number, fmt::format("hosts field '{}': {}", shown(hosts), e.what()));
     }

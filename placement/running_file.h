@@ -5,8 +5,8 @@
 //   gpu[001-004],gpu009 allreduce
 //   gpu017,gpu018,gpu025 fsdp duty=0.3
 //
-// Hosts are a hostlist expression, in the job's ring order (NODE_RANK
-// order). The profile (allreduce, fsdp, alltoall, pipeline, mixed) defaults
+// Hosts are a hostlist expression (of no more names than the fabric has
+// hosts), in the job's ring order (NODE_RANK order). The profile (allreduce, fsdp, alltoall, pipeline, mixed) defaults
 // to allreduce, the duty (share of its run spent in collectives) to 0.5.
 // Its hosts are busy (whole), as in the busy-hosts file.
 #pragma once

@@ -230,6 +230,53 @@ TEST(ResourceLimits, HostlistOfBillionsIsRefusedBeforeExpanding) {
   }
 }
 
+// A few long names in a million would be gigabytes: the bytes are capped too.
+TEST(ResourceLimits, HostlistOfLongNamesIsRefusedByItsBytes) {
+  const std::string expr = std::string(520, 'a') + "[0-65535]";  // 65,536 names of 525 bytes
+  try {
+    expand_hostlist(expr);
+    ADD_FAILURE() << "expanded";
+  } catch (const HostlistError& e) {
+    EXPECT_NE(std::string(e.what()).find("expands to more than 33554432 bytes of names"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(expand_hostlist(std::string(100, 'a') + "[0-65535]").size(), 65536u);  // 6.9 MB
+}
+
+TEST(ResourceLimits, HostlistErrorQuotesAroundTheOffsetOnly) {
+  std::string expr = "gpu[";
+  for (int i = 0; i < 1500; ++i) expr += "1,";
+  expr += "x]";
+  try {
+    expand_hostlist(expr);
+    ADD_FAILURE() << "expanded";
+  } catch (const HostlistError& e) {
+    EXPECT_EQ(e.position(), expr.size() - 2);
+    EXPECT_LT(std::string(e.what()).size(), 200u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1,1,x]"), std::string::npos) << e.what();
+  }
+}
+
+// 147 bytes of two ranges under a long prefix: 824,464 names of about 150
+// bytes, 87 s under ASan before a name was looked up. No expression of a
+// busy or running-jobs file may name more hosts than the fabric has.
+TEST(ResourceLimits, BusyAndRunningFilesExpandNoMoreNamesThanTheFabricHasHosts) {
+  const Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");
+  const std::string hosts = std::string("gp") + std::string(60, '\xff') + "u[022-929]" + std::string(60, '\xff') +
+                            "u[022-929]";
+  std::istringstream busy(hosts + " 8\n"), running(hosts + " allreduce\n");
+  FreeMap free = FreeMap::all_free(f, 8);
+  ParseError b = error_of([&] { read_busy(busy, "busy.txt", f, free); });
+  ParseError r = error_of([&] { read_running(running, "running.txt", f, 8, free); });
+  for (const ParseError& e : {b, r}) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_NE(std::string(e.what()).find("expands to more than 32 names"), std::string::npos) << e.what();
+  }
+  std::istringstream all("gpu[001-032]\n");
+  read_busy(all, "busy.txt", f, free);  // every host, once
+  for (NodeId h : f.hosts()) EXPECT_EQ(free.free(h), 0);
+}
+
 // Each line's hostlist is within bounds, but 40 bytes a line expand to
 // 65,536 hosts: the file as a whole is refused at the line that passes 2^20
 // names, before a fabric of millions of HCAs is built.

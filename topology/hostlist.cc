@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "topology/quote.h"
+
 namespace topo {
 namespace {
 
@@ -271,15 +273,27 @@ std::vector<Token> merge_second_dimension(std::vector<Token> tokens) {
 
 }  // namespace
 
+namespace {
+
+// The expression as an error quotes it: 64 bytes around the offset at most.
+std::string excerpt(std::string_view expression, size_t position) {
+  constexpr size_t kBefore = 32;
+  if (expression.size() <= 64 || position <= kBefore) return shown(expression);
+  return "..." + shown(expression.substr(position - kBefore));
+}
+
+}  // namespace
+
 HostlistError::HostlistError(std::string expression, size_t position, const std::string& what)
-    : std::invalid_argument(fmt::format("hostlist '{}' at offset {}: {}", expression, position, what)),
+    : std::invalid_argument(
+          fmt::format("hostlist '{}' at offset {}: {}", excerpt(expression, position), position, what)),
       expression_(std::move(expression)),
       position_(position) {}
 
 std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_names) {
   max_names = std::min<uint64_t>(max_names, uint64_t{1} << 62);
   std::vector<std::string> out;
-  uint64_t total = 0;
+  uint64_t total = 0, bytes = 0;
   size_t pos = 0;
   while (pos < expr.size()) {
     if (is_separator(expr[pos])) {
@@ -306,9 +320,16 @@ std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_nam
     if (open != std::string_view::npos) throw HostlistError(std::string(expr), open, "expected ']' to close this '['");
     Pattern p = parse_name(expr, begin, pos);
     uint64_t names = 1;
+    uint64_t longest = 0;  // bytes of its longest name
+    for (const std::string& t : p.text) longest += t.size();
     for (const auto& group : p.ranges) {
       uint64_t n = 0;
-      for (const Range& r : group) n += r.hi - r.lo + 1;
+      int digits = 0;
+      for (const Range& r : group) {
+        n += r.hi - r.lo + 1;
+        digits = std::max({digits, r.width, static_cast<int>(pad(r.hi, 0).size())});
+      }
+      longest += static_cast<uint64_t>(digits);
       // Past the cap the count stops at cap + 1: no product overflows.
       names = (n != 0 && names > max_names / n) ? max_names + 1 : names * n;
       if (names > max_names) break;
@@ -316,6 +337,10 @@ std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_nam
     total += names;
     if (total > max_names)
       throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", max_names));
+    bytes += names * longest;  // at most 2^20 names of at most a line each: no overflow
+    if (bytes > kMaxHostlistBytes)
+      throw HostlistError(std::string(expr), begin,
+                          fmt::format("expands to more than {} bytes of names", kMaxHostlistBytes));
     expand_into(p, 0, "", out);
   }
   return out;

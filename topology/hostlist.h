@@ -43,11 +43,16 @@ class HostlistError : public std::invalid_argument {
 // million names expand in about 1.6 s (a 100k-host cluster with 8 rails
 // lists 800k ports).
 inline constexpr uint64_t kMaxHostlistNames = 1 << 20;
+// And on their bytes: a few names may be long ("<a line of text>[1-900]"),
+// and a million of them would be gigabytes. 2^20 names of 32 bytes.
+inline constexpr uint64_t kMaxHostlistBytes = 32 << 20;
 
 // Every name of the expression, in the order written; duplicates are kept.
 // An empty or all-separator expression gives an empty list. Throws
-// HostlistError saying what was expected where, and for an expression of
-// more than `max_names` names (counted before any is written out).
+// HostlistError saying what was expected where (quoting 64 bytes of the
+// expression around that offset), and for an expression of more than
+// `max_names` names or kMaxHostlistBytes bytes of them (counted before any
+// is written out).
 std::vector<std::string> expand_hostlist(std::string_view expression, uint64_t max_names = kMaxHostlistNames);
 
 // The shortest expression Slurm reads back as exactly this set of names:
