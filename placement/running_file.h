@@ -6,9 +6,10 @@
 //   gpu017,gpu018,gpu025 fsdp duty=0.3
 //
 // Hosts are a hostlist expression (of no more names than the fabric has
-// hosts), in the job's ring order (NODE_RANK order). The profile (allreduce, fsdp, alltoall, pipeline, mixed) defaults
-// to allreduce, the duty (share of its run spent in collectives) to 0.5.
-// Its hosts are busy (whole), as in the busy-hosts file.
+// hosts), in the job's ring order (NODE_RANK order). The profile
+// (allreduce, fsdp, alltoall, pipeline, mixed) defaults to allreduce, the
+// duty (share of its run spent in collectives) to 0.5. Its hosts are busy
+// (whole), as in the busy-hosts file.
 #pragma once
 
 #include <istream>

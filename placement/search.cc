@@ -301,16 +301,10 @@ std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap
   else if (p.score.ideal_s > 0)
     out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
                               p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
-  if (p.score.seam_flows > 0) {
-    // Whether the contention left is the ring order's or the hosts' own.
-    const double floor = seam_floor(tree, free, r, p.hosts);
+  if (p.score.seam_flows > 0)
     out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
-                              "on a cable its cross-leaf flows take ({})",
-                              p.score.seam_flows,
-                              floor >= p.score.seam_flows - 1e-9
-                                  ? "no ring order of these hosts has fewer"
-                                  : fmt::format("no ring order of these hosts has fewer than {:.2f}", floor)));
-  }
+                              "on a cable its cross-leaf flows take",
+                              p.score.seam_flows));
   return out;
 }
 

@@ -271,10 +271,6 @@ std::vector<Token> merge_second_dimension(std::vector<Token> tokens) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The expression as an error quotes it: 64 bytes around the offset at most.
 std::string excerpt(std::string_view expression, size_t position) {
   constexpr size_t kBefore = 32;
@@ -337,10 +333,10 @@ std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_nam
     total += names;
     if (total > max_names)
       throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", max_names));
-    bytes += names * longest;  // at most 2^20 names of at most a line each: no overflow
-    if (bytes > kMaxHostlistBytes)
+    if (longest > 0 && names > (kMaxHostlistBytes - bytes) / longest)  // bytes never passes the cap: no overflow
       throw HostlistError(std::string(expr), begin,
                           fmt::format("expands to more than {} bytes of names", kMaxHostlistBytes));
+    bytes += names * longest;
     expand_into(p, 0, "", out);
   }
   return out;

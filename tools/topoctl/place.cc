@@ -25,9 +25,8 @@ namespace {
 
 using nlohmann::json;
 
-json placement_json(const topo::SwitchTree& tree, const topo::FreeMap& free, const topo::Placement& p,
-                    const topo::PlacementRequest& r, const std::string& policy) {
-  const topo::Fabric& f = tree.fabric();
+json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo::PlacementRequest& r,
+                    const std::string& policy, double seam_floor) {
   json hosts = json::array(), leaves = json::array(), gpus = json::array();
   for (topo::NodeId h : p.hosts) hosts.push_back(f.node(h).name);
   for (topo::NodeId l : p.leaves) leaves.push_back(f.node(l).name);
@@ -48,12 +47,13 @@ json placement_json(const topo::SwitchTree& tree, const topo::FreeMap& free, con
           {"ideal_s", s.ideal_s},
           {"slowdown", s.slowdown},
           {"seam_flows", s.seam_flows},
-          {"seam_floor", p.feasible ? topo::seam_floor(tree, free, r, p.hosts) : 0.0},
+          {"seam_floor", seam_floor},
           {"score", s.total},
           {"reasons", p.reasons}};
 }
 
-void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo::SwitchTree& tree) {
+void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo::SwitchTree& tree,
+                     double seam_floor) {
   fmt::print("{:>9}  {:<16} {:>4}  {}\n", "NODE_RANK", "host", "GPUs", "leaf");
   for (size_t i = 0; i < p.hosts.size(); ++i) {
     int leaf = tree.home_leaf(p.hosts[i]);
@@ -70,6 +70,11 @@ void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo
   else if (p.score.ideal_s > 0)
     fmt::print("estimate {:.3f} ms   ideal {:.3f} ms   slowdown {:.3f}x\n", p.score.estimate_s * 1e3,
                p.score.ideal_s * 1e3, p.score.slowdown);
+  // Whether the contention left on the seams is the ring order's or the hosts' own.
+  if (p.score.seam_flows > 0)
+    fmt::print("seams {:.2f} flows on their busiest cable   floor {:.2f} ({})\n", p.score.seam_flows, seam_floor,
+               seam_floor >= p.score.seam_flows - 1e-9 ? "no ring order of these hosts has fewer"
+                                                       : "a ring order of these hosts might have fewer");
   fmt::print("reasons:\n");
   for (const std::string& r : p.reasons) fmt::print("  - {}\n", r);
 }
@@ -148,10 +153,11 @@ Run add_place(CLI::App& app) {
                         : opts->policy == "linear" ? topo::place_linear(tree, free, r)
                         : opts->exact              ? topo::place_exact(tree, free, r)
                                                    : topo::place(tree, free, r);
+    const double floor = p.feasible ? topo::seam_floor(tree, free, r, p.hosts) : 0;
     if (opts->json)
-      std::cout << placement_json(tree, free, p, r, opts->policy).dump(2) << "\n";
+      std::cout << placement_json(f, p, r, opts->policy, floor).dump(2) << "\n";
     else if (p.feasible)
-      print_placement(f, p, tree);
+      print_placement(f, p, tree, floor);
     else
       fmt::print(stderr, "topoctl place: no placement: {}\n", fmt::join(p.reasons, "; "));
     return p.feasible ? kOk : kFindings;
