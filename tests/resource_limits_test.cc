@@ -257,6 +257,24 @@ TEST(ResourceLimits, HostlistErrorQuotesAroundTheOffsetOnly) {
   }
 }
 
+// The quote of one range piece is bounded too: a running-jobs line of
+// "[1xxx...]" (3,000 bytes) gave an error of 3,266 bytes through topoctl place.
+TEST(ResourceLimits, HostlistErrorQuotesALongRangePieceInPart) {
+  const std::string long_pieces[] = {"1" + std::string(3000, 'x'), std::string(3000, '7'),
+                                     "9-" + std::string(3000, '1')};
+  for (const std::string& piece : long_pieces) {
+    const std::string expr = "gpu[" + piece + "]";
+    try {
+      expand_hostlist(expr);
+      ADD_FAILURE() << "expanded";
+    } catch (const HostlistError& e) {
+      EXPECT_EQ(e.position(), 4u);
+      EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(piece.substr(0, 20)), std::string::npos) << e.what();
+    }
+  }
+}
+
 // 147 bytes of two ranges under a long prefix: 824,464 names of about 150
 // bytes, 87 s under ASan before a name was looked up. No expression of a
 // busy or running-jobs file may name more hosts than the fabric has.

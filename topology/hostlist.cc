@@ -49,19 +49,19 @@ std::vector<Range> parse_ranges(std::string_view expr, size_t begin, size_t end)
     auto all_digits = [](std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_digit); };
     if (!all_digits(lo) || !all_digits(hi))
       throw HostlistError(std::string(expr), pos,
-                          fmt::format("expected a number or a range like 1-4 inside [], found '{}'", piece));
+                          fmt::format("expected a number or a range like 1-4 inside [], found '{}'", shown(piece)));
     if (lo.size() > kMaxDigits || hi.size() > kMaxDigits)
-      throw HostlistError(std::string(expr), pos, fmt::format("number '{}' is too long", piece));
+      throw HostlistError(std::string(expr), pos, fmt::format("number '{}' is too long", shown(piece)));
     Range r;
     r.lo = std::stoull(std::string(lo));
     r.hi = std::stoull(std::string(hi));
     r.width = static_cast<int>(lo.size());
     if (r.lo > r.hi)
       throw HostlistError(std::string(expr), pos,
-                          fmt::format("range '{}' runs backwards; expected lo-hi with lo <= hi", piece));
+                          fmt::format("range '{}' runs backwards; expected lo-hi with lo <= hi", shown(piece)));
     if (r.hi - r.lo + 1 > kMaxRange)
       throw HostlistError(std::string(expr), pos,
-                          fmt::format("range '{}' holds more than {} hosts, Slurm's limit", piece, kMaxRange));
+                          fmt::format("range '{}' holds more than {} hosts, Slurm's limit", shown(piece), kMaxRange));
     out.push_back(r);
     if (stop == end) break;
     pos = stop + 1;
