@@ -275,6 +275,24 @@ TEST(ResourceLimits, HostlistErrorQuotesALongRangePieceInPart) {
   }
 }
 
+// The expansion recurses once per bracket group of a name: "[0]" repeated
+// 300,000 times overflowed the stack (a crash of topoctl place --running).
+TEST(ResourceLimits, HostlistOfManyBracketGroupsIsRefusedAtTheFirstPastTheBound) {
+  std::string deep = "gpu";
+  for (int i = 0; i < 300000; ++i) deep += "[0]";
+  try {
+    expand_hostlist(deep);
+    ADD_FAILURE() << "expanded";
+  } catch (const HostlistError& e) {
+    EXPECT_EQ(e.position(), 3u + 16 * 3);
+    EXPECT_NE(std::string(e.what()).find("more than 16 bracket groups in one name"), std::string::npos) << e.what();
+  }
+  std::string sixteen = "r";
+  for (int i = 0; i < 16; ++i) sixteen += "[1-2]";
+  EXPECT_EQ(expand_hostlist(sixteen).size(), 65536u);
+  EXPECT_EQ(expand_hostlist(sixteen)[1], "r111111111111111" "2");
+}
+
 // 147 bytes of two ranges under a long prefix: 824,464 names of about 150
 // bytes, 87 s under ASan before a name was looked up. No expression of a
 // busy or running-jobs file may name more hosts than the fabric has.

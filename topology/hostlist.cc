@@ -18,6 +18,10 @@ namespace {
 constexpr uint64_t kMaxRange = 64 * 1024;
 // Longer digit runs do not fit in 64 bits; such names are kept verbatim.
 constexpr size_t kMaxDigits = 18;
+// Our own bound on the bracket groups of one name, which the expansion
+// recurses through: real names hold one to three ("rack[1-2]-n[01-16]"),
+// and a line of "[0]" repeated 300,000 times overflowed the stack.
+constexpr size_t kMaxGroups = 16;
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t'; }
@@ -82,6 +86,9 @@ Pattern parse_name(std::string_view expr, size_t begin, size_t end) {
       ++pos;
       continue;
     }
+    if (p.ranges.size() == kMaxGroups)
+      throw HostlistError(std::string(expr), pos,
+                          fmt::format("more than {} bracket groups in one name", kMaxGroups));
     size_t close = expr.find(']', pos);  // the caller has checked it exists and nothing nests
     p.text.push_back(std::move(text));
     text.clear();
@@ -95,14 +102,24 @@ Pattern parse_name(std::string_view expr, size_t begin, size_t end) {
   return p;
 }
 
-void expand_into(const Pattern& p, size_t group, std::string prefix, std::vector<std::string>& out) {
-  prefix += p.text[group];
+// Appends every name of `p` from `group` on, each `name` so far followed
+// by the rest; `name` is the one buffer all of them are written in, left as
+// it was given.
+void expand_into(const Pattern& p, size_t group, std::string& name, std::vector<std::string>& out) {
+  const size_t given = name.size();
+  name += p.text[group];
   if (group == p.ranges.size()) {
-    out.push_back(std::move(prefix));
-    return;
+    out.push_back(name);
+  } else {
+    const size_t before_number = name.size();
+    for (const Range& r : p.ranges[group])
+      for (uint64_t v = r.lo; v <= r.hi; ++v) {
+        name += pad(v, r.width);
+        expand_into(p, group + 1, name, out);
+        name.resize(before_number);
+      }
   }
-  for (const Range& r : p.ranges[group])
-    for (uint64_t v = r.lo; v <= r.hi; ++v) expand_into(p, group + 1, prefix + pad(v, r.width), out);
+  name.resize(given);
 }
 
 // --- compression -----------------------------------------------------------
@@ -337,7 +354,8 @@ std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_nam
       throw HostlistError(std::string(expr), begin,
                           fmt::format("expands to more than {} bytes of names", kMaxHostlistBytes));
     bytes += names * longest;
-    expand_into(p, 0, "", out);
+    std::string name;
+    expand_into(p, 0, name, out);
   }
   return out;
 }
