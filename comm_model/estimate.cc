@@ -117,8 +117,8 @@ void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, 
     Sharer ideal{own};
     double ideal_gbps = share_max_min({&ideal, 1}, ideal_room)[0].flow_gbps;
     sharers[0] = Sharer{p.flows};
-    p.alone = share_max_min({sharers.data(), 1}, room)[0];
-    p.shared = neighbours.empty() ? p.alone : share_max_min(sharers, room)[0];
+    p.alone = first_share({sharers.data(), 1}, room);
+    p.shared = neighbours.empty() ? p.alone : first_share(sharers, room);
     p.alone_pace = {seconds_at(p.load.flow_bytes, p.alone.flow_gbps), seconds_at(p.load.flow_bytes, ideal_gbps),
                     p.load.max_switches};
     p.shared_pace = p.alone_pace;

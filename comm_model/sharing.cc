@@ -23,7 +23,11 @@ std::vector<Entry> entries_by_cable(std::span<const Sharer> sharers) {
   for (size_t s = 0; s < sharers.size(); ++s)
     for (const auto& [cable, flows] : sharers[s].flows)
       if (flows > 0) all.push_back({cable, static_cast<int>(s), flows});
-  std::stable_sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.cable < b.cable; });
+  // A sharer loads each key once: (cable, sharer) orders every entry, and
+  // keeps the sharers' order within a cable without a stable sort's buffer.
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
+    return a.cable != b.cable ? a.cable < b.cable : a.sharer < b.sharer;
+  });
   return all;
 }
 
@@ -32,6 +36,31 @@ struct Cable {
   double room;        // left for the jobs still rising
   double rising = 0;  // their flows on it
 };
+
+// The sharers' cables, each with its entries, and each sharer's flows as
+// (index into the cables, flows): what progressive filling updates when a
+// sharer stops, without a search per flow.
+struct Cables {
+  std::vector<Cable> list;
+  std::vector<std::vector<std::pair<size_t, double>>> of_sharer;
+};
+
+Cables cables_of(const std::vector<Entry>& all, size_t sharers, const CableRoom& room) {
+  Cables out;
+  out.of_sharer.resize(sharers);
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    Cable c{i, 0, room.gbps(all[i].cable)};
+    for (; j < all.size() && all[j].cable == all[i].cable; ++j) {
+      c.rising += all[j].flows;
+      out.of_sharer[static_cast<size_t>(all[j].sharer)].emplace_back(out.list.size(), all[j].flows);
+    }
+    c.end = j;
+    out.list.push_back(c);
+    i = j;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -119,20 +148,12 @@ Share alone(const Sharer& s, const CableRoom& room) {
   return out;
 }
 
-}  // namespace
-
-std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room) {
-  if (sharers.size() == 1) return {alone(sharers[0], room)};
+// Progressive filling, to the end or until the first sharer stops (the
+// levels before it are the same either way).
+std::vector<Share> fill(std::span<const Sharer> sharers, const CableRoom& room, bool until_first) {
   const std::vector<Entry> all = entries_by_cable(sharers);
-  std::vector<Cable> cables;
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    Cable c{i, 0, room.gbps(all[i].cable)};
-    for (; j < all.size() && all[j].cable == all[i].cable; ++j) c.rising += all[j].flows;
-    c.end = j;
-    cables.push_back(c);
-    i = j;
-  }
+  Cables by = cables_of(all, sharers.size(), room);
+  std::vector<Cable>& cables = by.list;
   std::vector<Share> out(sharers.size());
   std::vector<bool> rising(sharers.size(), true);
   size_t left = sharers.size();
@@ -140,14 +161,12 @@ std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoo
     rising[s] = false;
     --left;
     out[s] = {rate, limit};
-    for (auto& [cable, flows] : sharers[s].flows) {
-      auto it = std::lower_bound(cables.begin(), cables.end(), cable,
-                                 [&](const Cable& c, int d) { return all[c.begin].cable < d; });
-      if (it == cables.end() || all[it->begin].cable != cable || flows <= 0) continue;
-      it->room -= rate * flows;
-      it->rising -= flows;
+    for (auto [c, flows] : by.of_sharer[static_cast<size_t>(s)]) {
+      cables[c].room -= rate * flows;
+      cables[c].rising -= flows;
     }
   };
+  std::vector<std::pair<double, int>> why(sharers.size());
   while (left > 0) {
     // The next rate where a cable fills or a demand is met.
     double level = kInf;
@@ -157,7 +176,7 @@ std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoo
       if (c.rising > 1e-12) level = std::min(level, std::max(0.0, c.room) / c.rising);
     const double tol = std::isfinite(level) ? level * 1e-12 : 0.0;
     // Each job stopped at this level by a full cable names the one it has most flows on.
-    std::vector<std::pair<double, int>> why(sharers.size(), {-1.0, -1});
+    std::fill(why.begin(), why.end(), std::make_pair(-1.0, -1));
     for (const Cable& c : cables) {
       if (c.rising <= 1e-12 || std::max(0.0, c.room) / c.rising > level + tol) continue;
       for (size_t k = c.begin; k < c.end; ++k)
@@ -171,10 +190,24 @@ std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoo
       else if (sharers[s].demand_gbps <= level + tol) stop(static_cast<int>(s), sharers[s].demand_gbps, -1);
     }
     if (left == before) break;  // nothing bounds the rest: no flows, no demand
+    if (until_first && !rising[0]) break;
   }
   for (size_t s = 0; s < sharers.size(); ++s)
     if (rising[s]) out[s] = {kInf, -1};
   return out;
+}
+
+}  // namespace
+
+std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room) {
+  if (sharers.size() == 1) return {alone(sharers[0], room)};
+  return fill(sharers, room, false);
+}
+
+Share first_share(std::span<const Sharer> sharers, const CableRoom& room) {
+  if (sharers.empty()) return {};
+  if (sharers.size() == 1) return alone(sharers[0], room);
+  return fill(sharers, room, true)[0];
 }
 
 }  // namespace topo

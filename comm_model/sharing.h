@@ -71,6 +71,9 @@ struct Share {
 // One share per sharer, in their order. A sharer with no flows gets its
 // demand (+inf when unbounded).
 std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room);
+// share_max_min(...)[0], filling only until the first sharer stops: what an
+// estimate needs of its own pattern among its neighbours.
+Share first_share(std::span<const Sharer> sharers, const CableRoom& room);
 
 // Flows per load key: bytes over the bytes of one flow. Takes the bytes by
 // value: a caller done with them moves them in and no copy is made.

@@ -3,6 +3,7 @@
 #include "comm_model/link_load.h"
 
 #include <algorithm>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -127,6 +128,39 @@ TEST(CableRoom, ATrunkFillsAtItsTightestCable) {
   EXPECT_EQ(room.cable_of(index.trunk_key(k)), second);
   EXPECT_EQ(room.cable_of(first), first);
   EXPECT_DOUBLE_EQ(room.gbps(index.trunk_key(trunk_between(index, "leaf01", "spine01"))), 0.5 * line);
+}
+
+// Progressive filling stopped once the first sharer stops gives it what the
+// full filling gives: a hand-worked case, then random ones on few cables.
+TEST(Sharing, FirstShareIsTheFirstOfTheFullFilling) {
+  Fabric f = make_synthetic(kSpec);
+  const CableRoom room(f, BackgroundLoad(), 1.0);
+  const int cable = directed_cable(f.link(f.cables()[0]), f.link(f.cables()[0]).end_a);
+  const double line = room.gbps(cable);
+  const std::vector<std::pair<int, double>> one{{cable, 1.0}}, two{{cable, 2.0}};
+  // A neighbour asking a tenth leaves the rest; one asking all is cut to a fair per-flow share.
+  const Sharer modest[] = {{one}, {one, 0.1 * line}};
+  EXPECT_DOUBLE_EQ(first_share(modest, room).flow_gbps, 0.9 * line);
+  EXPECT_EQ(first_share(modest, room).limit, cable);
+  const Sharer greedy[] = {{one}, {two, line}};
+  EXPECT_DOUBLE_EQ(first_share(greedy, room).flow_gbps, line / 3);
+
+  std::mt19937 rng(7);
+  std::vector<int> keys;
+  for (size_t c = 0; c < 6; ++c) keys.push_back(directed_cable(f.link(f.cables()[c]), f.link(f.cables()[c]).end_b));
+  for (int instance = 0; instance < 300; ++instance) {
+    std::vector<std::vector<std::pair<int, double>>> flows(2 + rng() % 10);
+    std::vector<Sharer> sharers;
+    for (size_t s = 0; s < flows.size(); ++s) {
+      for (int k : keys)
+        if (rng() % 3 == 0) flows[s].emplace_back(k, 0.5 + (rng() % 8) / 2.0);
+      const double demand = s == 0 ? std::numeric_limits<double>::infinity() : line * (rng() % 100) / 100.0;
+      sharers.push_back({flows[s], demand});
+    }
+    const Share all = share_max_min(sharers, room)[0], first = first_share(sharers, room);
+    EXPECT_EQ(first.flow_gbps, all.flow_gbps) << "instance " << instance;
+    EXPECT_EQ(first.limit, all.limit) << "instance " << instance;
+  }
 }
 
 TEST(LinkLoad, StaticRoutingFollowsTheTablesOnOnePath) {
