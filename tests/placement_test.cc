@@ -595,6 +595,22 @@ TEST(Placement, HomeLeafIsTheLeafOfTheFirstRail) {
   }
 }
 
+// Running AllReduce jobs at duty 1, one of sizes[j] hosts for each entry,
+// on the first hosts of `shuffled`: their hosts made busy and their traffic
+// filled in. Returns how many hosts they took.
+size_t add_running_jobs(const SwitchTree& tree, FreeMap& free, std::span<const NodeId> shuffled,
+                        std::span<const size_t> sizes) {
+  size_t at = 0;
+  for (size_t size : sizes) {
+    RunningJob job{{}, Profile::AllReduce, 8, 1.0};
+    for (size_t k = 0; k < size; ++k) job.ring.push_back(shuffled[at++]);
+    for (NodeId h : job.ring) free.free_gpus[h] = 0;
+    free.running.push_back(job);
+  }
+  fill_traffic(tree, free);
+  return at;
+}
+
 TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
   Fabric f = make_synthetic("leafspine:leaves=8,hosts_per_leaf=8,spines=4,oversub=2");
   f.set_routing(testing::dmodk_routing(f));
@@ -605,14 +621,8 @@ TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
     std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
     std::shuffle(all.begin(), all.end(), rng);
     // A few running jobs on random hosts, then a job on what is left.
-    size_t at = 0;
-    for (int j = 0; j < 3; ++j) {
-      RunningJob job{{}, Profile::AllReduce, 8, 1.0};
-      for (int k = 0; k < 6; ++k) job.ring.push_back(all[at++]);
-      for (NodeId h : job.ring) free.free_gpus[h] = 0;
-      free.running.push_back(job);
-    }
-    fill_traffic(tree, free);
+    const size_t sizes[] = {6, 6, 6};
+    add_running_jobs(tree, free, all, sizes);
     PlacementRequest r = hosts_x8(3 + static_cast<int>(rng() % 20));
     r.profile = rng() % 2 ? Profile::AllReduce : Profile::Fsdp;
     Placement p = place(tree, free, r);
@@ -677,13 +687,9 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
     FreeMap free = FreeMap::all_free(f, 8);
     std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
     std::shuffle(all.begin(), all.end(), rng);
-    size_t at = 0;
-    for (int j = 0; j < 4; ++j) {
-      RunningJob job{{}, Profile::AllReduce, 8, 1.0};
-      for (size_t k = 0; k < 2 + rng() % 3; ++k) job.ring.push_back(all[at++]);
-      free.running.push_back(job);
-    }
-    fill_traffic(tree, free);
+    std::vector<size_t> sizes;
+    for (int j = 0; j < 4; ++j) sizes.push_back(2 + rng() % 3);
+    const size_t at = add_running_jobs(tree, free, all, sizes);
     std::vector<NodeId> job(all.begin() + at, all.begin() + at + 5 + rng() % 5);
     for (NodeId h : f.hosts()) free.free_gpus[h] = 0;
     for (NodeId h : job) free.free_gpus[h] = 8;
