@@ -10,7 +10,9 @@
 //   - a name may hold several bracket groups, "rack[1-2]-n[01-02]", which
 //     expand with the first group varying slowest (rack1-n01, rack1-n02,
 //     rack2-n01, rack2-n02); the last group must end the name, as Slurm
-//     22.05 rejects anything after it ("n[1-2]-ib" is an error);
+//     22.05 rejects anything after it ("n[1-2]-ib" is an error); at most
+//     16 groups in one name (our own bound: the expansion recurses per
+//     group);
 //   - at most 65536 hosts in one range, as in Slurm.
 #pragma once
 
