@@ -72,7 +72,8 @@ struct Share {
 // demand (+inf when unbounded).
 std::vector<Share> share_max_min(std::span<const Sharer> sharers, const CableRoom& room);
 // share_max_min(...)[0], filling only until the first sharer stops: what an
-// estimate needs of its own pattern among its neighbours.
+// estimate needs of its own pattern among its neighbours. With no sharers
+// there is no first: a default Share (no rate, no limit).
 Share first_share(std::span<const Sharer> sharers, const CableRoom& room);
 
 // Flows per load key: bytes over the bytes of one flow. Takes the bytes by

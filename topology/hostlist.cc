@@ -18,9 +18,9 @@ namespace {
 constexpr uint64_t kMaxRange = 64 * 1024;
 // Longer digit runs do not fit in 64 bits; such names are kept verbatim.
 constexpr size_t kMaxDigits = 18;
-// Our own bound on the bracket groups of one name, which the expansion
-// recurses through: real names hold one to three ("rack[1-2]-n[01-16]"),
-// and a line of "[0]" repeated 300,000 times overflowed the stack.
+// Our own bound on the bracket groups of one name: the expansion recurses
+// once per group, so the bound is the stack depth a name can ask for. Real
+// names hold one to three ("rack[1-2]-n[01-16]").
 constexpr size_t kMaxGroups = 16;
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
