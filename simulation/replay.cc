@@ -26,8 +26,14 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
       return {"linear", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(*table, t, f, r); }};
     return {"tree", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_tree(*table, t, f, r); }};
   }
-  if (name == "topo-aware")
-    return {"topo-aware", true, [](const SwitchTree& t, const FreeMap& f, Request r) { return place(t, f, r); }};
+  if (name == "topo-aware") {
+    // The replay keeps hosts and ring order, not the reasons: like the
+    // Slurm plugin, it does not word them for every decision.
+    SearchOptions options;
+    options.with_reasons = false;
+    return {"topo-aware", true,
+            [options](const SwitchTree& t, const FreeMap& f, Request r) { return place(t, f, r, options); }};
+  }
   throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree or topo-aware", name));
 }
 
