@@ -20,9 +20,23 @@ void check_rate(double gbps) {
 
 }  // namespace
 
+BackgroundLoad::Entry& BackgroundLoad::at(int cable) {
+  if (entries_.empty() || entries_.back().first < cable) return entries_.emplace_back(cable, Entry{}).second;
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), cable,
+                             [](const std::pair<int, Entry>& e, int c) { return e.first < c; });
+  if (it == entries_.end() || it->first != cable) it = entries_.insert(it, {cable, Entry{}});
+  return it->second;
+}
+
+const BackgroundLoad::Entry* BackgroundLoad::find(int cable) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), cable,
+                             [](const std::pair<int, Entry>& e, int c) { return e.first < c; });
+  return it != entries_.end() && it->first == cable ? &it->second : nullptr;
+}
+
 void BackgroundLoad::add(int cable, double gbps) {
   check_rate(gbps);
-  Entry& e = entries_[cable];
+  Entry& e = at(cable);
   e.from_a_gbps += gbps;
   e.from_b_gbps += gbps;
 }
@@ -33,7 +47,7 @@ void BackgroundLoad::add(const Fabric& fabric, LinkId cable, NodeId from, double
   if (from != l.end_a && from != l.end_b)
     throw std::invalid_argument(fmt::format("{} is not an end of the cable {}:{} <-> {}:{}", fabric.node(from).name,
                                             fabric.node(l.end_a).name, l.port_a, fabric.node(l.end_b).name, l.port_b));
-  Entry& e = entries_[l.id];
+  Entry& e = at(l.id);
   (from == l.end_a ? e.from_a_gbps : e.from_b_gbps) += gbps;
 }
 

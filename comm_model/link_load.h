@@ -6,7 +6,7 @@
 // as PathIndex::ports() lists them.
 #pragma once
 
-#include <map>
+#include <utility>
 #include <optional>
 #include <span>
 #include <vector>
@@ -31,12 +31,17 @@ class BackgroundLoad {
     double from_a_gbps = 0;  // leaving Link::end_a
     double from_b_gbps = 0;  // leaving Link::end_b
   };
-  // By cable id.
-  const std::map<int, Entry>& entries() const { return entries_; }
+  // (cable id, entry), ordered by cable id. Kept flat: a scheduler walks
+  // all of them once a decision (hundreds on a busy 512-host fabric), and
+  // its writer adds them in cable order, each an append.
+  std::span<const std::pair<int, Entry>> entries() const { return entries_; }
+  // The entry of cable `cable` (Link::id); nullptr when nothing loads it.
+  const Entry* find(int cable) const;
   bool empty() const { return entries_.empty(); }
 
  private:
-  std::map<int, Entry> entries_;
+  Entry& at(int cable);  // found or inserted in order
+  std::vector<std::pair<int, Entry>> entries_;
 };
 
 // The bytes a traffic pattern puts on each directed cable, routed as the

@@ -50,7 +50,7 @@ double uplink_pressure(const SwitchTree& tree, const FreeMap& free, int leaf, bo
   double used = 0;
   const Fabric& f = tree.fabric();
   for (LinkId e : l.uplinks)
-    if (auto it = free.load.entries().find(f.link(e).id); it != free.load.entries().end()) used += busier(it->second);
+    if (const BackgroundLoad::Entry* entry = free.load.find(f.link(e).id)) used += busier(*entry);
   return pressure_at(l, used, multi_leaf);
 }
 
@@ -62,17 +62,11 @@ FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<cons
 // One pass over the running jobs' load, each entry sorted to the leaf whose
 // uplink it is or to the cables above the leaves.
 FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<const NodeId> ring, bool every_leaf) {
-  const Fabric& f = tree.fabric();
   const size_t leaves = tree.leaves().size();
   std::vector<double> used(leaves, 0.0);
-  // Most loaded cables are hosts' own: the dense switch index turns them
-  // away without reading their nodes.
-  auto above = [&](NodeId n) { return f.switch_index(n) >= 0 && f.node(n).level != Level::Leaf; };
-  const FabricIndex& fi = f.index();
   for (const auto& [cable, entry] : free.load.entries()) {
-    if (cable < 0 || static_cast<size_t>(cable) >= f.cables().size()) continue;
     if (int l = tree.uplink_of(cable); l >= 0) used[l] += busier(entry);
-    else if (above(fi.cable_ends(cable)[0].node) && above(fi.cable_ends(cable)[1].node)) above_.emplace_back(cable, entry);
+    else if (tree.above_leaves(cable)) above_.emplace_back(cable, entry);
   }
   std::vector<char> wanted(leaves, every_leaf);
   for (NodeId h : ring)
@@ -101,13 +95,15 @@ BackgroundLoad FreeIndex::near(const SwitchTree& tree, const FreeMap& free, std:
   };
   auto copy_loaded = [&](LinkId cable) {
     int id = f.link(cable).id;
-    if (auto it = free.load.entries().find(id); it != free.load.entries().end()) copy(id, it->second);
+    if (const BackgroundLoad::Entry* entry = free.load.find(id)) copy(id, *entry);
   };
-  std::set<int> leaves;
+  std::vector<int> leaves;  // a ring spans a few
   for (NodeId h : ring) {
     for (LinkId e : tree.cables(h)) copy_loaded(e);
-    if (int l = tree.home_leaf(h); l >= 0 && leaves.insert(l).second)
-      for (LinkId e : tree.leaves()[l].uplinks) copy_loaded(e);
+    const int l = tree.home_leaf(h);
+    if (l < 0 || std::find(leaves.begin(), leaves.end(), l) != leaves.end()) continue;
+    leaves.push_back(l);
+    for (LinkId e : tree.leaves()[l].uplinks) copy_loaded(e);
   }
   for (const auto& [cable, entry] : above_) copy(cable, entry);
   return out;

@@ -44,6 +44,7 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
     LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), index.pressure(i, true)};
+    pool.hosts.reserve(l.hosts.size());
     for (NodeId h : l.hosts)
       if (eligible(tree, free, request, h)) pool.hosts.push_back(h);
     // Healthy hosts first; for a GPU count, the emptiest hosts first so the
@@ -251,6 +252,7 @@ bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementReques
   if (tree.home_leaf(host) < 0 || free.avoid_hosts.contains(host)) return false;
   int need_gpus = whole_hosts(request) ? request.gpus_per_host : request.min_gpus_per_host;
   if (free.free(host) < std::max(1, need_gpus)) return false;
+  if (free.avoid_links.empty()) return true;  // asked for every host of the fabric, every decision
   for (LinkId e : tree.cables(host))
     if (free.avoid_links.contains(e)) return false;
   return true;

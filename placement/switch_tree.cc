@@ -37,6 +37,11 @@ SwitchTree::SwitchTree(const Fabric& fabric)
   uplink_of_.assign(fabric.cables().size(), -1);
   for (size_t i = 0; i < leaves_.size(); ++i)
     for (LinkId e : leaves_[i].uplinks) uplink_of_[fabric.link(e).id] = static_cast<int>(i);
+  auto above = [&](NodeId n) { return fabric.switch_index(n) >= 0 && fabric.node(n).level != Level::Leaf; };
+  above_leaves_.assign(fabric.cables().size(), 0);
+  for (size_t id = 0; id < fabric.cables().size(); ++id)
+    above_leaves_[id] = above(fi.cable_ends(static_cast<int>(id))[0].node) &&
+                        above(fi.cable_ends(static_cast<int>(id))[1].node);
 
   std::set<int> pods;
   for (const Leaf& l : leaves_) pods.insert(l.pod);

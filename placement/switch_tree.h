@@ -46,13 +46,19 @@ class SwitchTree {
   std::span<const LinkId> cables(NodeId host) const;
   // The leaf whose uplink the cable is (by Link::id), -1 for any other.
   int uplink_of(int cable) const { return cable >= 0 && cable < int(uplink_of_.size()) ? uplink_of_[cable] : -1; }
+  // Whether both ends of the cable (by Link::id) are switches above the
+  // leaves: spine to core, say.
+  bool above_leaves(int cable) const {
+    return cable >= 0 && cable < int(above_leaves_.size()) && above_leaves_[cable];
+  }
 
  private:
   const Fabric* fabric_;
   std::unique_ptr<PathIndex> paths_;
   std::vector<Leaf> leaves_;
   std::vector<int> home_, port_;
-  std::vector<int> uplink_of_;  // by Link::id
+  std::vector<int> uplink_of_;       // by Link::id
+  std::vector<char> above_leaves_;  // by Link::id
   std::vector<std::vector<LinkId>> cables_, degraded_;
   int pods_ = 0;
 };
