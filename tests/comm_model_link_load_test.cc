@@ -109,6 +109,27 @@ TEST(LinkLoad, CrossingsSummedPerLeafAreNotRoutedByTables) {
   EXPECT_NO_THROW(route(index, al, alltoall_traffic(index, al, 1.0, false)));
 }
 
+// The entries come out in cable order and summed per cable and direction,
+// whatever order the load was added in.
+TEST(BackgroundLoad, EntriesAreInCableOrderWhateverTheOrderAdded) {
+  BackgroundLoad load;
+  load.add(7, 1.0);
+  load.add(2, 2.0);
+  load.add(9, 3.0);
+  load.add(2, 0.5);
+  load.add(5, 4.0);
+  std::vector<int> ids;
+  for (const auto& [id, entry] : load.entries()) ids.push_back(id);
+  EXPECT_EQ(ids, (std::vector<int>{2, 5, 7, 9}));
+  ASSERT_NE(load.find(2), nullptr);
+  EXPECT_DOUBLE_EQ(load.find(2)->from_a_gbps, 2.5);
+  EXPECT_DOUBLE_EQ(load.find(2)->from_b_gbps, 2.5);
+  EXPECT_EQ(load.find(3), nullptr);
+  EXPECT_EQ(load.find(10), nullptr);
+  EXPECT_THROW(load.add(4, -1.0), std::invalid_argument);
+  EXPECT_EQ(load.find(4), nullptr);  // a refused rate adds no entry
+}
+
 TEST(CableRoom, ATrunkFillsAtItsTightestCable) {
   Fabric f = make_synthetic(kSpec);
   PathIndex index(f);

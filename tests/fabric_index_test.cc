@@ -142,6 +142,18 @@ TEST(FabricIndex, PathIndexAndSwitchTreeAgreeWithIt) {
       EXPECT_EQ(paths.ports(id).front().leaf, ix.home_leaf(id)) << spec;
       EXPECT_EQ(tree.leaves()[tree.home_leaf(h)].node, ix.leaves()[ix.home_leaf(id)]) << spec;
     }
+    // Every cable is an HCA's, a leaf's uplink or one above the leaves, and
+    // only a three-level fabric has the last.
+    int above = 0;
+    for (size_t id = 0; id < f.cables().size(); ++id) {
+      const Link& l = f.link(f.cables()[id]);
+      const bool hca_cable = f.node(l.end_a).kind != NodeKind::Switch || f.node(l.end_b).kind != NodeKind::Switch;
+      const int kinds = hca_cable + (tree.uplink_of(static_cast<int>(id)) >= 0) +
+                        tree.above_leaves(static_cast<int>(id));
+      EXPECT_EQ(kinds, 1) << spec << " cable " << id;
+      above += tree.above_leaves(static_cast<int>(id));
+    }
+    EXPECT_EQ(above > 0, std::string_view(spec).starts_with("clos3")) << spec;
   }
 }
 
