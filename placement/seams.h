@@ -63,13 +63,23 @@ struct SeamCost {
 // the tables is most of its cost. Forwarding tables route by destination,
 // so past the sender's own cables a route depends only on the leaves the
 // sender's ports reach: every exit of one leaf shares one walk. Valid while
-// the fabric's tables and cables stay as they were: keep one for one
-// decision.
+// the fabric's tables and cables stay as they were, so one may serve every
+// decision on one SwitchTree (the replay keeps one a run, the Slurm plugin
+// one a tree): most decisions then route nothing. At most one route per
+// (sender's leaves, destination host) is kept; rank_placements() forgets
+// them all past kMaxKept.
 class SeamRoutes {
  public:
   explicit SeamRoutes(const PathIndex& paths)
       : paths_(paths), scratch_(new int[2 * paths.fabric().cables().size()]()) {}
-  const std::vector<int>& cables(NodeId from, NodeId to);  // stable while this lives
+  const std::vector<int>& cables(NodeId from, NodeId to);  // stable until clear()
+  const PathIndex& paths() const { return paths_; }
+  // Routes kept; forgetting them all invalidates what cables() returned.
+  size_t size() const { return routes_.size(); }
+  void clear() { routes_.clear(); }
+  // A bound on what is kept across decisions: a route is a few ints, so
+  // some 20 MB (a 512-host fabric of 32 leaves asks at most 16,384).
+  static constexpr size_t kMaxKept = size_t{1} << 18;
   // Equal for senders whose ports reach the same leaves in the same order
   // (PathIndex::leaf_set): their routes to any host are the same. A sender
   // with a port on no leaf has a key of its own.

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -510,11 +512,15 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
 }
 
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                                       int count, const SearchOptions& options) {
+                                       int count, const SearchOptions& options, SeamRoutes* kept) {
+  if (kept && &kept->paths() != &tree.paths())
+    throw std::invalid_argument("the seam routes given were kept for another fabric's switch tree");
   if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))
     return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
   const FreeIndex index(tree, free);
-  SeamRoutes routes(tree.paths());
+  std::optional<SeamRoutes> own;
+  if (kept && kept->size() > SeamRoutes::kMaxKept) kept->clear();  // no search holds them now
+  SeamRoutes& routes = kept ? *kept : own.emplace(tree.paths());
   std::vector<LeafPool> pools = make_pools(tree, free, index, request);
   int capacity = 0;
   for (const LeafPool& p : pools) capacity += p.capacity;
@@ -557,8 +563,8 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
 }
 
 Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                const SearchOptions& options) {
-  return rank_placements(tree, free, request, 1, options).front();
+                const SearchOptions& options, SeamRoutes* routes) {
+  return rank_placements(tree, free, request, 1, options, routes).front();
 }
 
 }  // namespace topo

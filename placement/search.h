@@ -53,14 +53,17 @@ struct SearchOptions {
 };
 
 // The best placement, or one with feasible == false and the reason why not.
+// `routes`, when given, are the seam search's routes kept across decisions
+// on `tree` (seams.h); without them a decision routes its own. Throws
+// std::invalid_argument for routes of another tree's PathIndex.
 Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                const SearchOptions& options = {});
+                const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
 
 // The best `count` distinct candidates, best first (the Slurm plugin tries
 // them in turn until cons_tres accepts one).
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free,
                                        const PlacementRequest& request, int count,
-                                       const SearchOptions& options = {});
+                                       const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
 
 // The reasons in words of a feasible placement that rank_placements() gave
 // for `request` on `free` (what it puts in Placement::reasons).

@@ -300,6 +300,9 @@ struct topo_engine {
   // Shared with the answers given on them (Answer).
   std::shared_ptr<const Fabric> fabric;
   std::shared_ptr<const SwitchTree> tree;
+  // The seam search's routes on `tree`, kept from decision to decision
+  // (placement/seams.h); made anew with it.
+  std::unique_ptr<SeamRoutes> seam_routes;
   // What the tree's cable health was read from: the newest port counter
   // collection and the config (its thresholds) at the time.
   std::optional<int64_t> health_collection;
@@ -458,8 +461,10 @@ struct topo_engine {
         health_collection = collection;
         health_config_generation = config_generation;
         auto t = std::make_unique<SwitchTree>(*f);
+        auto routes = std::make_unique<SeamRoutes>(t->paths());
         fabric = std::move(f);
         tree = std::move(t);
+        seam_routes = std::move(routes);
         answers.clear();  // searched on the old tree's cable health
         bool new_snapshot = latest != snapshot_id;
         snapshot_id = latest;
@@ -556,6 +561,7 @@ struct topo_engine {
     if (config.db_path != old_db) {
       drop_database();
       writer.reset();
+      seam_routes.reset();
       tree.reset();
       fabric.reset();
       snapshot_id.reset();
@@ -639,7 +645,7 @@ std::shared_ptr<const Answer> answer_question(topo_engine& e, const RunningTraff
     options.weights = e.config.weights;
     options.with_reasons = false;  // worded for the one recorded (reasons_of); an infeasible one still says why
     std::string why;
-    for (Placement& p : rank_placements(tree, free, request, q.candidates, options)) {
+    for (Placement& p : rank_placements(tree, free, request, q.candidates, options, e.seam_routes.get())) {
       if (p.feasible) answer->placements.push_back(std::move(p));
       else if (why.empty() && !p.reasons.empty()) why = p.reasons.front();
     }

@@ -23,16 +23,21 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
   if (name == "linear" || name == "tree") {
     auto table = std::make_shared<const SlurmSwitchTable>(slurm_switch_table(fabric));
     if (name == "linear")
-      return {"linear", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_linear(*table, t, f, r); }};
-    return {"tree", false, [table](const SwitchTree& t, const FreeMap& f, Request r) { return place_tree(*table, t, f, r); }};
+      return {"linear", false, [table](const SwitchTree& t, const FreeMap& f, Request r, SeamRoutes*) {
+                return place_linear(*table, t, f, r);
+              }};
+    return {"tree", false, [table](const SwitchTree& t, const FreeMap& f, Request r, SeamRoutes*) {
+              return place_tree(*table, t, f, r);
+            }};
   }
   if (name == "topo-aware") {
     // The replay keeps hosts and ring order, not the reasons: like the
     // Slurm plugin, it does not word them for every decision.
     SearchOptions options;
     options.with_reasons = false;
-    return {"topo-aware", true,
-            [options](const SwitchTree& t, const FreeMap& f, Request r) { return place(t, f, r, options); }};
+    return {"topo-aware", true, [options](const SwitchTree& t, const FreeMap& f, Request r, SeamRoutes* routes) {
+              return place(t, f, r, options, routes);
+            }};
   }
   throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree or topo-aware", name));
 }
@@ -141,6 +146,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   int failures = 0;
 
   TrafficMap traffic(tree.fabric());
+  SeamRoutes routes(tree.paths());  // the tree's routes, asked again and again over the replay
   std::vector<JobTraffic> job_traffic_of;  // by schedule index
   bool traffic_written = true;
 
@@ -150,7 +156,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       traffic_written = true;
     }
     auto t0 = std::chrono::steady_clock::now();
-    Placement p = policy.place(tree, cluster.free(), job.request);
+    Placement p = policy.place(tree, cluster.free(), job.request, &routes);
     call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     if (!p.feasible) {
       ++failures;

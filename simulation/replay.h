@@ -39,7 +39,9 @@ struct PlacementPolicy {
   // Whether it reads the running jobs' traffic (FreeMap::load and
   // cable_flows): Slurm's policies do not, so the replay skips filling it.
   bool reads_traffic = false;
-  std::function<Placement(const SwitchTree&, const FreeMap&, const PlacementRequest&)> place;
+  // The last argument: the seam search's routes, which the replay keeps
+  // for its tree (placement/seams.h); Slurm's policies do not read them.
+  std::function<Placement(const SwitchTree&, const FreeMap&, const PlacementRequest&, SeamRoutes*)> place;
 };
 
 // "linear" (cons_tres alone: a best-fit run of consecutive nodes), "tree"

@@ -636,6 +636,39 @@ TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
   }
 }
 
+// Routes kept across decisions (as the replay and the Slurm plugin keep
+// them) give every decision what routing afresh gives, and they are
+// refused for another tree.
+TEST(Placement, SeamRoutesKeptAcrossDecisionsChangeNoAnswer) {
+  Fabric f = make_synthetic("leafspine:leaves=8,hosts_per_leaf=8,spines=4,oversub=2");
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  SeamRoutes kept(tree.paths());
+  std::mt19937 rng(5);
+  int across_leaves = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    FreeMap free = FreeMap::all_free(f, 8);
+    std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
+    std::shuffle(all.begin(), all.end(), rng);
+    const size_t sizes[] = {5, 7, 4};
+    add_running_jobs(tree, free, all, sizes);
+    PlacementRequest r = hosts_x8(3 + static_cast<int>(rng() % 24));
+    r.profile = Profile::AllReduce;
+    const std::vector<Placement> fresh = rank_placements(tree, free, r, 3);
+    const std::vector<Placement> again = rank_placements(tree, free, r, 3, {}, &kept);
+    ASSERT_EQ(fresh.size(), again.size());
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      EXPECT_EQ(fresh[i].hosts, again[i].hosts) << "trial " << trial;
+      EXPECT_DOUBLE_EQ(fresh[i].score.total, again[i].score.total) << "trial " << trial;
+    }
+    across_leaves += fresh.front().leaves.size() > 1;
+  }
+  EXPECT_GT(across_leaves, 10);  // the seam search ran
+  EXPECT_GT(kept.size(), 0u);
+  SwitchTree other(f);
+  EXPECT_THROW(rank_placements(other, FreeMap::all_free(f, 8), hosts_x8(2), 1, {}, &kept), std::invalid_argument);
+}
+
 // Every ring that takes `hosts` leaf by leaf: each order of the leaves'
 // segments (a ring's first held: it has no start) with each entry and exit
 // of every segment; the least seam_cost worst among them.
