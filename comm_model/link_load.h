@@ -6,9 +6,9 @@
 // as PathIndex::ports() lists them.
 #pragma once
 
-#include <utility>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "comm_model/paths.h"

@@ -124,8 +124,8 @@ Traffic ring_traffic(const PathIndex& index, const Allocation& al, double bytes,
 
 Traffic tree_traffic(const PathIndex& index, const Allocation& al, const DoubleBinaryTree& tree, double bytes) {
   Traffic t = empty_traffic(index, al);
-  // Each of the two trees has N - 1 edges, each crossed both ways: fewer
-  // than four crossings per lane.
+  // Each of the two trees has N - 1 edges, each crossed both ways by a
+  // host's lanes: on hosts alike, fewer than four crossings per lane.
   t.crossings.reserve(4 * static_cast<size_t>(al.lane_begin.back()));
   for (const BinaryTree* half : {&tree.first, &tree.second})
     for (int r = 0; r < al.size(); ++r)
