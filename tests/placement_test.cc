@@ -541,6 +541,13 @@ TEST(Placement, AdaptiveRoutingKeepsRingOrder) {
   EXPECT_DOUBLE_EQ(p.score.seam_flows, 0);
 }
 
+// The fabric's hosts in an order drawn from `rng`: where running jobs go.
+std::vector<NodeId> shuffled_hosts(const Fabric& f, std::mt19937& rng) {
+  std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
+  std::shuffle(all.begin(), all.end(), rng);
+  return all;
+}
+
 // The index built once per decision gives every candidate the score the
 // candidate's own index gives it, with the comm_model and without.
 TEST(Placement, OneIndexPerDecisionScoresAsEachCandidatesOwn) {
@@ -549,8 +556,7 @@ TEST(Placement, OneIndexPerDecisionScoresAsEachCandidatesOwn) {
   SwitchTree tree(f);
   std::mt19937 rng(5);
   FreeMap free = FreeMap::all_free(f, 8);
-  std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
-  std::shuffle(all.begin(), all.end(), rng);
+  std::vector<NodeId> all = shuffled_hosts(f, rng);  // shuffled again in part below
   for (int j = 0; j < 4; ++j) {
     RunningJob job{{all.begin() + 6 * j, all.begin() + 6 * j + 6}, Profile::AllReduce, 8, 1.0};
     for (NodeId h : job.ring) free.free_gpus[h] = 0;
@@ -618,8 +624,7 @@ TEST(Placement, SeamsNeverWorseThanRingOrderAndKeepTheHostsValid) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
     FreeMap free = FreeMap::all_free(f, 8);
-    std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
-    std::shuffle(all.begin(), all.end(), rng);
+    const std::vector<NodeId> all = shuffled_hosts(f, rng);
     // A few running jobs on random hosts, then a job on what is left.
     const size_t sizes[] = {6, 6, 6};
     add_running_jobs(tree, free, all, sizes);
@@ -648,8 +653,7 @@ TEST(Placement, SeamRoutesKeptAcrossDecisionsChangeNoAnswer) {
   int across_leaves = 0;
   for (int trial = 0; trial < 30; ++trial) {
     FreeMap free = FreeMap::all_free(f, 8);
-    std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
-    std::shuffle(all.begin(), all.end(), rng);
+    const std::vector<NodeId> all = shuffled_hosts(f, rng);
     const size_t sizes[] = {5, 7, 4};
     add_running_jobs(tree, free, all, sizes);
     PlacementRequest r = hosts_x8(3 + static_cast<int>(rng() % 24));
@@ -718,8 +722,7 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
   int reached_best = 0, best_at_floor = 0, trials = 0;
   for (int trial = 0; trial < 200; ++trial) {
     FreeMap free = FreeMap::all_free(f, 8);
-    std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
-    std::shuffle(all.begin(), all.end(), rng);
+    const std::vector<NodeId> all = shuffled_hosts(f, rng);
     std::vector<size_t> sizes;
     for (int j = 0; j < 4; ++j) sizes.push_back(2 + rng() % 3);
     const size_t at = add_running_jobs(tree, free, all, sizes);
