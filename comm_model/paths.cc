@@ -90,6 +90,7 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
     else if (leaves.size() == 1) leaf_set_.push_back(leaves[0]);
     else leaf_set_.push_back(sets.try_emplace(leaves, static_cast<int>(leaves_.size() + sets.size())).first->second);
   }
+  leaf_set_count_ = static_cast<int>(leaves_.size() + sets.size());
 
   gpu_rails_begin_.assign(1, 0);
   for (NodeId host : fabric.hosts()) {
@@ -206,8 +207,6 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
                                      &updown_[slot_[trunks_[up[i]].to] * L]);
   }
 }
-
-int PathIndex::host_index(NodeId host) const { return fabric_->index().host_id(host); }
 
 std::optional<PathIndex::CableRef> PathIndex::locate(LinkId cable) const {
   int id = fabric_->link(cable).id;

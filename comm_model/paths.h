@@ -55,7 +55,7 @@ class PathIndex {
 
   // The position of `host` in fabric().hosts() (FabricIndex::host_id), or
   // -1 for any other node.
-  int host_index(NodeId host) const;
+  int host_index(NodeId host) const { return fabric_->index().host_id(host); }
   // The host's routed ports (FabricIndex::host_ports that are routed), in
   // that order; empty when no HCA of the host has an Active cable to a switch.
   // Inline: the traffic patterns ask it for every crossing.
@@ -67,6 +67,8 @@ class PathIndex {
   // are numbered from leaves().size() on. -1 when a port reaches no leaf:
   // such a host routes alone.
   int leaf_set(int host_index) const { return leaf_set_.at(static_cast<size_t>(host_index)); }
+  // Ids leaf_set() gives, all below this.
+  int leaf_set_count() const { return leaf_set_count_; }
 
   // The rail of each GPU the fabric knows on the host (Node::gpus, -1 where
   // hwloc named none), read once here: an estimate asks for every host of
@@ -187,6 +189,7 @@ class PathIndex {
   const Fabric* fabric_;
   std::vector<std::vector<Port>> ports_;   // by host index
   std::vector<int> leaf_set_;              // by host index
+  int leaf_set_count_ = 0;
   std::vector<NodeId> leaves_;
   std::vector<int> slot_;                  // switch slot by NodeId, -1 for non-switches
   std::vector<NodeId> slot_node_;

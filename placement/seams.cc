@@ -315,9 +315,28 @@ uint64_t SeamRoutes::sender_key(NodeId from) const {
 }
 
 const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
-  auto [it, fresh] = routes_.try_emplace(sender_key(from) << 32 | to);
-  if (fresh) switch_cables(paths_, from, to, it->second);
-  return it->second;
+  const int set = paths_.leaf_set(paths_.host_index(from));
+  const int dest = paths_.host_index(to);
+  const std::vector<int>** at = nullptr;
+  if (set >= 0 && dest >= 0) {
+    std::vector<const std::vector<int>*>& row = by_leaf_set_[static_cast<size_t>(set)];
+    if (row.empty()) row.assign(paths_.fabric().hosts().size(), nullptr);
+    at = &row[static_cast<size_t>(dest)];
+  } else {
+    at = &lone_[sender_key(from) << 32 | to];
+  }
+  if (!*at) {
+    std::vector<int>& route = routes_.emplace_back();
+    switch_cables(paths_, from, to, route);
+    *at = &route;
+  }
+  return **at;
+}
+
+void SeamRoutes::clear() {
+  for (auto& row : by_leaf_set_) row.clear();
+  lone_.clear();
+  routes_.clear();
 }
 
 double seam_floor(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,

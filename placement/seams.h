@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -65,18 +66,22 @@ struct SeamCost {
 // sender's ports reach: every exit of one leaf shares one walk. Valid while
 // the fabric's tables and cables stay as they were, so one may serve every
 // decision on one SwitchTree (the replay keeps one a run, the Slurm plugin
-// one a tree): most decisions then route nothing. At most one route per
-// (sender's leaves, destination host) is kept; rank_placements() forgets
-// them all past kMaxKept.
+// one a tree): most decisions then route nothing, and a route is found by
+// two indexed reads (a row per leaf set, made when first asked, with a
+// slot per destination host), not a hash. At most one route per (sender's
+// leaves, destination host) is kept; rank_placements() forgets them all
+// past kMaxKept.
 class SeamRoutes {
  public:
   explicit SeamRoutes(const PathIndex& paths)
-      : paths_(paths), scratch_(new int[2 * paths.fabric().cables().size()]()) {}
+      : paths_(paths),
+        by_leaf_set_(static_cast<size_t>(paths.leaf_set_count())),
+        scratch_(new int[2 * paths.fabric().cables().size()]()) {}
   const std::vector<int>& cables(NodeId from, NodeId to);  // stable until clear()
   const PathIndex& paths() const { return paths_; }
   // Routes kept; forgetting them all invalidates what cables() returned.
   size_t size() const { return routes_.size(); }
-  void clear() { routes_.clear(); }
+  void clear();
   // A bound on what is kept across decisions: a route is a few ints, so
   // some 20 MB (a 512-host fabric of 32 leaves asks at most 16,384).
   static constexpr size_t kMaxKept = size_t{1} << 18;
@@ -90,7 +95,11 @@ class SeamRoutes {
 
  private:
   const PathIndex& paths_;
-  std::unordered_map<uint64_t, std::vector<int>> routes_;  // by sender key << 32 | to
+  // By leaf set, then destination host index: the route in routes_, null
+  // while unrouted. A row is sized when first asked.
+  std::vector<std::vector<const std::vector<int>*>> by_leaf_set_;
+  std::unordered_map<uint64_t, const std::vector<int>*> lone_;  // senders of no leaf set: by sender key << 32 | to
+  std::deque<std::vector<int>> routes_;  // a deque: what cables() returned stays put as it grows
   std::unique_ptr<int[]> scratch_;
 };
 

@@ -41,27 +41,33 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
                                 const PlacementRequest& request) {
   std::vector<LeafPool> pools;
   pools.reserve(tree.leaves().size());
+  std::vector<NodeId> hosts;                           // one leaf's eligible hosts, in the leaf's order
   std::vector<std::tuple<size_t, int, size_t>> keyed;  // (degraded cables, free GPUs or minus them, position)
-  std::vector<NodeId> unsorted;
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
-    LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), index.pressure(i, true)};
-    pool.hosts.reserve(l.hosts.size());
+    hosts.clear();
     for (NodeId h : l.hosts)
-      if (eligible(tree, free, request, h)) pool.hosts.push_back(h);
+      if (eligible(tree, free, request, h)) hosts.push_back(h);
+    if (hosts.empty()) continue;  // asked of every leaf every decision: a busy one costs no allocation
     // Healthy hosts first; for a GPU count, the emptiest hosts first so the
     // job spans few; for whole hosts, the fullest that fit (best fit), so
     // small jobs share hosts and leave whole ones to multi-host jobs. Ties
     // keep the leaf's order (the position is the last key): every leaf of
-    // the fabric is sorted per decision, so each key is computed once.
+    // the fabric is sorted per decision, so each key is computed once, and
+    // a leaf whose hosts are all alike is already in order.
     keyed.clear();
-    for (size_t k = 0; k < pool.hosts.size(); ++k) {
-      NodeId h = pool.hosts[k];
+    for (size_t k = 0; k < hosts.size(); ++k) {
+      NodeId h = hosts[k];
       keyed.push_back({tree.degraded_cables(h).size(), whole_hosts(request) ? free.free(h) : -free.free(h), k});
     }
-    std::sort(keyed.begin(), keyed.end());
-    unsorted.assign(pool.hosts.begin(), pool.hosts.end());
-    for (size_t k = 0; k < keyed.size(); ++k) pool.hosts[k] = unsorted[std::get<2>(keyed[k])];
+    LeafPool pool{i, l.pod, {}, 0, !l.degraded_uplinks.empty(), index.pressure(i, true)};
+    if (std::is_sorted(keyed.begin(), keyed.end())) {
+      pool.hosts = hosts;
+    } else {
+      std::sort(keyed.begin(), keyed.end());
+      pool.hosts.reserve(hosts.size());
+      for (const auto& key : keyed) pool.hosts.push_back(hosts[std::get<2>(key)]);
+    }
     for (NodeId h : pool.hosts) pool.capacity += units(free, request, h);
     if (pool.capacity > 0) pools.push_back(std::move(pool));
   }
@@ -250,11 +256,13 @@ bool within_limits(const Placement& p, const PlacementRequest& r) {
   return true;
 }
 
+// Asked for every host of the fabric every decision: the cheapest test
+// first (on a busy cluster most hosts fail it), the sets only when not empty.
 bool eligible(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, NodeId host) {
-  if (tree.home_leaf(host) < 0 || free.avoid_hosts.contains(host)) return false;
   int need_gpus = whole_hosts(request) ? request.gpus_per_host : request.min_gpus_per_host;
-  if (free.free(host) < std::max(1, need_gpus)) return false;
-  if (free.avoid_links.empty()) return true;  // asked for every host of the fabric, every decision
+  if (free.free(host) < std::max(1, need_gpus) || tree.home_leaf(host) < 0) return false;
+  if (!free.avoid_hosts.empty() && free.avoid_hosts.contains(host)) return false;
+  if (free.avoid_links.empty()) return true;
   for (LinkId e : tree.cables(host))
     if (free.avoid_links.contains(e)) return false;
   return true;

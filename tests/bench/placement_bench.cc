@@ -11,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "placement/seams.h"
 #include "placement/search.h"
 #include "placement/traffic.h"
 #include "tests/dmodk_routing.h"
@@ -38,10 +39,11 @@ void percentiles(benchmark::State& state, const std::string& prefix, std::vector
 // p50 / p99 counters.
 struct Timings {
   std::vector<double> ms, cpu_ms;
-  Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request) {
+  Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                  const SearchOptions& options = {}, SeamRoutes* routes = nullptr) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = thread_cpu_ms();
-    Placement p = topo::place(tree, free, request);
+    Placement p = topo::place(tree, free, request, options, routes);
     benchmark::DoNotOptimize(p);
     cpu_ms.push_back(thread_cpu_ms() - cpu_start);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -147,12 +149,17 @@ BENCHMARK(BM_PlaceWithSeams128HostsOn4096Busy60Static)->Unit(benchmark::kMillise
 
 // The search's own tail: 16 cluster states (different busy hosts and
 // running jobs) and jobs of 16 to 128 hosts, taken in turn, so that the p99
-// is the costliest decisions and not one decision's noise.
-void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
+// is the costliest decisions and not one decision's noise. With
+// `plugin_like`, as the Slurm plugin asks: the seam routes kept across
+// decisions on the tree, no reasons worded.
+void place_varied_on_4096_busy60_static(benchmark::State& state, bool plugin_like) {
   SwitchTree tree(dmodk_fabric_4096());
   std::vector<FreeMap> states;
   for (unsigned seed = 1; seed <= 16; ++seed) states.push_back(busy_with_running_jobs(tree, seed));
   const int sizes[] = {16, 32, 64, 128, 24, 96, 48, 112};
+  SeamRoutes kept(tree.paths());
+  SearchOptions options;
+  options.with_reasons = !plugin_like;
   Timings timed;
   size_t i = 0;
   for (auto _ : state) {
@@ -161,12 +168,22 @@ void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
     request.hosts = sizes[(i / states.size() + i) % std::size(sizes)];
     request.gpus_per_host = 8;
     ++i;
-    Placement p = timed.place(tree, free, request);
+    Placement p = timed.place(tree, free, request, options, plugin_like ? &kept : nullptr);
     if (!p.feasible) state.SkipWithError("no placement");
   }
   timed.report(state);
+  state.counters["routes_kept"] = static_cast<double>(kept.size());
+}
+
+void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
+  place_varied_on_4096_busy60_static(state, false);
 }
 BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60Static)->Unit(benchmark::kMillisecond);
+
+void BM_PlaceWithSeamsVariedOn4096Busy60StaticAsThePluginAsks(benchmark::State& state) {
+  place_varied_on_4096_busy60_static(state, true);
+}
+BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60StaticAsThePluginAsks)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace topo
