@@ -320,7 +320,10 @@ const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
   const std::vector<int>** at = nullptr;
   if (set >= 0 && dest >= 0) {
     std::vector<const std::vector<int>*>& row = by_leaf_set_[static_cast<size_t>(set)];
-    if (row.empty()) row.assign(paths_.fabric().hosts().size(), nullptr);
+    if (row.empty()) {
+      row.assign(paths_.fabric().hosts().size(), nullptr);
+      bytes_ += row.size() * sizeof(row[0]);
+    }
     at = &row[static_cast<size_t>(dest)];
   } else {
     at = &lone_[sender_key(from) << 32 | to];
@@ -329,6 +332,7 @@ const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
     std::vector<int>& route = routes_.emplace_back();
     switch_cables(paths_, from, to, route);
     *at = &route;
+    bytes_ += sizeof(route) + route.capacity() * sizeof(int);
   }
   return **at;
 }
@@ -337,6 +341,7 @@ void SeamRoutes::clear() {
   for (auto& row : by_leaf_set_) row.clear();
   lone_.clear();
   routes_.clear();
+  bytes_ = 0;
 }
 
 double seam_floor(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,

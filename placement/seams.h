@@ -70,7 +70,7 @@ struct SeamCost {
 // two indexed reads (a row per leaf set, made when first asked, with a
 // slot per destination host), not a hash. At most one route per (sender's
 // leaves, destination host) is kept; rank_placements() forgets them all
-// past kMaxKept.
+// once they hold kMaxKeptBytes.
 class SeamRoutes {
  public:
   explicit SeamRoutes(const PathIndex& paths)
@@ -82,9 +82,13 @@ class SeamRoutes {
   // Routes kept; forgetting them all invalidates what cables() returned.
   size_t size() const { return routes_.size(); }
   void clear();
-  // A bound on what is kept across decisions: a route is a few ints, so
-  // some 20 MB (a 512-host fabric of 32 leaves asks at most 16,384).
-  static constexpr size_t kMaxKept = size_t{1} << 18;
+  // What the rows and routes kept take, near enough: a row is 8 bytes a host
+  // of the fabric (128 KB on 16,384 hosts), a route a vector and a few ints.
+  size_t bytes() const { return bytes_; }
+  // A bound on what is kept across decisions: on 512 hosts every route
+  // there is takes under 2 MB; a fabric of hundreds of leaves and thousands
+  // of hosts starts afresh now and then.
+  static constexpr size_t kMaxKeptBytes = size_t{32} << 20;
   // Equal for senders whose ports reach the same leaves in the same order
   // (PathIndex::leaf_set): their routes to any host are the same. A sender
   // with a port on no leaf has a key of its own.
@@ -100,6 +104,7 @@ class SeamRoutes {
   std::vector<std::vector<const std::vector<int>*>> by_leaf_set_;
   std::unordered_map<uint64_t, const std::vector<int>*> lone_;  // senders of no leaf set: by sender key << 32 | to
   std::deque<std::vector<int>> routes_;  // a deque: what cables() returned stays put as it grows
+  size_t bytes_ = 0;
   std::unique_ptr<int[]> scratch_;
 };
 

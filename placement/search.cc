@@ -527,7 +527,7 @@ std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& fr
     return {infeasible("the request asks for nothing: give hosts x GPUs per host, or a GPU count")};
   const FreeIndex index(tree, free);
   std::optional<SeamRoutes> own;
-  if (kept && kept->size() > SeamRoutes::kMaxKept) kept->clear();  // no search holds them now
+  if (kept && kept->bytes() > SeamRoutes::kMaxKeptBytes) kept->clear();  // no search holds them now
   SeamRoutes& routes = kept ? *kept : own.emplace(tree.paths());
   std::vector<LeafPool> pools = make_pools(tree, free, index, request);
   int capacity = 0;

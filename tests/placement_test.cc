@@ -16,6 +16,7 @@
 #include "placement/seams.h"
 #include "placement/traffic.h"
 #include "tests/dmodk_routing.h"
+#include "topology/routing_engine.h"
 #include "topology/synthetic.h"
 
 namespace topo {
@@ -671,6 +672,43 @@ TEST(Placement, SeamRoutesKeptAcrossDecisionsChangeNoAnswer) {
   EXPECT_GT(kept.size(), 0u);
   SwitchTree other(f);
   EXPECT_THROW(rank_placements(other, FreeMap::all_free(f, 8), hosts_x8(2), 1, {}, &kept), std::invalid_argument);
+}
+
+// The kept routes are what the tables give, pair by pair, on hosts of one
+// port and on rail-optimized hosts of four (whose leaf sets are numbered
+// past the leaves); each is routed once, senders of one leaf set share it,
+// and what they take is counted until clear().
+TEST(Placement, SeamRoutesAreTheTablesRoutesRoutedOncePerLeafSet) {
+  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=4,spines=2", "railopt:hosts=16,rails=4,spines=2"}) {
+    Fabric f = make_synthetic(spec);
+    f.set_routing(emulate_routing(f, "ftree"));
+    SwitchTree tree(f);
+    SeamRoutes routes(tree.paths());
+    const PathIndex& paths = tree.paths();
+    std::set<const std::vector<int>*> distinct;
+    for (NodeId from : f.hosts())
+      for (NodeId to : f.hosts()) {
+        if (from == to) continue;
+        std::vector<int> walked;
+        switch_cables(paths, from, to, walked);
+        const std::vector<int>& kept = routes.cables(from, to);
+        EXPECT_EQ(kept, walked) << spec << ": " << f.node(from).name << " -> " << f.node(to).name;
+        EXPECT_EQ(&routes.cables(from, to), &kept) << spec;  // asked again: the same route, not routed anew
+        distinct.insert(&kept);
+      }
+    std::set<int> sets;
+    for (NodeId h : f.hosts()) sets.insert(paths.leaf_set(paths.host_index(h)));
+    const bool rails = std::string_view(spec).starts_with("railopt");  // four ports a host: past the leaves
+    EXPECT_EQ(*sets.begin() >= static_cast<int>(paths.leaves().size()), rails) << spec;
+    // Every leaf set has two senders or more here, so each reaches every host.
+    const size_t hosts = f.hosts().size();
+    EXPECT_EQ(routes.size(), distinct.size()) << spec;
+    EXPECT_EQ(routes.size(), sets.size() * hosts) << spec;
+    EXPECT_GE(routes.bytes(), sets.size() * hosts * sizeof(void*)) << spec;  // the rows alone
+    routes.clear();
+    EXPECT_EQ(routes.size(), 0u);
+    EXPECT_EQ(routes.bytes(), 0u);
+  }
 }
 
 // Every ring that takes `hosts` leaf by leaf: each order of the leaves'

@@ -173,6 +173,7 @@ void place_varied_on_4096_busy60_static(benchmark::State& state, bool plugin_lik
   }
   timed.report(state);
   state.counters["routes_kept"] = static_cast<double>(kept.size());
+  state.counters["routes_kept_bytes"] = static_cast<double>(kept.bytes());
 }
 
 void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
