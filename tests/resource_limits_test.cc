@@ -326,6 +326,22 @@ TEST(ResourceLimits, TopologyConfLinesTogetherCannotListBillionsOfHosts) {
   EXPECT_NE(std::string(e.what()).find("past 1048576 names"), std::string::npos) << e.what();
 }
 
+// A lower cap is the same check: the line that passes it is named, however
+// many names it would have added, and a line of fewer names than the whole
+// cap but more than is left is refused the same way.
+TEST(ResourceLimits, TopologyConfNameCapIsCountedAcrossLinesBeforeExpanding) {
+  const std::string text = "SwitchName=a Nodes=n[1-40]\nSwitchName=b Nodes=m[1-40]\nSwitchName=c Nodes=k[1-60000]-[1-60000]\n";
+  for (const auto& [conf, line] : std::vector<std::pair<std::string, int>>{
+           {text, 3}, {"SwitchName=a Nodes=n[1-60]\nSwitchName=b Nodes=m[1-41]\n", 2}}) {
+    std::istringstream in(conf);
+    ParseError e = error_of([&] { read_slurm_topology(in, "topology.conf", kSlurmTopologyDefaultRate, 100); });
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Nodes= takes the file past 100 names"), std::string::npos) << e.what();
+  }
+  std::istringstream fits("SwitchName=a Nodes=n[1-60]\nSwitchName=b Nodes=m[1-40]\n");
+  EXPECT_EQ(read_slurm_topology(fits, "topology.conf", kSlurmTopologyDefaultRate, 100).hosts().size(), 100u);
+}
+
 TEST(ResourceLimits, OpensmDumpWithAGiantLidNamesItsLine) {
   Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
   f.set_routing(emulate_routing(f, "minhop"));

@@ -297,11 +297,12 @@ std::string excerpt(std::string_view expression, size_t position) {
 
 }  // namespace
 
-HostlistError::HostlistError(std::string expression, size_t position, const std::string& what)
+HostlistError::HostlistError(std::string expression, size_t position, const std::string& what, bool past_max_names)
     : std::invalid_argument(
           fmt::format("hostlist '{}' at offset {}: {}", excerpt(expression, position), position, what)),
       expression_(std::move(expression)),
-      position_(position) {}
+      position_(position),
+      past_max_names_(past_max_names) {}
 
 std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_names) {
   max_names = std::min<uint64_t>(max_names, uint64_t{1} << 62);
@@ -349,7 +350,7 @@ std::vector<std::string> expand_hostlist(std::string_view expr, uint64_t max_nam
     }
     total += names;
     if (total > max_names)
-      throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", max_names));
+      throw HostlistError(std::string(expr), begin, fmt::format("expands to more than {} names", max_names), true);
     if (longest > 0 && names > (kMaxHostlistBytes - bytes) / longest)  // bytes never passes the cap: no overflow
       throw HostlistError(std::string(expr), begin,
                           fmt::format("expands to more than {} bytes of names", kMaxHostlistBytes));

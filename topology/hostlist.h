@@ -30,14 +30,19 @@ namespace topo {
 // offset in the expression where the problem was seen.
 class HostlistError : public std::invalid_argument {
  public:
-  HostlistError(std::string expression, size_t position, const std::string& what);
+  HostlistError(std::string expression, size_t position, const std::string& what, bool past_max_names = false);
 
   const std::string& expression() const { return expression_; }
   size_t position() const { return position_; }
+  // Whether the expression is well formed but names more than the cap it
+  // was expanded with (a caller that passed what is left of a budget of its
+  // own words the error after that budget).
+  bool past_max_names() const { return past_max_names_; }
 
  private:
   std::string expression_;
   size_t position_;
+  bool past_max_names_;
 };
 
 // Our own cap on the names of one expression, so that

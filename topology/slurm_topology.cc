@@ -237,27 +237,27 @@ struct SwitchLine {
   std::vector<std::string> children;  // child switches, likewise
 };
 
-// Names all Nodes= and Switches= of a file may expand to, together: each
-// hostlist is bounded on its own, but a few bytes per line can expand to a
-// million hosts, and a fabric of billions of HCAs is no cluster's (a
-// 100k-host, 8-rail cluster lists 800k).
-constexpr uint64_t kMaxNamesPerFile = 1 << 20;
+// What the file's Nodes= and Switches= may still expand to, of `max_names`.
+struct NameBudget {
+  uint64_t max_names = 0;
+  uint64_t left = 0;
+};
 
 std::vector<std::string> expand_list(const LogicalLine& where, const std::string& key, const std::string& value,
-                                     uint64_t& names_left) {
+                                     NameBudget& budget) {
   std::vector<std::string> names;
   try {
-    names = expand_hostlist(value);
+    names = expand_hostlist(value, std::min(budget.left, kMaxHostlistNames));
   } catch (const HostlistError& e) {
+    if (e.past_max_names() && budget.left < kMaxHostlistNames)
+      throw ParseError(where.file, where.line,
+                       fmt::format("{}= takes the file past {} names in Nodes= and Switches= (with its includes); "
+                                   "expected a topology.conf of a cluster",
+                                   key, budget.max_names));
     throw ParseError(where.file, where.line, fmt::format("{}=: {}", key, e.what()));
   }
   if (names.empty()) throw ParseError(where.file, where.line, fmt::format("expected at least one name in {}=", key));
-  if (names.size() > names_left)
-    throw ParseError(where.file, where.line,
-                     fmt::format("{}= takes the file past {} names in Nodes= and Switches= (with its includes); "
-                                 "expected a topology.conf of a cluster",
-                                 key, kMaxNamesPerFile));
-  names_left -= names.size();
+  budget.left -= names.size();
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (auto& n : names)
@@ -265,7 +265,7 @@ std::vector<std::string> expand_list(const LogicalLine& where, const std::string
   return out;
 }
 
-SwitchLine parse_switch_line(const LogicalLine& line, uint64_t& names_left) {
+SwitchLine parse_switch_line(const LogicalLine& line, NameBudget& names) {
   std::vector<KeyValue> pairs = split_pairs(line);
   if (lower(pairs.front().key) != "switchname")
     throw ParseError(line.file, line.line,
@@ -285,10 +285,10 @@ SwitchLine parse_switch_line(const LogicalLine& line, uint64_t& names_left) {
       throw ParseError(line.file, line.line, fmt::format("{}= is given twice for switch '{}'", shown(key), sw.name));
     if (k == "nodes") {
       sw.has_nodes = true;
-      sw.nodes = expand_list(line, key, value, names_left);
+      sw.nodes = expand_list(line, key, value, names);
     } else if (k == "switches") {
       sw.has_switches = true;
-      sw.children = expand_list(line, key, value, names_left);
+      sw.children = expand_list(line, key, value, names);
     } else if (k == "linkspeed") {
       // A whole number in units Slurm does not use; checked, not kept.
       if (value.empty() || value.size() > 10 ||
@@ -371,16 +371,16 @@ bool valid_switch_name(std::string_view name) { return valid_node_name(name) && 
 
 }  // namespace
 
-Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate) {
+Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate, uint64_t max_names) {
   std::vector<LogicalLine> lines;
   Includes includes;
   read_lines(in, filename, includes, lines);
 
   std::vector<SwitchLine> switches;
   std::unordered_map<std::string, size_t> index;
-  uint64_t names_left = kMaxNamesPerFile;
+  NameBudget names{max_names, max_names};
   for (const LogicalLine& line : lines) {
-    SwitchLine sw = parse_switch_line(line, names_left);
+    SwitchLine sw = parse_switch_line(line, names);
     if (auto it = index.find(sw.name); it != index.end()) {
       const LogicalLine& first = switches[it->second].where;
       throw ParseError(line.file, line.line,

@@ -26,6 +26,7 @@
 // cabled to several leaves are listed.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -37,6 +38,12 @@ namespace topo {
 // The rate every cable gets: topology.conf records none Slurm uses.
 inline constexpr LinkRate kSlurmTopologyDefaultRate{LinkWidth::X4, LinkSpeed::NDR};
 
+// Names all Nodes= and Switches= of a file may expand to, together (with
+// its includes): each hostlist is bounded on its own, but a few bytes per
+// line can expand to a million hosts, and a fabric of billions of HCAs is
+// no cluster's (a 100k-host, 8-rail cluster lists 800k).
+inline constexpr uint64_t kMaxSlurmTopologyNames = 1 << 20;
+
 // Reads a topology.conf; `filename` names it in errors and in the fabric's
 // source ("slurm-topology:<filename>") and anchors relative Include paths.
 // Throws ParseError naming the file, the line and what was expected for: a
@@ -45,8 +52,10 @@ inline constexpr LinkRate kSlurmTopologyDefaultRate{LinkWidth::X4, LinkSpeed::ND
 // or neither of Nodes= and Switches=, a switch defined twice, a child switch
 // no line defines, switches that form a cycle, an Include that cannot be
 // read or includes its includer, a file with no switch at all, and one whose
-// hostlists together expand past 2^20 names.
-Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate = kSlurmTopologyDefaultRate);
+// hostlists together expand past `max_names` (no name past it is written
+// out).
+Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate = kSlurmTopologyDefaultRate,
+                           uint64_t max_names = kMaxSlurmTopologyNames);
 Fabric read_slurm_topology_file(const std::string& path, LinkRate rate = kSlurmTopologyDefaultRate);
 
 // Writes a topology.conf that Slurm's topology/tree accepts, bottom-up:
