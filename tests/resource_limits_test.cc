@@ -330,7 +330,8 @@ TEST(ResourceLimits, TopologyConfLinesTogetherCannotListBillionsOfHosts) {
 // many names it would have added, and a line of fewer names than the whole
 // cap but more than is left is refused the same way.
 TEST(ResourceLimits, TopologyConfNameCapIsCountedAcrossLinesBeforeExpanding) {
-  const std::string text = "SwitchName=a Nodes=n[1-40]\nSwitchName=b Nodes=m[1-40]\nSwitchName=c Nodes=k[1-60000]-[1-60000]\n";
+  const std::string text =
+      "SwitchName=a Nodes=n[1-40]\nSwitchName=b Nodes=m[1-40]\nSwitchName=c Nodes=k[1-60000]-[1-60000]\n";
   for (const auto& [conf, line] : std::vector<std::pair<std::string, int>>{
            {text, 3}, {"SwitchName=a Nodes=n[1-60]\nSwitchName=b Nodes=m[1-41]\n", 2}}) {
     std::istringstream in(conf);
