@@ -338,7 +338,7 @@ const std::vector<int>& SeamRoutes::cables(NodeId from, NodeId to) {
 }
 
 void SeamRoutes::clear() {
-  for (auto& row : by_leaf_set_) row.clear();
+  by_leaf_set_.assign(by_leaf_set_.size(), {});  // frees the rows: clear() is how the bound on bytes is kept
   lone_.clear();
   routes_.clear();
   bytes_ = 0;
