@@ -42,8 +42,10 @@ std::string write(const topo::Fabric& f) {
 // written out, so a low cap tests it as well as the default's, and keeps
 // every input fast. At the default a 100-byte input building a fabric of
 // 10,000 hosts (read, written, read and written again) took 50 ms under
-// ASan, and the fuzzer ran at 80 inputs a second.
-constexpr uint64_t kMaxNames = 2048;
+// ASan, and the fuzzer ran at 80 inputs a second; with 2,048, fabrics of
+// 2,000 hosts took 0.3 s and it ran at 180-250 a second once its corpus
+// had grown. 256 is the hostlist target's cap.
+constexpr uint64_t kMaxNames = 256;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = TOPO_FIXTURES "/slurm/fuzz.conf";
