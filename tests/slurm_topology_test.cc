@@ -202,6 +202,12 @@ TEST(SlurmTopology, MalformedFilesNameTheLineAndWhatWasExpected) {
       {"Include nowhere.conf\n", 1, "Include: cannot read"},
       {"Include\tone.conf two.conf\n", 1, "expected 'Include <file>' with a single file name"},
       {"# nothing but comments\n\n", 0, "no switch defined"},
+      // Switches named as topo-aware names a host or its HCA, refused at the
+      // line that lists the host, wherever the switch is.
+      {"SwitchName=a Nodes=x1\nSwitchName=host:x1 Nodes=x2\n", 1,
+       "host 'x1' clashes with switch 'host:x1' (test.conf:2)"},
+      {"SwitchName=\"x2 mlx5_0\" Nodes=x1\nSwitchName=b Nodes=x2\n", 2,
+       "host 'x2' clashes with switch 'x2 mlx5_0' (test.conf:1)"},
   };
   for (const Malformed& c : cases) {
     SCOPED_TRACE(c.text);

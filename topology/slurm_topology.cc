@@ -358,6 +358,71 @@ std::vector<int> heights(const std::vector<SwitchLine>& switches,
   return height;
 }
 
+// Inside the model a host is the node "host:<name>" and its HCAs
+// "<name> mlx5_<n>", in one id space with the switches, so a switch named
+// so would take the host's place. Slurm keeps the two apart; we refuse the
+// switch's name at the line that lists the host.
+void refuse_switch_named_as(const std::string& host, const std::string& hca, const std::vector<SwitchLine>& switches,
+                            const std::unordered_map<std::string, size_t>& index, const LogicalLine& where) {
+  for (const std::string& id : {"host:" + host, hca}) {
+    auto it = index.find(id);
+    if (it == index.end()) continue;
+    const LogicalLine& sw = switches[it->second].where;
+    throw ParseError(where.file, where.line,
+                     fmt::format("host '{}' clashes with switch '{}' ({}:{}): topo-aware names a host 'host:<name>' "
+                                 "and its HCAs '<name> mlx5_<n>'; expected a switch named otherwise",
+                                 shown(host), shown(id), sw.file, sw.line));
+  }
+}
+
+// The fabric the switch lines describe: one single-port HCA per host and
+// switch listing it, children's cables on their parents. Each step's
+// FabricError is refused at the line that asked for it.
+Fabric build_fabric(const std::vector<SwitchLine>& switches, const std::unordered_map<std::string, size_t>& index,
+                    LinkRate rate) {
+  const std::vector<int> height = heights(switches, index);
+  // Ports: count each switch's cables first so that its port count is known
+  // when it is added; children take the low ports, parents the ones after.
+  std::vector<int> parents(switches.size(), 0);
+  for (const SwitchLine& sw : switches)
+    for (const std::string& child : sw.children) ++parents[index.at(child)];
+  std::vector<int> next_port(switches.size(), 1);
+
+  const LogicalLine* at = &switches.front().where;
+  try {
+    FabricBuilder builder;
+    for (size_t i = 0; i < switches.size(); ++i) {
+      at = &switches[i].where;
+      int ports = static_cast<int>(switches[i].nodes.size() + switches[i].children.size()) + parents[i];
+      builder.add_switch(switches[i].name, switches[i].name, ports);
+    }
+    std::unordered_map<std::string, int> hcas_of_host;
+    for (size_t i = 0; i < switches.size(); ++i) {
+      at = &switches[i].where;
+      for (const std::string& host : switches[i].nodes) {
+        int hca = hcas_of_host[host]++;
+        std::string description = fmt::format("{} mlx5_{}", host, hca);
+        refuse_switch_named_as(host, description, switches, index, *at);
+        builder.add_hca(description, description, 1);
+        builder.connect(description, 1, switches[i].name, next_port[i]++, rate);
+      }
+    }
+    std::vector<size_t> by_height(switches.size());
+    for (size_t i = 0; i < by_height.size(); ++i) by_height[i] = i;
+    std::stable_sort(by_height.begin(), by_height.end(), [&](size_t a, size_t b) { return height[a] < height[b]; });
+    for (size_t p : by_height) {
+      at = &switches[p].where;
+      for (const std::string& child : switches[p].children) {
+        size_t c = index.at(child);
+        builder.connect(switches[p].name, next_port[p]++, child, next_port[c]++, rate);
+      }
+    }
+    return std::move(builder).finish();
+  } catch (const FabricError& e) {
+    throw ParseError(at->file, at->line, e.what());
+  }
+}
+
 // --- writing -----------------------------------------------------------------
 
 bool slurm_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
@@ -402,44 +467,9 @@ Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRa
         throw ParseError(sw.where.file, sw.where.line,
                          fmt::format("switch '{}' lists itself as a child; expected a tree", sw.name));
     }
-  const std::vector<int> height = heights(switches, index);
-
-  // Ports: count each switch's cables first so that its port count is known
-  // when it is added; children take the low ports, parents the ones after.
-  std::vector<int> parents(switches.size(), 0);
-  for (const SwitchLine& sw : switches)
-    for (const std::string& child : sw.children) ++parents[index.at(child)];
-  std::vector<int> next_port(switches.size(), 1);
-
-  try {
-    FabricBuilder builder;
-    for (size_t i = 0; i < switches.size(); ++i) {
-      int ports = static_cast<int>(switches[i].nodes.size() + switches[i].children.size()) + parents[i];
-      builder.add_switch(switches[i].name, switches[i].name, ports);
-    }
-    std::unordered_map<std::string, int> hcas_of_host;
-    for (size_t i = 0; i < switches.size(); ++i)
-      for (const std::string& host : switches[i].nodes) {
-        int hca = hcas_of_host[host]++;
-        std::string description = fmt::format("{} mlx5_{}", host, hca);
-        builder.add_hca(description, description, 1);
-        builder.connect(description, 1, switches[i].name, next_port[i]++, rate);
-      }
-    std::vector<size_t> by_height(switches.size());
-    for (size_t i = 0; i < by_height.size(); ++i) by_height[i] = i;
-    std::stable_sort(by_height.begin(), by_height.end(), [&](size_t a, size_t b) { return height[a] < height[b]; });
-    for (size_t p : by_height)
-      for (const std::string& child : switches[p].children) {
-        size_t c = index.at(child);
-        builder.connect(switches[p].name, next_port[p]++, child, next_port[c]++, rate);
-      }
-    Fabric fabric = std::move(builder).finish();
-    fabric.set_source("slurm-topology:" + filename);
-    return fabric;
-  } catch (const FabricError& e) {
-    // Names that collide inside the model (a switch named like a host's HCA).
-    throw ParseError(filename, 0, e.what());
-  }
+  Fabric fabric = build_fabric(switches, index, rate);
+  fabric.set_source("slurm-topology:" + filename);
+  return fabric;
 }
 
 Fabric read_slurm_topology_file(const std::string& path, LinkRate rate) {
