@@ -124,6 +124,10 @@ TEST(HwlocAffinity, TheMinimalExportLoads) {
   std::string crlf;
   for (char c : kTiny) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   EXPECT_EQ(read_hwloc_xml_text(crlf, "tiny.xml").hostname, "tiny");
+  // An HCA alone: the device types lstopo writes pass the check in front of hwloc.
+  std::string hca = replaced(kTiny, "  </object>\n",
+                             "    <object type=\"OSDev\" name=\"mlx5_0\" osdev_type=\"3\"/>\n  </object>\n");
+  EXPECT_EQ(read_hwloc_xml_text(hca, "tiny.xml").hcas, std::vector<std::string>{"mlx5_0"});
 }
 
 struct Malformed {
@@ -185,6 +189,11 @@ TEST(HwlocAffinity, MalformedXmlNamesTheLineAndWhatWasExpected) {
        "expected <!DOCTYPE topology SYSTEM \"hwloc2.dtd\">"},
       {replaced(kTiny, "value=\"tiny\"", "value=\"&#0;\""), 4, "expected one of the entities hwloc writes"},
       {replaced(kTiny, "value=\"tiny\"", "value=\"a>b\""), 4, "expected &lt; or &gt;"},
+      // hwloc keeps any number as the device type, past its enum's values.
+      {replaced(kTiny, "  </object>\n", "    <object type=\"OSDev\" name=\"ib0\" osdev_type=\"52\"/>\n  </object>\n"),
+       7, "osdev_type=\"52\" of <object type=\"OSDev\"> is not an hwloc OS device type; expected 0 to 5"},
+      {replaced(kTiny, "  </object>\n", "    <object type=\"OSDev\" name=\"ib0\" osdev_type=\"03\"/>\n  </object>\n"),
+       7, "is not an hwloc OS device type"},
       // hwloc reads nesting recursively.
       {replaced(kTiny, "</topology>", deep_misc + "</topology>"), 8, "nest deeper than 256"},
   };

@@ -336,6 +336,14 @@ class XmlShape {
     } else if (type == "PU" || type == "NUMANode") {
       fail_at(line, fmt::format("<object type=\"{}\"> has no os_index; expected its physical index", type));
     }
+    // hwloc stores any number it reads as the device's type, which C++
+    // may not load as the enum; lstopo writes 0 to HWLOC_OBJ_OSDEV_COPROC.
+    auto osdev = attributes.find("osdev_type");
+    if (osdev != attributes.end() &&
+        (osdev->second.size() != 1 || osdev->second[0] < '0' || osdev->second[0] > '0' + HWLOC_OBJ_OSDEV_COPROC))
+      fail_at(line, fmt::format("osdev_type=\"{}\" of <object type=\"{}\"> is not an hwloc OS device type; "
+                                "expected 0 to {}",
+                                shown(osdev->second), type, static_cast<int>(HWLOC_OBJ_OSDEV_COPROC)));
     if (is_io_or_misc(type)) return;
     // hwloc 2.9 crashes on an object without its complete sets.
     for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
