@@ -360,8 +360,7 @@ std::vector<int> heights(const std::vector<SwitchLine>& switches,
 
 // Inside the model a host is the node "host:<name>" and its HCAs
 // "<name> mlx5_<n>", in one id space with the switches, so a switch named
-// so would take the host's place. Slurm keeps the two apart; we refuse the
-// switch's name at the line that lists the host.
+// so would take the host's place: refused at the line that lists the host.
 void refuse_switch_named_as(const std::string& host, const std::string& hca, const std::vector<SwitchLine>& switches,
                             const std::unordered_map<std::string, size_t>& index, const LogicalLine& where) {
   for (const std::string& id : {"host:" + host, hca}) {
