@@ -1,17 +1,17 @@
 #include "comm_model/nccl_tests.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/line_source.h"
 #include "topology/quote.h"
 
 namespace topo {
@@ -83,10 +83,24 @@ class Reader {
   const std::string& file_;
 };
 
+// The first "<name>_perf" (or "<name>_perf_mpi") ending a word, <name> of
+// [a-z_]+ and at most 64 long (nccl-tests' longest is "reduce_scatter"): the test. A scan rather than std::regex: libstdc++'s matcher
+// recurses once per character of a run it repeats over, and one word of
+// megabytes in a job log would overflow the stack.
 std::string test_named(std::string_view text) {
-  static const std::regex perf(R"(([a-z_]+)_perf(_mpi)?\b)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (std::regex_search(text.begin(), text.end(), m, perf)) return m[1].str() + "_perf";
+  auto name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  auto ends_word = [&](size_t at) {
+    return at == text.size() || !(std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_');
+  };
+  constexpr std::string_view kPerf = "_perf", kMpi = "_mpi";
+  for (size_t at = text.find(kPerf); at != std::string_view::npos; at = text.find(kPerf, at + 1)) {
+    size_t after = at + kPerf.size();
+    bool mpi = text.substr(after).starts_with(kMpi) && ends_word(after + kMpi.size());
+    if (!mpi && !ends_word(after)) continue;
+    size_t start = at;
+    while (start > 0 && name_char(text[start - 1])) --start;
+    if (start < at && at - start <= 64) return std::string(text.substr(start, at - start)) + "_perf";
+  }
   return {};
 }
 
@@ -123,6 +137,9 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file) {
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
+    if (line.size() > kMaxLineBytes)
+      throw ParseError(file, line_no,
+                       fmt::format("line longer than {} bytes; expected text lines of nccl-tests output", kMaxLineBytes));
     std::vector<std::string_view> w = words(line);
     if (w.empty()) continue;
     if (w[0] == "#") w.erase(w.begin());
@@ -176,9 +193,7 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file) {
 NcclTestsRun read_nccl_tests_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
-  std::stringstream s;
-  s << in.rdbuf();
-  return parse_nccl_tests(s.str(), path);
+  return parse_nccl_tests(read_all(in, path, kMaxNcclTestsBytes), path);
 }
 
 }  // namespace topo

@@ -62,11 +62,16 @@ struct NcclTestsRun {
   std::optional<Collective> collective() const;
 };
 
+// A job log with NCCL_DEBUG=INFO from a thousand ranks is tens of
+// megabytes; the output is held whole while it is read.
+inline constexpr uint64_t kMaxNcclTestsBytes = 256ull << 20;
+
 // Reads one nccl-tests output. `file` names it in errors. Throws
 // ParseError(file, line, what) for a row that is not a table row of the
-// header's shape, a number that is not one, a file with no table, or a
-// rank line that cannot be read.
+// header's shape, a number that is not one, a file with no table, a
+// rank line that cannot be read, or a line longer than kMaxLineBytes.
 NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file);
+// The same from a file of at most kMaxNcclTestsBytes (ParseError past it).
 NcclTestsRun read_nccl_tests_file(const std::string& path);
 
 }  // namespace topo

@@ -12,12 +12,14 @@
 
 #include <gtest/gtest.h>
 
+#include "comm_model/nccl_tests.h"
 #include "placement/busy_file.h"
 #include "placement/running_file.h"
 #include "simulation/trace.h"
 #include "plugin/engine_config.h"
 #include "topology/error.h"
 #include "topology/host_naming.h"
+#include "topology/hwloc_affinity.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
 #include "topology/lldp.h"
@@ -472,6 +474,34 @@ TEST(ResourceLimits, LldpCsvLineOfMegabytesNamesItsLine) {
   ParseError e = error_of([&] { parse_lldp_csv(in, "links.csv"); });
   EXPECT_EQ(e.line(), 2);
   EXPECT_NE(std::string(e.what()).find("longer than"), std::string::npos) << e.what();
+}
+
+// libstdc++'s std::regex recurses once per character of a run it repeats
+// over: a word of megabytes overflowed the stack. The fuzzers' inputs stop
+// at 64 KiB, short of it.
+TEST(ResourceLimits, NcclTestsWordOfMegabytesNamesItsLine) {
+  ParseError e = error_of([] { parse_nccl_tests(std::string(3 << 20, 'a') + "_perf\n", "job.log"); });
+  EXPECT_EQ(e.file(), "job.log");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(std::string(e.what()).find("longer than 1048576 bytes"), std::string::npos) << e.what();
+  // Within the line bound, a long word names no test; the command line does.
+  const std::string table =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "  8 2 float sum -1 40.64 0.00 0.00 0 45.02 0.00 0.00 0\n";
+  NcclTestsRun run = parse_nccl_tests(std::string(kMaxLineBytes - 8, 'a') + "_perf\n./all_gather_perf -g 8\n" + table,
+                                      "job.log");
+  EXPECT_EQ(run.test, "all_gather_perf");
+  EXPECT_EQ(parse_nccl_tests("mpirun ./alltoall_perf_mpi -b 8\n" + table, "job.log").test, "alltoall_perf");
+  EXPECT_EQ(parse_nccl_tests("./all_reduce_perfx; ./broadcast_perf\n" + table, "job.log").test, "broadcast_perf");
+}
+
+TEST(ResourceLimits, HwlocHeaderOfMegabytesNamesItsLine) {
+  const std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"" +
+                          std::string(3 << 20, 'a') + "\">\n<topology version=\"2.0\">\n</topology>\n";
+  ParseError e = error_of([&] { read_hwloc_xml_text(xml, "node.xml"); });
+  EXPECT_EQ(e.file(), "node.xml");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("a header line longer than 1024 bytes"), std::string::npos) << e.what();
 }
 
 // Repeats right after repeats are undefined in POSIX, and glibc's regcomp

@@ -72,6 +72,7 @@ bool is_bitmap(std::string_view v) {
 constexpr unsigned long kMaxOsIndex = 1 << 20;
 // hwloc reads nested objects recursively; real exports nest < 20 deep.
 constexpr size_t kMaxNesting = 256;
+constexpr size_t kMaxHeaderBytes = 1024;
 
 // Object types without a cpuset: I/O and Misc. Every other object (machine,
 // package, core, PU, cache, NUMA node, group, die) needs all four sets.
@@ -211,6 +212,12 @@ class XmlShape {
     while (at("<?xml ") || at("<!DOCTYPE ")) {
       size_t end = s_.find('\n', pos_);
       if (end == std::string_view::npos) fail("expected the root element on the line after the header");
+      // lstopo's header lines are under a hundred bytes; the bound keeps
+      // libstdc++'s matcher, which recurses once per character of a repeat,
+      // off a line of megabytes.
+      if (end - pos_ > kMaxHeaderBytes)
+        fail(fmt::format("a header line longer than {} bytes; expected the <?xml ...?> and <!DOCTYPE ...> lines "
+                         "lstopo writes", kMaxHeaderBytes));
       std::string header(s_.substr(pos_, end - pos_));
       if (header.starts_with("<?xml ")) {
         if (!std::regex_match(header, xml_declaration))
