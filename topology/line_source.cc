@@ -10,13 +10,16 @@
 namespace topo {
 
 namespace {
-// Blocks grow to the longest line; small ones keep short inputs cheap.
+// The first block fits most inputs whole (a topo_aware.conf, a busy file);
+// blocks double while the input goes on, up to kBlock, and past it only to
+// hold a line longer than the block.
+constexpr size_t kFirstBlock = 4 << 10;
 constexpr size_t kBlock = 64 << 10;
 }
 
 LineSource::LineSource(std::istream& in, std::string file, size_t max_line, uint64_t max_bytes)
     : in_(in), file_(std::move(file)), max_line_(max_line), max_bytes_(max_bytes),
-      buf_(std::min(kBlock, max_line + 1)) {}
+      buf_(std::min(kFirstBlock, max_line + 1)) {}
 
 bool LineSource::next(std::string_view& line) {
   for (;;) {
@@ -41,8 +44,9 @@ void LineSource::refill() {
   std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
   end_ -= begin_;
   begin_ = 0;
-  // A line longer than the block, up to the bound.
-  if (end_ == buf_.size()) buf_.resize(std::min(buf_.size() * 2, max_line_ + 1));
+  bool line_fills_block = end_ == buf_.size();
+  bool input_goes_on = buf_.size() < kBlock && read_ >= buf_.size();
+  if (line_fills_block || input_goes_on) buf_.resize(std::min(buf_.size() * 2, max_line_ + 1));
   in_.read(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
   size_t got = static_cast<size_t>(in_.gcount());
   end_ += got;
