@@ -84,7 +84,13 @@ run_target() {
   local seeds=$root/tests/fuzz/corpus/$t
   local dict=$root/tests/fuzz/dict/$t.dict
   mkdir -p "$work/$t" "$seeds"
-  local args=(-max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536
+  # tests/fuzz/<target>.options may set a smaller max_len (OSS-Fuzz's
+  # format); inputs past the real files' sizes only slow a long run.
+  local max_len=65536
+  local options=$root/tests/fuzz/$t.options
+  [ -f "$options" ] && max_len=$(sed -n 's/^max_len *= *\([0-9]\+\) *$/\1/p' "$options" | tail -1)
+  [[ "$max_len" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: $options: expected a line 'max_len = N'" >&2; return 1; }
+  local args=(-max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="$max_len"
               -print_final_stats=1 -artifact_prefix="$artifacts/$t-" -close_fd_mask=1)
   # CI: a fixed seed and a fixed number of inputs, so that a run is the same
   # on every machine and fails only when a change breaks a reader; the long
