@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/error.h"
+#include "topology/json_nesting.h"
 #include "topology/quote.h"
 #include "topology/line_source.h"
 
@@ -113,10 +114,6 @@ struct Document {
   int line = 1;  // where it starts in the file
 };
 
-int line_at(std::string_view text, size_t offset, int first_line) {
-  return first_line + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
-}
-
 // The line of the token a parser's message quotes between its first and last
 // ' (nlohmann quotes one), or `first_line` when it is not found in `text`.
 int line_of_quoted(std::string_view text, std::string_view message, int first_line) {
@@ -140,25 +137,8 @@ std::vector<Document> split_documents(std::string_view text, const std::string& 
   while (true) {
     while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
     if (pos >= text.size()) break;
-    size_t end = pos;
-    int depth = 0;
-    bool in_string = false;
-    for (; end < text.size(); ++end) {
-      char c = text[end];
-      if (in_string) {
-        if (c == '\\') ++end;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        if (++depth > kMaxJsonDepth)
-          throw ParseError(file, line_at(text, end, 1),
-                           fmt::format("JSON nested deeper than {} levels; lldpcli's nests about 11", kMaxJsonDepth));
-      } else if (c == '}' || c == ']') {
-        if (--depth <= 0) break;
-      }
-    }
-    std::string_view piece = text.substr(pos, end < text.size() ? end + 1 - pos : text.size() - pos);
+    size_t end = end_of_json_value(text, pos, kMaxJsonDepth, file, "lldpcli's nests about 11");
+    std::string_view piece = text.substr(pos, end - pos);
     int first_line = line_at(text, pos, 1);
     try {
       out.push_back({json::parse(piece), first_line});

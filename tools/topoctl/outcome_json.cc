@@ -6,11 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "topology/error.h"
+#include "topology/json_nesting.h"
+#include "topology/line_source.h"
 
 namespace topoctl {
 namespace {
@@ -249,11 +250,13 @@ topo::Comparison comparison_from_json(const json& j, const std::string& file) {
 topo::Comparison read_comparison_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw topo::ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
+  // Every job of a million-job replay under three policies is a few hundred megabytes.
+  std::string text = topo::read_all(in, path, 1 << 30);
+  // Far above the 6 levels simulate's results reach.
+  topo::end_of_json_value(text, 0, 64, path, "results JSON nests 6");
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     // nlohmann's message carries the line and column.
     throw topo::ParseError(path, 0, fmt::format("not valid JSON: {}", e.what()));

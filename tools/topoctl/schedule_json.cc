@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/error.h"
+#include "topology/json_nesting.h"
 #include "topology/line_source.h"
 
 namespace topoctl {
@@ -13,6 +14,9 @@ namespace topoctl {
 using nlohmann::json;
 
 namespace {
+
+// Far above a schedule's 4 levels (the document, jobs, a job, its hosts).
+constexpr int kMaxScheduleDepth = 64;
 
 // What an error quotes of the input: enough to find it, never the input.
 std::string excerpt(std::string_view text) {
@@ -25,6 +29,7 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
                              std::string& trace) {
   // A replay of a million jobs is a few hundred megabytes.
   std::string text = topo::read_all(in, path, 1 << 30);
+  topo::end_of_json_value(text, 0, kMaxScheduleDepth, path, "a schedule nests 4");
   json doc;
   try {
     doc = json::parse(text);
