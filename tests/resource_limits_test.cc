@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "comm_model/concurrent_file.h"
 #include "comm_model/nccl_tests.h"
 #include "placement/busy_file.h"
 #include "placement/running_file.h"
@@ -20,6 +21,7 @@
 #include "topology/error.h"
 #include "topology/host_naming.h"
 #include "topology/hwloc_affinity.h"
+#include "topology/json_nesting.h"
 #include "topology/hostlist.h"
 #include "topology/line_source.h"
 #include "topology/lldp.h"
@@ -502,6 +504,33 @@ TEST(ResourceLimits, HwlocHeaderOfMegabytesNamesItsLine) {
   EXPECT_EQ(e.file(), "node.xml");
   EXPECT_EQ(e.line(), 2);
   EXPECT_NE(std::string(e.what()).find("a header line longer than 1024 bytes"), std::string::npos) << e.what();
+}
+
+TEST(ResourceLimits, ConcurrentJobsFileStopsAtItsBound) {
+  Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
+  const Request like{Collective::AllReduce, 1 << 20, Dtype::Bf16, 8};
+  Endless zeros(std::string(1, '\0'));
+  std::istream endless(&zeros);
+  ParseError e = error_of([&] { read_concurrent(endless, "jobs", f, like); });
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(std::string(e.what()).find("longer than"), std::string::npos) << e.what();
+  Endless comments("# a long comment line of a concurrent-jobs file " + std::string(4000, '.') + "\n");
+  std::istream many(&comments);
+  e = error_of([&] { read_concurrent(many, "jobs", f, like); });
+  EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();
+}
+
+// JSON of megabytes of '[' cost gigabytes in the parser before it failed.
+TEST(ResourceLimits, JsonNestedAMillionDeepIsRefusedBeforeParsing) {
+  const std::string text = "{\"jobs\":\n" + std::string(1 << 20, '[');
+  ParseError e = error_of([&] { end_of_json_value(text, 0, 64, "results.json", "results JSON nests 6"); });
+  EXPECT_EQ(e.file(), "results.json");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("JSON nested deeper than 64 levels; results JSON nests 6"), std::string::npos)
+      << e.what();
+  // Brackets in strings do not count, and the value ends at its own close.
+  const std::string inside = "{\"a\": \"" + std::string(100, '[') + "\"} [[";
+  EXPECT_EQ(end_of_json_value(inside, 0, 2, "x.json", ""), inside.find('}') + 1);
 }
 
 // Repeats right after repeats are undefined in POSIX, and glibc's regcomp

@@ -14,15 +14,12 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
-
+#include "comm_model/concurrent_file.h"
 #include "comm_model/ecmp.h"
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
 #include "comm_model/sizing.h"
-#include "topology/hostlist.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -87,60 +84,6 @@ std::string bytes_text(double b) {
   if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
   return fmt::format("{:.0f} B", b);
 }
-
-// --concurrent FILE: one running job a line, "HOSTS [COLLECTIVE] [key=value ...]":
-// HOSTS in ring order as a hostlist ("gpu[001-004]") or comma-separated;
-// keys collective=, duty=, gpus-per-host=, size= (bytes); the rest as the
-// estimated job's. '#' starts a comment.
-std::vector<topo::NeighbourJob> read_concurrent(const std::string& path, const topo::Fabric& fabric,
-                                                const topo::Request& like) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(fmt::format("--concurrent {}: cannot be read", path));
-  std::vector<topo::NeighbourJob> jobs;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    auto fail = [&](const std::string& field, const std::string& why) {
-      return std::invalid_argument(fmt::format("{}:{}: {}: {}", path, number, field, why));
-    };
-    line = line.substr(0, line.find('#'));
-    std::istringstream words(line);
-    std::string hosts;
-    if (!(words >> hosts)) continue;
-    topo::NeighbourJob job;
-    job.request = like;
-    try {
-      job.ring = topo::find_hosts(fabric, topo::expand_hostlist(hosts));
-    } catch (const std::exception& e) {
-      throw fail("hosts", e.what());
-    }
-    for (std::string word; words >> word;) {
-      auto eq = word.find('=');
-      std::string key = eq == std::string::npos ? "collective" : word.substr(0, eq);
-      std::string value = eq == std::string::npos ? word : word.substr(eq + 1);
-      try {
-        if (key == "collective") {
-          auto c = topo::parse_collective(value);
-          if (!c) throw std::invalid_argument("unknown (allreduce, allgather, reducescatter, broadcast, alltoall)");
-          job.request.collective = *c;
-        } else if (key == "duty") {
-          job.duty = std::stod(value);
-          if (!(job.duty > 0 && job.duty <= 1)) throw std::invalid_argument("must be in (0, 1]");
-        } else if (key == "gpus-per-host") {
-          job.request.gpus_per_host = std::stoi(value);
-        } else if (key == "size") {
-          job.request.bytes = std::stod(value);
-        } else {
-          throw std::invalid_argument("unknown field (collective, duty, gpus-per-host, size)");
-        }
-      } catch (const std::exception& e) {
-        throw fail(key, fmt::format("'{}': {}", value, e.what()));
-      }
-    }
-    jobs.push_back(std::move(job));
-  }
-  return jobs;
-}
-
 
 }  // namespace
 
@@ -300,7 +243,7 @@ Run add_estimate(CLI::App& app) {
       request.gpus_per_host = per_host;
       // The estimate beside the --concurrent jobs, routed on `at`.
       auto with_neighbours = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
-        std::vector<topo::NeighbourJob> others = read_concurrent(opts->concurrent, at.fabric(), request);
+        std::vector<topo::NeighbourJob> others = topo::read_concurrent_file(opts->concurrent, at.fabric(), request);
         neighbours_count = others.size();
         if (opts->sharing == "steps") return topo::estimate_by_steps(at, chosen, request, others, m);
         topo::Neighbours running(at);
