@@ -3,9 +3,11 @@
 // tests.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -16,8 +18,9 @@
 namespace topo::testing {
 
 struct Ran {
-  int code = -1;
+  int code = -1;         // the exit code; -1 when a signal ended it
   std::string out, err;
+  long max_rss_kb = 0;   // the peak resident memory of the command and what it waited for
 };
 
 // Runs `command` in a shell (quote what needs it); its stderr is kept
@@ -29,13 +32,30 @@ inline Ran run_command(const std::string& command) {
       ::testing::TempDir() + "topoctl_stderr." + std::to_string(getpid()) + "." + std::to_string(++calls);
   std::string cmd = command + " 2>" + err_file;
   Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
+  int out[2];
+  if (pipe(out) != 0) return r;
+  pid_t pid = fork();
+  if (pid < 0) return r;
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
   char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) != 0;)
+    if (n > 0) r.out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  close(out[0]);
+  int status = 0;
+  rusage usage{};
+  // wait4's usage takes in the shell's own waited-for children: topoctl.
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.max_rss_kb = usage.ru_maxrss;
   std::ifstream in(err_file);
   std::stringstream ss;
   ss << in.rdbuf();
