@@ -533,6 +533,25 @@ TEST(ResourceLimits, JsonNestedAMillionDeepIsRefusedBeforeParsing) {
   EXPECT_EQ(end_of_json_value(inside, 0, 2, "x.json", ""), inside.find('}') + 1);
 }
 
+// A synthetic spec of 60 bytes asked for 10^10 hosts and ran out of memory
+// building them; each shape's size is checked first, in floating point.
+TEST(ResourceLimits, SyntheticSpecOfBillionsOfHostsIsRefusedBeforeBuilding) {
+  for (const char* spec : {"leafspine:leaves=100000,hosts_per_leaf=100000,spines=1",
+                           "railopt:hosts=1000000,rails=8,spines=2",
+                           "clos3:pods=1000,leaves_per_pod=1000,hosts_per_leaf=1000",
+                           "clos3:pods=1000000,leaves_per_pod=1000000,hosts_per_leaf=2,spines_per_pod=1"}) {
+    SCOPED_TRACE(spec);
+    try {
+      make_synthetic(spec);
+      ADD_FAILURE() << "built";
+    } catch (const FabricError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected at most 1048576 HCAs and 4194304 cables"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(make_synthetic("fattree:k=16").hosts().size(), 1024u);
+}
+
 // Repeats right after repeats are undefined in POSIX, and glibc's regcomp
 // grows fast over them after an anchor: a 186-byte HostPattern found by
 // fuzzing took 17 s under ASan. Each has a form with one repeat.

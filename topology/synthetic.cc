@@ -46,6 +46,14 @@ struct Spec {
     return static_cast<int>(v);
   }
 
+  // A spec of a few bytes can ask for billions of hosts: the size is
+  // checked before anything is built (or multiplied in int).
+  void check_size(double hcas, double cables) const {
+    if (hcas > kMaxSyntheticHcas || cables > kMaxSyntheticCables)
+      fail(fmt::format("{:.0f} HCAs and {:.0f} cables; expected at most {} HCAs and {} cables", hcas, cables,
+                       kMaxSyntheticHcas, kMaxSyntheticCables));
+  }
+
   std::string word(const std::string& key, const std::string& fallback) {
     used.insert(key);
     auto it = values.find(key);
@@ -199,6 +207,7 @@ Fabric leafspine(Spec& spec) {
   int leaves = spec.count("leaves"), hpl = spec.count("hosts_per_leaf"), spines = spec.count("spines", 2);
   double oversub = spec.number("oversub", 1.0);
   int up = uplinks_for(spec, hpl, oversub, spines, "leaf");
+  spec.check_size(double(leaves) * hpl, double(leaves) * (hpl + up));
   Plan plan(spec, leaves * hpl);
   std::vector<std::string> spine_names;
   for (int s = 0; s < spines; ++s) spine_names.push_back(plan.add_switch(Plan::numbered("spine", s, spines)));
@@ -217,6 +226,7 @@ Fabric railopt(Spec& spec) {
   double oversub = spec.number("oversub", 1.0);
   int per_rail = (hosts + hpl - 1) / hpl;
   int up = uplinks_for(spec, hpl, oversub, spines, "leaf");
+  spec.check_size(double(hosts) * rails, double(hosts) * rails + double(rails) * per_rail * up);
   Plan plan(spec, hosts);
   std::vector<std::string> spine_names;
   for (int s = 0; s < spines; ++s) spine_names.push_back(plan.add_switch(Plan::numbered("spine", s, spines)));
@@ -237,9 +247,11 @@ Fabric clos3(Spec& spec) {
   int spp = spec.count("spines_per_pod", 2);
   double oversub = spec.number("oversub", 1.0);
   int leaf_up = uplinks_for(spec, hpl, oversub, spp, "leaf");
+  spec.check_size(double(pods) * lpp * hpl, double(pods) * lpp * (hpl + leaf_up));
   int spine_down = lpp * leaf_up / spp;
   int cores = spec.count("cores", spp);
   int spine_up = uplinks_for(spec, spine_down, spec.number("spine_oversub", 1.0), cores, "spine");
+  spec.check_size(double(pods) * lpp * hpl, double(pods) * (lpp * (hpl + leaf_up) + double(spp) * spine_up));
   int leaves = pods * lpp;
   Plan plan(spec, leaves * hpl);
   std::vector<std::string> core_names;
