@@ -238,6 +238,9 @@ Trace generate_trace(int fabric_gpus, const TraceShape& shape) {
   if (!(shape.median_duration_s > 0) || !std::isfinite(shape.median_duration_s))
     throw std::invalid_argument(
         fmt::format("generate_trace: median_duration_s must be > 0, got {}", shape.median_duration_s));
+  if (shape.jobs > kMaxGeneratedJobs)
+    throw std::invalid_argument(
+        fmt::format("generate_trace: {} jobs; expected at most {}", shape.jobs, kMaxGeneratedJobs));
 
   // Sizes the fabric cannot hold are not drawn: the mix is cut at the fabric
   // and the rest renormalised, as a cluster never sees larger jobs.

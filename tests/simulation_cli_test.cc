@@ -1,6 +1,9 @@
 // topoctl simulate and topoctl score, as a script would run them.
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -76,9 +79,15 @@ TEST(SimulationCli, BadInputExitsTwoAndSaysWhy) {
   EXPECT_EQ(trace.code, 2);
   EXPECT_NE(trace.err.find("bad_duration.csv:"), std::string::npos) << trace.err;
 
-  Ran shape = run_topoctl("simulate --generate jobs=ten " + kInterleaved);
-  EXPECT_EQ(shape.code, 2);
-  EXPECT_NE(shape.err.find("jobs=ten"), std::string::npos) << shape.err;
+  // Each value whole and jobs bounded: "1e9" is not 1, "-1" not 2^64 - 1.
+  const std::vector<std::pair<std::string, std::string>> shapes{
+      {"jobs=ten", "jobs=ten"}, {"jobs=1e9", "jobs=1e9"}, {"jobs=-1", "jobs=-1"},
+      {"jobs=1000000000", "jobs=1000000000"}, {"jobs=10,load=0.9x", "load=0.9x"}};
+  for (const auto& [spec, bad_item] : shapes) {
+    Ran shape = run_topoctl("simulate --generate " + spec + " " + kInterleaved);
+    EXPECT_EQ(shape.code, 2) << spec;
+    EXPECT_NE(shape.err.find("bad '" + bad_item + "'"), std::string::npos) << shape.err;
+  }
 
   Ran both = run_topoctl("simulate --generate jobs=10 --trace " + bad + " " + kInterleaved);
   EXPECT_EQ(both.code, 2);

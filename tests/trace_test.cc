@@ -220,6 +220,7 @@ TEST(TraceGenerator, NoJobLargerThanTheFabric) {
   EXPECT_THROW(generate_trace(0, {}), std::invalid_argument);
   EXPECT_TRUE(generate_trace(64, TraceShape{.jobs = 0}).jobs.empty());
   EXPECT_EQ(generate_trace(64, TraceShape{.jobs = 1}).jobs.size(), 1u);
+  EXPECT_THROW(generate_trace(64, TraceShape{.jobs = kMaxGeneratedJobs + 1}), std::invalid_argument);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // topoctl score: judge a schedule a real Slurm cluster made (tests/slurm/
 // replay.sh writes it) the same way, so both sit in one report.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "tools/topoctl/outcome_json.h"
 #include "tools/topoctl/schedule_json.h"
 #include "topology/error.h"
+#include "topology/quote.h"
 
 namespace topoctl {
 
@@ -84,26 +87,28 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
   return out;
 }
 
-// "jobs=10000,load=0.9,seed=7,median=1800": the generator's shape.
+// "jobs=10000,load=0.9,seed=7,median=1800": the generator's shape. Each
+// value whole: "jobs=1e9" is not read as 1, nor "jobs=-1" as 2^64 - 1.
 topo::TraceShape parse_shape(const std::string& spec) {
   topo::TraceShape shape;
   std::stringstream in(spec);
   std::string item;
+  auto read = [&](const std::string& value, auto& into) {
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), into);
+    return ec == std::errc() && end == value.data() + value.size() && !value.empty();
+  };
   while (std::getline(in, item, ',')) {
     auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw std::invalid_argument(fmt::format("--generate: '{}' is not key=value (jobs, load, seed, median)", item));
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    try {
-      if (key == "jobs") shape.jobs = std::stoul(value);
-      else if (key == "load") shape.load = std::stod(value);
-      else if (key == "seed") shape.seed = std::stoull(value);
-      else if (key == "median") shape.median_duration_s = std::stod(value);
-      else throw std::invalid_argument("unknown key");
-    } catch (const std::exception&) {
-      throw std::invalid_argument(
-          fmt::format("--generate: bad '{}'; expected jobs=N, load=X, seed=N, median=SECONDS", item));
-    }
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    bool ok = key == "jobs" ? read(value, shape.jobs) && shape.jobs <= topo::kMaxGeneratedJobs
+              : key == "load" ? read(value, shape.load) && std::isfinite(shape.load)
+              : key == "seed" ? read(value, shape.seed)
+              : key == "median" ? read(value, shape.median_duration_s) && std::isfinite(shape.median_duration_s)
+                                : false;
+    if (!ok)
+      throw std::invalid_argument(fmt::format("--generate: bad '{}'; expected jobs=N (at most {}), load=X, seed=N, "
+                                              "median=SECONDS",
+                                              topo::shown(item), topo::kMaxGeneratedJobs));
   }
   if (shape.jobs == 0 || !(shape.load > 0) || !(shape.median_duration_s > 0))
     throw std::invalid_argument("--generate: jobs, load and median must be positive");
