@@ -84,9 +84,10 @@ class Reader {
 };
 
 // The first "<name>_perf" (or "<name>_perf_mpi") ending a word, <name> of
-// [a-z_]+ and at most 64 long (nccl-tests' longest is "reduce_scatter"): the test. A scan rather than std::regex: libstdc++'s matcher
-// recurses once per character of a run it repeats over, and one word of
-// megabytes in a job log would overflow the stack.
+// [a-z_]+ and at most 64 long (nccl-tests' longest is "reduce_scatter"):
+// the test. A scan rather than std::regex: libstdc++'s matcher recurses
+// once per character of a run it repeats over, and one word of megabytes in
+// a job log would overflow the stack.
 std::string test_named(std::string_view text) {
   auto name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
   auto ends_word = [&](size_t at) {
@@ -138,8 +139,8 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file) {
     pos = end + 1;
     ++line_no;
     if (line.size() > kMaxLineBytes)
-      throw ParseError(file, line_no,
-                       fmt::format("line longer than {} bytes; expected text lines of nccl-tests output", kMaxLineBytes));
+      throw ParseError(file, line_no, fmt::format("line longer than {} bytes; expected text lines of nccl-tests output",
+                                                  kMaxLineBytes));
     std::vector<std::string_view> w = words(line);
     if (w.empty()) continue;
     if (w[0] == "#") w.erase(w.begin());

@@ -102,7 +102,9 @@ class HostileFiles : public ::testing::Test {
 TempDir* HostileFiles::dir_ = nullptr;
 std::string HostileFiles::db_;
 
-TEST_F(HostileFiles, AWordOfMegabytes) { expect_refused_by_all("a word of 3 MB", std::string(3 << 20, 'a') + "_perf\n"); }
+TEST_F(HostileFiles, AWordOfMegabytes) {
+  expect_refused_by_all("a word of 3 MB", std::string(3 << 20, 'a') + "_perf\n");
+}
 
 TEST_F(HostileFiles, MegabytesOfOpenBrackets) { expect_refused_by_all("3 MB of '['", std::string(3 << 20, '[')); }
 

@@ -4,8 +4,8 @@
 // replay.sh writes it) the same way, so both sit in one report.
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
