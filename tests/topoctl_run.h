@@ -35,7 +35,11 @@ inline Ran run_command(const std::string& command) {
   int out[2];
   if (pipe(out) != 0) return r;
   pid_t pid = fork();
-  if (pid < 0) return r;
+  if (pid < 0) {
+    close(out[0]);
+    close(out[1]);
+    return r;
+  }
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
