@@ -439,6 +439,24 @@ TEST(OutcomeJson, ErrorsNameTheFileAndKey) {
   }
 }
 
+// A results file is read within a bound, and its nesting is measured before
+// nlohmann builds a node per level.
+TEST(Report, ResultsFilesAreReadWithinBounds) {
+  auto error_of = [](const std::string& path, uint64_t max_bytes) {
+    try {
+      topoctl::read_comparison_file(path, max_bytes);
+    } catch (const ParseError& e) {
+      return std::string(e.what());  // "file:line: what"
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("/dev/zero", 1 << 20), "/dev/zero: more than 1048576 bytes; expected a file of this format");
+  const std::string deep = ::testing::TempDir() + "/deep.json";
+  std::ofstream(deep) << "{\"policies\":\n" << std::string(1 << 20, '[');
+  EXPECT_EQ(error_of(deep, topoctl::kMaxResultsBytes),
+            deep + ":2: JSON nested deeper than 64 levels; results JSON nests 6");
+}
+
 using topo::testing::Ran;
 Ran topoctl_run(const std::string& args) { return topo::testing::run_topoctl(args); }
 

@@ -247,11 +247,10 @@ topo::Comparison comparison_from_json(const json& j, const std::string& file) {
   return c;
 }
 
-topo::Comparison read_comparison_file(const std::string& path) {
+topo::Comparison read_comparison_file(const std::string& path, uint64_t max_bytes) {
   std::ifstream in(path);
   if (!in) throw topo::ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
-  // Every job of a million-job replay under three policies is a few hundred megabytes.
-  std::string text = topo::read_all(in, path, 1 << 30);
+  std::string text = topo::read_all(in, path, max_bytes);
   // Far above the 6 levels simulate's results reach.
   topo::end_of_json_value(text, 0, 64, path, "results JSON nests 6");
   json j;

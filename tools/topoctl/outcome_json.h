@@ -17,6 +17,7 @@
 // infinity, so it is written as null and null is read back as infinity.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -38,8 +39,13 @@ nlohmann::json to_json(const topo::Comparison& comparison);
 // order; an outcome's own "policy" key, when present, must match its name.
 topo::Comparison comparison_from_json(const nlohmann::json& j, const std::string& file);
 
-// Reads and parses a results file; ParseError for unreadable files and bad
-// JSON (with the line nlohmann reports).
-topo::Comparison read_comparison_file(const std::string& path);
+// Every job of a million-job replay under three policies is a few hundred
+// megabytes.
+inline constexpr uint64_t kMaxResultsBytes = uint64_t{1} << 30;
+
+// Reads and parses a results file; ParseError for unreadable files, bad
+// JSON (with the line nlohmann reports), JSON nested past 64 levels and a
+// file past `max_bytes`.
+topo::Comparison read_comparison_file(const std::string& path, uint64_t max_bytes = kMaxResultsBytes);
 
 }  // namespace topoctl
