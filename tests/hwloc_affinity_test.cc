@@ -194,6 +194,13 @@ TEST(HwlocAffinity, MalformedXmlNamesTheLineAndWhatWasExpected) {
        7, "osdev_type=\"52\" of <object type=\"OSDev\"> is not an hwloc OS device type; expected 0 to 5"},
       {replaced(kTiny, "  </object>\n", "    <object type=\"OSDev\" name=\"ib0\" osdev_type=\"03\"/>\n  </object>\n"),
        7, "is not an hwloc OS device type"},
+      // hwloc 2.9 asserts on these in hwloc_bitmap_sscanf (found by fuzzing).
+      {replaced(kTiny, "nodeset=\"0x1\" local_memory", "nodeset=\"0x1\" allowed_nodeset=\",x1\" local_memory"), 5,
+       "allowed_nodeset=\",x1\" of <object type=\"NUMANode\"> is not an hwloc bitmap"},
+      {replaced(kTiny, "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\">",
+                "cpuset=\"0x1\" complete_cpuset=\"0x1\" allowed_cpuset=\",x0000000f\" nodeset=\"0x1\" "
+                "complete_nodeset=\"0x1\">"),
+       3, "allowed_cpuset=\",x0000000f\" of <object type=\"Machine\"> is not an hwloc bitmap"},
       // hwloc reads nesting recursively.
       {replaced(kTiny, "</topology>", deep_misc + "</topology>"), 8, "nest deeper than 256"},
   };

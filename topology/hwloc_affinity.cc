@@ -351,18 +351,21 @@ class XmlShape {
       fail_at(line, fmt::format("osdev_type=\"{}\" of <object type=\"{}\"> is not an hwloc OS device type; "
                                 "expected 0 to {}",
                                 shown(osdev->second), type, static_cast<int>(HWLOC_OBJ_OSDEV_COPROC)));
-    if (is_io_or_misc(type)) return;
-    // hwloc 2.9 crashes on an object without its complete sets.
-    for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
+    // hwloc 2.9 asserts (an abort) on a set it cannot read, on any object.
+    for (const char* set : {"cpuset", "complete_cpuset", "allowed_cpuset", "online_cpuset", "nodeset",
+                            "complete_nodeset", "allowed_nodeset"}) {
       auto it = attributes.find(set);
-      if (it == attributes.end())
-        fail_at(line, fmt::format("<object type=\"{}\"> has no {}; expected cpuset, complete_cpuset, nodeset and "
-                                  "complete_nodeset on every object but I/O and Misc, as lstopo writes them",
-                                  type, set));
-      if (!is_bitmap(it->second))
+      if (it != attributes.end() && !is_bitmap(it->second))
         fail_at(line, fmt::format("{}=\"{}\" of <object type=\"{}\"> is not an hwloc bitmap like 0x0000000f", set,
                                   shown(it->second), type));
     }
+    if (is_io_or_misc(type)) return;
+    // hwloc 2.9 crashes on an object without its complete sets.
+    for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"})
+      if (!attributes.contains(set))
+        fail_at(line, fmt::format("<object type=\"{}\"> has no {}; expected cpuset, complete_cpuset, nodeset and "
+                                  "complete_nodeset on every object but I/O and Misc, as lstopo writes them",
+                                  type, set));
   }
 
   void end_tag() {
