@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
-#include "topology/hostlist.h"
+#include "topology/hosts_field.h"
 #include "topology/line_source.h"
 #include "topology/quote.h"
 
@@ -60,19 +60,12 @@ class JobLine {
   }
 
   void hosts(const std::string& expression, const Fabric& fabric) {
-    std::vector<std::string> names;
-    try {
-      names = expand_hostlist(expression, fabric.hosts().size());  // more would repeat a host or name a stranger
-    } catch (const std::exception& e) {
-      fail("hosts", expression, e.what());
-    }
+    job_.ring = read_hosts_field(expression, fabric, filename_, number_);
     std::set<NodeId> in_ring;
-    for (const std::string& name : names) {
-      auto host = fabric.find_host(name);
-      if (!host) fail("hosts", name, "is not a host of the fabric");
-      if (!in_ring.insert(*host).second) fail("hosts", name, "is twice in this job's ring");
-      job_.ring.push_back(*host);
-    }
+    for (NodeId host : job_.ring)
+      if (!in_ring.insert(host).second)
+        throw ParseError(filename_, number_,
+                         fmt::format("hosts field: '{}' is twice in this job's ring", fabric.node(host).name));
   }
 
   NeighbourJob take() { return std::move(job_); }

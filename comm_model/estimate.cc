@@ -8,7 +8,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "comm_model/evaluate.h"
 #include "comm_model/routes.h"
@@ -208,19 +207,6 @@ int neighbours_met(const Routed& p, std::span<const Sharer> neighbours) {
 }
 
 }  // namespace
-
-std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names) {
-  std::vector<NodeId> out;
-  std::vector<std::string> unknown;
-  for (const std::string& n : names) {
-    if (auto h = fabric.find_host(n)) out.push_back(*h);
-    else unknown.push_back(n);
-  }
-  if (!unknown.empty())
-    throw FabricError(fmt::format("unknown host{} {}: not in the fabric", unknown.size() > 1 ? "s" : "",
-                                  fmt::join(unknown, ", ")));
-  return out;
-}
 
 namespace detail {
 

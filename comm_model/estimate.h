@@ -140,8 +140,4 @@ Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const R
 // loads, and how heavily. Throws like estimate().
 LinkLoad ring_load(const PathIndex& index, std::span<const NodeId> hosts, const Request& request);
 
-// The hosts of the fabric with these names, in order. Throws FabricError
-// naming every name that is not a host of the fabric.
-std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names);
-
 }  // namespace topo

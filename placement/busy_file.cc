@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
-#include "topology/hostlist.h"
+#include "topology/hosts_field.h"
 #include "topology/line_source.h"
 #include "topology/quote.h"
 
@@ -27,26 +27,19 @@ void read_busy(std::istream& in, const std::string& filename, const Fabric& fabr
     if (!extra.empty())
       throw ParseError(filename, number,
                        fmt::format("expected 'host [GPUs in use]', found extra field '{}'", shown(extra)));
-    std::vector<std::string> names;
-    try {
-      names = expand_hostlist(hosts, fabric.hosts().size());  // more would repeat a host or name a stranger
-    } catch (const std::exception& e) {
-      throw ParseError(filename, number, fmt::format("host field '{}': {}", shown(hosts), e.what()));
-    }
+    std::vector<NodeId> named = read_hosts_field(hosts, fabric, filename, number, "host");
     int used = -1;
     if (!count.empty()) {
       auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), used);
       if (ec != std::errc() || end != count.data() + count.size() || used < 0)
         throw ParseError(filename, number, fmt::format("GPUs in use field '{}' is not a whole number", shown(count)));
     }
-    for (const std::string& name : names) {
-      auto host = fabric.find_host(name);
-      if (!host)
-        throw ParseError(filename, number, fmt::format("host field: '{}' is not a host of the fabric", shown(name)));
-      int& slot = free.free_gpus.at(*host);
+    for (NodeId host : named) {
+      int& slot = free.free_gpus.at(host);
       if (used > slot)
         throw ParseError(filename, number,
-                         fmt::format("GPUs in use field: {} has {} GPUs free, {} cannot be in use", name, slot, used));
+                         fmt::format("GPUs in use field: {} has {} GPUs free, {} cannot be in use",
+                                     fabric.node(host).name, slot, used));
       slot = used < 0 ? 0 : slot - used;
     }
   }

@@ -1,5 +1,6 @@
 #include "placement/running_file.h"
 
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -7,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "topology/error.h"
-#include "topology/hostlist.h"
+#include "topology/hosts_field.h"
 #include "topology/line_source.h"
 #include "topology/quote.h"
 
@@ -15,15 +16,10 @@ namespace topo {
 namespace {
 
 double parse_duty(const std::string& field, const std::string& filename, int number) {
-  std::string value = field.substr(5);
+  std::string_view value = std::string_view(field).substr(5);
   double duty = 0;
-  size_t used = 0;
-  try {
-    duty = std::stod(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size() || !(duty > 0 && duty <= 1))
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), duty);
+  if (ec != std::errc() || end != value.data() + value.size() || !(duty > 0 && duty <= 1))
     throw ParseError(filename, number,
                      fmt::format("duty field '{}': expected duty=SHARE with SHARE in (0, 1]", shown(field)));
   return duty;
@@ -60,21 +56,12 @@ void read_running(std::istream& in, const std::string& filename, const Fabric& f
                                      shown(field)));
       }
     }
-    std::vector<std::string> names;
-    try {
-      names = expand_hostlist(hosts, fabric.hosts().size());  // more would repeat a host or name a stranger
-    } catch (const std::exception& e) {
-      throw ParseError(filename, number, fmt::format("hosts field '{}': {}", shown(hosts), e.what()));
-    }
-    for (const std::string& name : names) {
-      auto host = fabric.find_host(name);
-      if (!host)
-        throw ParseError(filename, number, fmt::format("hosts field: '{}' is not a host of the fabric", shown(name)));
-      if (!seen.insert(*host).second)
+    job.ring = read_hosts_field(hosts, fabric, filename, number);
+    for (NodeId host : job.ring) {
+      if (!seen.insert(host).second)
         throw ParseError(filename, number,
-                         fmt::format("hosts field: '{}' already runs a job of this file", shown(name)));
-      job.ring.push_back(*host);
-      if (*host < free.free_gpus.size()) free.free_gpus[*host] = 0;
+                         fmt::format("hosts field: '{}' already runs a job of this file", fabric.node(host).name));
+      if (host < free.free_gpus.size()) free.free_gpus[host] = 0;
     }
     free.running.push_back(std::move(job));
   }

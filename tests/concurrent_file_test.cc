@@ -55,8 +55,8 @@ TEST(ConcurrentFile, ErrorsNameTheLineAndField) {
       {"gpu001,gpu002\ngpu003 duty=2\n", 2, "duty field 'duty=2': expected duty=SHARE with SHARE in (0, 1]"},
       {"gpu001 duty=0.5x\n", 1, "duty field 'duty=0.5x': is not a number"},
       {"gpu001 duty=nan\n", 1, "duty field 'duty=nan'"},
-      {"gpu001,nosuch\n", 1, "hosts field 'nosuch': is not a host of the fabric"},
-      {"gpu001,gpu002,gpu001\n", 1, "hosts field 'gpu001': is twice in this job's ring"},
+      {"gpu001,nosuch\n", 1, "hosts field: 'nosuch' is not a host of the fabric"},
+      {"gpu001,gpu002,gpu001\n", 1, "hosts field: 'gpu001' is twice in this job's ring"},
       {"gpu[001-\n", 1, "hosts field 'gpu[001-'"},
       {"gpu[000001-999999]\n", 1, "hosts field"},
       {"gpu001 allreduce alltoall\n", 1, "collective field 'alltoall': appears twice on the line"},
@@ -67,7 +67,7 @@ TEST(ConcurrentFile, ErrorsNameTheLineAndField) {
       {"gpu001 gpus-per-host=0\n", 1, "gpus-per-host field 'gpus-per-host=0': expected gpus-per-host=G with G from 1"},
       {"gpu001 gpus-per-host=2000000\n", 1, "gpus-per-host field"},
       {"gpu001 colour=red\n", 1, "unknown field 'colour=red'"},
-      {"ok\n\n\ngpu001 " + std::string(5000, 'x') + "\n", 1, "hosts field 'ok'"},
+      {"ok\n\n\ngpu001 " + std::string(5000, 'x') + "\n", 1, "hosts field: 'ok'"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text.substr(0, 80));

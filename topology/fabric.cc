@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "topology/classify.h"
 #include "topology/error.h"
+#include "topology/quote.h"
 
 namespace topo {
 
@@ -66,6 +68,21 @@ std::optional<NodeId> Fabric::find_host(std::string_view host) const {
   auto it = host_by_name_.find(std::string(host));
   if (it == host_by_name_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names) {
+  constexpr size_t kNamesShown = 8;
+  std::vector<NodeId> out;
+  std::vector<std::string> unknown;
+  size_t unknown_count = 0;
+  for (const std::string& n : names) {
+    if (auto h = fabric.find_host(n)) out.push_back(*h);
+    else if (++unknown_count <= kNamesShown) unknown.push_back(shown(n));
+  }
+  if (unknown_count == 0) return out;
+  std::string more = unknown_count > kNamesShown ? fmt::format(" and {} more", unknown_count - kNamesShown) : "";
+  throw FabricError(fmt::format("unknown host{} {}{}: not in the fabric", unknown_count > 1 ? "s" : "",
+                                fmt::join(unknown, ", "), more));
 }
 
 std::optional<LinkId> Fabric::cable_at(NodeId node, int port) const {

@@ -234,6 +234,11 @@ class Fabric {
   std::string source_;
 };
 
+// The hosts with these names, in order. Throws FabricError naming the names
+// that are not hosts of the fabric (the first eight, each quoted within 64
+// bytes, and how many more).
+std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string> names);
+
 // Builds a Fabric from what a reader sees: nodes, then cables. Readers that
 // see each cable from both ends (ibnetdiscover) may connect it twice; the
 // second sighting is checked against the first and dropped.

@@ -178,15 +178,7 @@ Run add_ring(CLI::App& app) {
   return [opts] {
     LoadedFabric loaded = load(opts->input);
     const topo::Fabric& f = loaded.fabric;
-    std::vector<std::string> names = topo::expand_hostlist(opts->hosts);
-    std::vector<topo::NodeId> hosts;
-    std::vector<std::string> unknown;
-    for (const std::string& n : names) {
-      if (auto h = f.find_host(n)) hosts.push_back(*h);
-      else unknown.push_back(n);
-    }
-    if (!unknown.empty())
-      throw std::invalid_argument(fmt::format("not hosts of the fabric: {}", fmt::join(unknown, ", ")));
+    std::vector<topo::NodeId> hosts = topo::find_hosts(f, topo::expand_hostlist(opts->hosts));
     topo::SwitchTree tree(f);
     std::vector<topo::NodeId> ring = topo::ring_order(tree, hosts);
     topo::RingCrossings before = topo::ring_crossings(tree, hosts), after = topo::ring_crossings(tree, ring);
