@@ -39,7 +39,7 @@ TEST(ScheduleJson, NumbersOutOfRangeNameTheirKey) {
   EXPECT_NE(error_of(job("8", "[-1]")).find("jobs[0].host_gpus[0]"), std::string::npos);
   EXPECT_NE(error_of(job("8", "8")).find("jobs[0].host_gpus: expected a list"), std::string::npos);
   // Past a double: nlohmann's out_of_range, now a ParseError.
-  EXPECT_NE(error_of(job("8", "[-1e400]")).find("s.json: not JSON"), std::string::npos);
+  EXPECT_NE(error_of(job("8", "[-1e400]")).find("s.json: not valid JSON"), std::string::npos);
 }
 
 // An error quotes the start of what it refuses, never kilobytes of it.

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     s = topoctl::read_schedule(in, file, fabric, trace);
   } catch (const topo::ParseError& e) {
-    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input), {"not JSON", "document", "jobs[", "wrong type"});
+    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input), {"not valid JSON", "document", "jobs[", "wrong type"});
     return 0;
   }
   for (const topo::ScheduledJob& j : s.jobs) {

@@ -9,9 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/topoctl/json_file.h"
 #include "topology/error.h"
-#include "topology/json_nesting.h"
-#include "topology/line_source.h"
 
 namespace topoctl {
 namespace {
@@ -250,19 +249,8 @@ topo::Comparison comparison_from_json(const json& j, const std::string& file) {
 topo::Comparison read_comparison_file(const std::string& path, uint64_t max_bytes) {
   std::ifstream in(path);
   if (!in) throw topo::ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
-  std::string text = topo::read_all(in, path, max_bytes);
   // Far above the 6 levels simulate's results reach.
-  topo::end_of_json_value(text, 0, 64, path, "results JSON nests 6");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries the line and column.
-    throw topo::ParseError(path, 0, fmt::format("not valid JSON: {}", e.what()));
-  } catch (const json::exception& e) {
-    // A number past a double's range is out_of_range, not a parse error.
-    throw topo::ParseError(path, 0, fmt::format("not valid JSON: {}", e.what()));
-  }
+  json j = read_json(in, path, max_bytes, 64, "results JSON nests 6");
   return comparison_from_json(j, path);
 }
 

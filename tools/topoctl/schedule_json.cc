@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tools/topoctl/json_file.h"
 #include "topology/error.h"
-#include "topology/json_nesting.h"
-#include "topology/line_source.h"
+#include "topology/quote.h"
 
 namespace topoctl {
 
@@ -15,27 +15,18 @@ using nlohmann::json;
 
 namespace {
 
+// What an error quotes of the input: enough to find it, never the input.
+std::string clipped(std::string_view text) { return topo::shown(text, 160); }
+
 // Far above a schedule's 4 levels (the document, jobs, a job, its hosts).
 constexpr int kMaxScheduleDepth = 64;
-
-// What an error quotes of the input: enough to find it, never the input.
-std::string excerpt(std::string_view text) {
-  return text.size() <= 160 ? std::string(text) : std::string(text.substr(0, 160)) + "...";
-}
 
 }  // namespace
 
 topo::Schedule read_schedule(std::istream& in, const std::string& path, const topo::Fabric& fabric,
                              std::string& trace) {
   // A replay of a million jobs is a few hundred megabytes.
-  std::string text = topo::read_all(in, path, 1 << 30);
-  topo::end_of_json_value(text, 0, kMaxScheduleDepth, path, "a schedule nests 4");
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
-    throw topo::ParseError(path, 0, fmt::format("not JSON: {}", excerpt(e.what())));
-  }
+  json doc = read_json(in, path, 1 << 30, kMaxScheduleDepth, "a schedule nests 4");
   auto field = [&](const json& j, const char* key, const std::string& where) -> const json& {
     if (!j.is_object() || !j.contains(key)) throw topo::ParseError(path, 0, fmt::format("{}: no '{}'", where, key));
     return j.at(key);
@@ -43,7 +34,7 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
   // nlohmann converts 1e300 or 2^40 to int by a plain cast: out of range, that is undefined.
   auto count = [&](const json& v, const std::string& where) {
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000)
-      throw topo::ParseError(path, 0, fmt::format("{}: expected a whole number of GPUs, got {}", where, excerpt(v.dump())));
+      throw topo::ParseError(path, 0, fmt::format("{}: expected a whole number of GPUs, got {}", where, clipped(v.dump())));
     return static_cast<int>(v.get<int64_t>());
   };
   topo::Schedule s;
@@ -66,7 +57,7 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
       job.end_s = field(j, "end_s", where).get<double>();
       for (const std::string& host : field(j, "ring", where).get<std::vector<std::string>>()) {
         auto h = fabric.find_host(host);
-        if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, excerpt(job.id), excerpt(host)));
+        if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, clipped(job.id), clipped(host)));
         job.ring.push_back(*h);
       }
       const json& host_gpus = field(j, "host_gpus", where);
@@ -74,14 +65,14 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
       for (size_t k = 0; k < host_gpus.size(); ++k)
         job.host_gpus.push_back(count(host_gpus[k], fmt::format("{}.host_gpus[{}]", where, k)));
       if (job.host_gpus.size() != job.ring.size())
-        throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, excerpt(job.id),
+        throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, clipped(job.id),
                                                     job.ring.size(), job.host_gpus.size()));
       if (job.end_s < job.start_s || job.start_s < job.submit_s)
-        throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, excerpt(job.id)));
+        throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, clipped(job.id)));
       s.jobs.push_back(std::move(job));
     }
   } catch (const json::exception& e) {
-    throw topo::ParseError(path, 0, fmt::format("wrong type: {}", excerpt(e.what())));
+    throw topo::ParseError(path, 0, fmt::format("wrong type: {}", clipped(e.what())));
   }
   return s;
 }
