@@ -119,7 +119,7 @@ std::string describe_link(const Fabric& fabric, LinkId e) {
 }
 
 void classify(Fabric& fabric) {
-  FabricGraph& g = fabric.graph_;
+  FabricGraph& g = *fabric.graph_;
   fabric.faults_.clear();
   const std::vector<int> dist = leaf_distance(g);
 

@@ -1,6 +1,7 @@
 #include "topology/fabric.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -103,25 +104,25 @@ void Fabric::set_routing(Routing routing) {
 std::vector<NodeId> Fabric::switches_at(Level level) const {
   std::vector<NodeId> out;
   for (NodeId s : switches_)
-    if (graph_[s].level == level) out.push_back(s);
+    if ((*graph_)[s].level == level) out.push_back(s);
   return out;
 }
 
 NodeId Fabric::peer(LinkId e, NodeId from) const {
-  NodeId s = boost::source(e, graph_);
-  return s == from ? boost::target(e, graph_) : s;
+  NodeId s = boost::source(e, *graph_);
+  return s == from ? boost::target(e, *graph_) : s;
 }
 
 int Fabric::local_port(LinkId e, NodeId from) const {
-  return graph_[e].end_a == from ? graph_[e].port_a : graph_[e].port_b;
+  return (*graph_)[e].end_a == from ? (*graph_)[e].port_a : (*graph_)[e].port_b;
 }
 
 std::vector<NodeId> Fabric::hcas_of(NodeId host) const {
   std::vector<NodeId> out;
-  for (auto e : boost::make_iterator_range(boost::out_edges(host, graph_)))
-    if (graph_[e].kind == LinkKind::Attachment) out.push_back(peer(e, host));
+  for (auto e : boost::make_iterator_range(boost::out_edges(host, *graph_)))
+    if ((*graph_)[e].kind == LinkKind::Attachment) out.push_back(peer(e, host));
   std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) {
-    return std::tie(graph_[a].rail, graph_[a].name) < std::tie(graph_[b].rail, graph_[b].name);
+    return std::tie((*graph_)[a].rail, (*graph_)[a].name) < std::tie((*graph_)[b].rail, (*graph_)[b].name);
   });
   return out;
 }
@@ -133,10 +134,10 @@ std::vector<NodeId> Fabric::leaves_of(NodeId host) const {
 
 std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
   std::vector<NodeId> out;
-  for (auto e : boost::make_iterator_range(boost::out_edges(leaf, graph_))) {
+  for (auto e : boost::make_iterator_range(boost::out_edges(leaf, *graph_))) {
     NodeId hca = peer(e, leaf);
-    if (graph_[hca].kind != NodeKind::Hca) continue;
-    if (auto h = find_host(graph_[hca].host); h && std::find(out.begin(), out.end(), *h) == out.end())
+    if ((*graph_)[hca].kind != NodeKind::Hca) continue;
+    if (auto h = find_host((*graph_)[hca].host); h && std::find(out.begin(), out.end(), *h) == out.end())
       out.push_back(*h);
   }
   std::sort(out.begin(), out.end());
@@ -144,8 +145,7 @@ std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
 }
 
 template <typename Self>
-void Fabric::assign(Self&& o) {
-  graph_ = std::forward<Self>(o).graph_;
+void Fabric::assign_values(Self&& o) {
   by_id_ = std::forward<Self>(o).by_id_;
   host_by_name_ = std::forward<Self>(o).host_by_name_;
   hosts_ = std::forward<Self>(o).hosts_;
@@ -158,27 +158,34 @@ void Fabric::assign(Self&& o) {
   faults_ = std::forward<Self>(o).faults_;
   naming_ = std::forward<Self>(o).naming_;
   source_ = std::forward<Self>(o).source_;
-  cables_.assign(o.cables_.size(), LinkId());
-  for (auto e : boost::make_iterator_range(boost::edges(graph_)))
-    if (graph_[e].kind == LinkKind::Cable && graph_[e].id >= 0) cables_[static_cast<size_t>(graph_[e].id)] = e;
 }
 
 void Fabric::mark_degraded(int cable, std::string why) {
   if (cable < 0 || static_cast<size_t>(cable) >= cables_.size())
     throw FabricError(fmt::format("cable {} is not one of the fabric's {} cables", cable, cables_.size()));
-  Link& l = graph_[cables_[static_cast<size_t>(cable)]];
+  Link& l = (*graph_)[cables_[static_cast<size_t>(cable)]];
   l.degraded = true;
   l.degraded_why = why;
   faults_.push_back({FaultKind::DegradedLink, describe_link(*this, cables_[static_cast<size_t>(cable)]), std::move(why)});
 }
 
 Fabric& Fabric::operator=(const Fabric& other) {
-  if (this != &other) assign(other);
+  if (this == &other) return *this;
+  graph_ = std::make_unique<FabricGraph>(*other.graph_);
+  assign_values(other);
+  const FabricGraph& g = *graph_;
+  cables_.assign(other.cables_.size(), LinkId());
+  for (auto e : boost::make_iterator_range(boost::edges(g)))
+    if (g[e].kind == LinkKind::Cable && g[e].id >= 0) cables_[static_cast<size_t>(g[e].id)] = e;
   return *this;
 }
 
 Fabric& Fabric::operator=(Fabric&& other) noexcept {
-  if (this != &other) assign(std::move(other));
+  if (this == &other) return *this;
+  graph_ = std::exchange(other.graph_, std::make_unique<FabricGraph>());
+  cables_ = std::move(other.cables_);
+  other.cables_.clear();
+  assign_values(std::move(other));
   return *this;
 }
 
@@ -189,7 +196,7 @@ NodeId FabricBuilder::add_node(Node node) {
   if (fabric_.by_id_.contains(node.id)) throw FabricError(fmt::format("node '{}' is defined twice", node.id));
   std::string id = node.id;
   NodeKind kind = node.kind;
-  NodeId v = boost::add_vertex(std::move(node), fabric_.graph_);
+  NodeId v = boost::add_vertex(std::move(node), *fabric_.graph_);
   fabric_.by_id_.emplace(std::move(id), v);
   switch (kind) {
     case NodeKind::Host: fabric_.hosts_.push_back(v); break;
@@ -240,7 +247,7 @@ NodeId FabricBuilder::add_hca(std::string id, std::string description, int ports
   attach.kind = LinkKind::Attachment;
   attach.end_a = host;
   attach.end_b = v;
-  boost::add_edge(host, v, attach, fabric_.graph_);
+  boost::add_edge(host, v, attach, *fabric_.graph_);
   return v;
 }
 
@@ -270,7 +277,7 @@ void FabricBuilder::connect(std::string_view a, int port_a, std::string_view b, 
   link.port_b = port_b;
   link.rate = rate;
   link.state = state;
-  LinkId e = boost::add_edge(*va, *vb, link, fabric_.graph_).first;
+  LinkId e = boost::add_edge(*va, *vb, link, *fabric_.graph_).first;
   port_links_.emplace(ka, e);
   port_links_.emplace(kb, e);
 }
@@ -278,7 +285,7 @@ void FabricBuilder::connect(std::string_view a, int port_a, std::string_view b, 
 void FabricBuilder::set_lid(std::string_view id, uint32_t lid) {
   auto v = fabric_.find(id);
   if (!v) throw FabricError(fmt::format("LID {} for unknown node '{}'", lid, id));
-  fabric_.graph_[*v].lid = lid;
+  (*fabric_.graph_)[*v].lid = lid;
 }
 
 namespace {
@@ -296,13 +303,13 @@ void number_lids(Fabric& fabric, FabricGraph& graph) {
 
 void FabricBuilder::index() {
   Fabric& f = fabric_;
-  number_lids(f, f.graph_);
+  number_lids(f, *f.graph_);
   size_t n = f.node_count();
   f.switch_index_.assign(n, -1);
   for (size_t i = 0; i < f.switches_.size(); ++i) f.switch_index_[f.switches_[i]] = static_cast<int>(i);
   // Dense cable ids in the order the cables were added.
-  for (auto e : boost::make_iterator_range(boost::edges(f.graph_))) {
-    Link& link = f.graph_[e];
+  for (auto e : boost::make_iterator_range(boost::edges(*f.graph_))) {
+    Link& link = (*f.graph_)[e];
     if (link.kind != LinkKind::Cable) continue;
     link.id = static_cast<int>(f.cables_.size());
     f.cables_.push_back(e);

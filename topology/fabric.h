@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -145,18 +146,22 @@ struct FabricSummary {
 
 class Fabric {
  public:
-  Fabric() = default;
-  // Copies and moves re-derive cables(): an edge descriptor points into its
-  // own graph's edge list, which Boost copies (it has no move) node by node.
+  Fabric() : graph_(std::make_unique<FabricGraph>()) {}
+  // A copy re-derives cables(): an edge descriptor points into its own
+  // graph's edge list, which Boost copies node by node. A move hands over
+  // the graph itself, which lives on the heap so that its descriptors stay
+  // valid (Boost's graph has no move: moving it would copy it, and a
+  // snapshot's fabric moves several times on its way out of a reader). A
+  // moved-from fabric is empty.
   Fabric(const Fabric& other) { *this = other; }
   Fabric(Fabric&& other) noexcept { *this = std::move(other); }
   Fabric& operator=(const Fabric& other);
   Fabric& operator=(Fabric&& other) noexcept;
 
-  const FabricGraph& graph() const { return graph_; }
-  const Node& node(NodeId v) const { return graph_[v]; }
-  const Link& link(LinkId e) const { return graph_[e]; }
-  size_t node_count() const { return boost::num_vertices(graph_); }
+  const FabricGraph& graph() const { return *graph_; }
+  const Node& node(NodeId v) const { return (*graph_)[v]; }
+  const Link& link(LinkId e) const { return (*graph_)[e]; }
+  size_t node_count() const { return boost::num_vertices(*graph_); }
 
   std::optional<NodeId> find(std::string_view id) const;
   std::optional<NodeId> find_host(std::string_view host) const;
@@ -211,16 +216,17 @@ class Fabric {
   void mark_degraded(int cable, std::string why);
 
   // hwloc data arrives per node after discovery.
-  void set_gpus(NodeId host, std::vector<Gpu> gpus) { graph_[host].gpus = std::move(gpus); }
+  void set_gpus(NodeId host, std::vector<Gpu> gpus) { (*graph_)[host].gpus = std::move(gpus); }
 
  private:
   friend class FabricBuilder;
   friend void classify(Fabric& fabric);
 
+  // Every member but the graph and cables_, copied or moved.
   template <typename Self>
-  void assign(Self&& other);
+  void assign_values(Self&& other);
 
-  FabricGraph graph_;
+  std::unique_ptr<FabricGraph> graph_;
   std::unordered_map<std::string, NodeId> by_id_;
   std::unordered_map<std::string, NodeId> host_by_name_;
   std::vector<NodeId> hosts_, hcas_, switches_;
