@@ -104,7 +104,7 @@ void Fabric::set_routing(Routing routing) {
 std::vector<NodeId> Fabric::switches_at(Level level) const {
   std::vector<NodeId> out;
   for (NodeId s : switches_)
-    if ((*graph_)[s].level == level) out.push_back(s);
+    if (node(s).level == level) out.push_back(s);
   return out;
 }
 
@@ -114,15 +114,16 @@ NodeId Fabric::peer(LinkId e, NodeId from) const {
 }
 
 int Fabric::local_port(LinkId e, NodeId from) const {
-  return (*graph_)[e].end_a == from ? (*graph_)[e].port_a : (*graph_)[e].port_b;
+  const Link& l = link(e);
+  return l.end_a == from ? l.port_a : l.port_b;
 }
 
 std::vector<NodeId> Fabric::hcas_of(NodeId host) const {
   std::vector<NodeId> out;
   for (auto e : boost::make_iterator_range(boost::out_edges(host, *graph_)))
-    if ((*graph_)[e].kind == LinkKind::Attachment) out.push_back(peer(e, host));
+    if (link(e).kind == LinkKind::Attachment) out.push_back(peer(e, host));
   std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) {
-    return std::tie((*graph_)[a].rail, (*graph_)[a].name) < std::tie((*graph_)[b].rail, (*graph_)[b].name);
+    return std::tie(node(a).rail, node(a).name) < std::tie(node(b).rail, node(b).name);
   });
   return out;
 }
@@ -136,8 +137,8 @@ std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
   std::vector<NodeId> out;
   for (auto e : boost::make_iterator_range(boost::out_edges(leaf, *graph_))) {
     NodeId hca = peer(e, leaf);
-    if ((*graph_)[hca].kind != NodeKind::Hca) continue;
-    if (auto h = find_host((*graph_)[hca].host); h && std::find(out.begin(), out.end(), *h) == out.end())
+    if (node(hca).kind != NodeKind::Hca) continue;
+    if (auto h = find_host(node(hca).host); h && std::find(out.begin(), out.end(), *h) == out.end())
       out.push_back(*h);
   }
   std::sort(out.begin(), out.end());
