@@ -29,6 +29,10 @@ TEST(Fabric, AMoveHandsOverTheGraphItself) {
   EXPECT_EQ(f.node_count(), 0u);  // NOLINT(bugprone-use-after-move)
   EXPECT_TRUE(f.cables().empty());
   EXPECT_TRUE(f.hosts().empty());
+  EXPECT_TRUE(f.switches().empty());
+  EXPECT_FALSE(f.find_host("gpu001").has_value());
+  EXPECT_EQ(f.summary().hosts, 0);
+  EXPECT_TRUE(f.source().empty());
   f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
   EXPECT_EQ(f.hosts().size(), 4u);
   expect_cables_index_the_graph(f);

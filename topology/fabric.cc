@@ -174,20 +174,25 @@ Fabric& Fabric::operator=(const Fabric& other) {
   if (this == &other) return *this;
   graph_ = std::make_unique<FabricGraph>(*other.graph_);
   assign_values(other);
-  const FabricGraph& g = *graph_;
-  cables_.assign(other.cables_.size(), LinkId());
-  for (auto e : boost::make_iterator_range(boost::edges(g)))
-    if (g[e].kind == LinkKind::Cable && g[e].id >= 0) cables_[static_cast<size_t>(g[e].id)] = e;
+  index_cables(other.cables_.size());
   return *this;
 }
 
 Fabric& Fabric::operator=(Fabric&& other) noexcept {
   if (this == &other) return *this;
   graph_ = std::exchange(other.graph_, std::make_unique<FabricGraph>());
-  cables_ = std::move(other.cables_);
-  other.cables_.clear();
+  cables_ = std::exchange(other.cables_, {});
   assign_values(std::move(other));
+  // Empty by the code, not by what a moved-from container happens to hold.
+  other.assign_values(Fabric());
   return *this;
+}
+
+void Fabric::index_cables(size_t count) {
+  const FabricGraph& g = *graph_;
+  cables_.assign(count, LinkId());
+  for (auto e : boost::make_iterator_range(boost::edges(g)))
+    if (g[e].kind == LinkKind::Cable && g[e].id >= 0) cables_[static_cast<size_t>(g[e].id)] = e;
 }
 
 FabricBuilder::FabricBuilder(HostNaming naming) { fabric_.naming_ = std::move(naming); }
@@ -309,12 +314,12 @@ void FabricBuilder::index() {
   f.switch_index_.assign(n, -1);
   for (size_t i = 0; i < f.switches_.size(); ++i) f.switch_index_[f.switches_[i]] = static_cast<int>(i);
   // Dense cable ids in the order the cables were added.
+  int cables = 0;
   for (auto e : boost::make_iterator_range(boost::edges(*f.graph_))) {
     Link& link = (*f.graph_)[e];
-    if (link.kind != LinkKind::Cable) continue;
-    link.id = static_cast<int>(f.cables_.size());
-    f.cables_.push_back(e);
+    if (link.kind == LinkKind::Cable) link.id = cables++;
   }
+  f.index_cables(static_cast<size_t>(cables));
   f.index_ = FabricIndex(f);
 }
 

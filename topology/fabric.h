@@ -225,6 +225,9 @@ class Fabric {
   // Every member but the graph and cables_, copied or moved.
   template <typename Self>
   void assign_values(Self&& other);
+  // cables_ from the graph's own edges and their ids: a copied graph's
+  // edge descriptors are new, its links' ids the same.
+  void index_cables(size_t count);
 
   std::unique_ptr<FabricGraph> graph_;
   std::unordered_map<std::string, NodeId> by_id_;
