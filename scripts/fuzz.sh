@@ -122,6 +122,8 @@ printf '%-16s %14s %8s  %s\n' target executions coverage result
 for t in "${targets[@]}"; do
   log=$work/$t.log
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" 2>/dev/null | tail -1)
+  # -fork (--jobs) prints no final stats: its last "#N:" line counts every worker's inputs.
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]\+\): cov:.*/\1/p' "$log" 2>/dev/null | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
   result=$(cat "$work/$t.result" 2>/dev/null || echo FAILED)
   printf '%-16s %14s %8s  %s\n' "$t" "${execs:-?}" "${cov:-?}" "$result"
