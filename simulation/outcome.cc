@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -82,141 +83,133 @@ JobOutcome shape_of(const SwitchTree& tree, const ScheduledJob& job) {
   return o;
 }
 
-}  // namespace
-
-PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options) {
-  const Fabric& fabric = tree.fabric();
-  const PathIndex& paths = tree.paths();
-
-  PolicyOutcome out;
-  out.policy = schedule.policy;
-  out.routing = routing_name(fabric.routing());
-  if (fabric.routing().is_ecmp() && options.ecmp_qps_hint > fabric.routing().qps)
-    out.routing += fmt::format(" ({} QPs on rings crossing leaves)", options.ecmp_qps_hint);
-  out.rejected = schedule.rejected;
-  out.scheduler = schedule.scheduler;
-  out.jobs.reserve(schedule.jobs.size());
-
-  std::vector<Running> running;
-  for (const ScheduledJob& job : schedule.jobs) {
-    for (NodeId h : job.ring)
-      if (h >= fabric.node_count() || fabric.node(h).kind != NodeKind::Host)
-        throw FabricError(fmt::format("job {}: node {} is not a host of the fabric", job.id, h));
-    JobOutcome o = shape_of(tree, job);
-    o.profile = job.ring.size() > 1 ? job.profile : Profile::None;
-    std::vector<Request> requests = profile_requests(o.profile, options.message_bytes, 1);
-    if (job.ring.size() > 1 && !requests.empty()) {
-      Running r;
-      r.job = &job;
-      r.outcome = out.jobs.size();
-      r.qps = job_qps(fabric.routing(), o, options);
-      int per_host = job.host_gpus.empty() ? 1 : *std::min_element(job.host_gpus.begin(), job.host_gpus.end());
-      r.requests = profile_requests(o.profile, options.message_bytes, std::max(per_host, 1));
-      double alone_s = 0;
-      Neighbours self(paths);
-      for (const Request& q : r.requests) {
-        Estimate alone = estimate(paths, job.ring, q, {}, judged(q, r.qps));
-        r.ideal_s += alone.ideal_time_s;
-        alone_s += alone.time_s;
-        NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()),
-                       judged(q, r.qps)};
-        self.add(n, judged(q, r.qps));
-        r.as_neighbour.push_back(std::move(n));
-      }
-      for (const Neighbours::Job& j : self.jobs())
-        for (auto [key, flows] : j.flows) paths.for_each_cable(key, [&r](int c) { r.cables.push_back(c); });
-      std::sort(r.cables.begin(), r.cables.end());
-      r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
-      o.allreduce_alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;
-      r.slowdown = r.alone_slowdown = o.allreduce_alone_slowdown;
-
-      std::set<NodeId> above_leaves;
-      for (int c : r.cables) {
-        const Link& l = fabric.link(fabric.cables()[c / 2]);
-        for (NodeId sw : {static_cast<NodeId>(l.end_a), static_cast<NodeId>(l.end_b)})
-          if (fabric.node(sw).kind == NodeKind::Switch && fabric.node(sw).level != Level::Leaf)
-            above_leaves.insert(sw);
-      }
-      o.spines = static_cast<int>(above_leaves.size());
-
-      Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, std::max(per_host, 1)};
-      ModelOptions a2a_options;
-      a2a_options.ecmp_qps = r.qps;
-      Estimate all = estimate(paths, job.ring, a2a, BackgroundLoad(), a2a_options);
-      o.alltoall_slowdown = all.time_s / all.ideal_time_s;
-      running.push_back(std::move(r));
-    }
-    out.jobs.push_back(std::move(o));
+// The switches above the leaves that a job's directed cables touch.
+int spines_touched(const Fabric& fabric, std::span<const int> cables) {
+  std::set<NodeId> above_leaves;
+  for (int c : cables) {
+    const Link& l = fabric.link(fabric.cables()[c / 2]);
+    for (NodeId sw : {static_cast<NodeId>(l.end_a), static_cast<NodeId>(l.end_b)})
+      if (fabric.node(sw).kind == NodeKind::Switch && fabric.node(sw).level != Level::Leaf) above_leaves.insert(sw);
   }
+  return static_cast<int>(above_leaves.size());
+}
 
-  // Replay the starts and ends in time order (ends first at equal times),
-  // keeping every directed cable's users; a job is judged again only when a
-  // job sharing one of its cables starts or ends.
-  struct Event {
-    double at;
-    bool start;
-    int job;  // index into running
-  };
+// A multi-host job with a profile, alone on the fabric: its collectives, the
+// cables they load, what they cost it; the outcome's alone figures are set.
+Running measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutcome& o, size_t outcome,
+                      const OutcomeOptions& options) {
+  Running r;
+  r.job = &job;
+  r.outcome = outcome;
+  r.qps = job_qps(paths.fabric().routing(), o, options);
+  int per_host = job.host_gpus.empty() ? 1 : *std::min_element(job.host_gpus.begin(), job.host_gpus.end());
+  per_host = std::max(per_host, 1);
+  r.requests = profile_requests(o.profile, options.message_bytes, per_host);
+  double alone_s = 0;
+  Neighbours self(paths);
+  for (const Request& q : r.requests) {
+    Estimate alone = estimate(paths, job.ring, q, {}, judged(q, r.qps));
+    r.ideal_s += alone.ideal_time_s;
+    alone_s += alone.time_s;
+    NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()),
+                   judged(q, r.qps)};
+    self.add(n, judged(q, r.qps));
+    r.as_neighbour.push_back(std::move(n));
+  }
+  for (const Neighbours::Job& j : self.jobs())
+    for (auto [key, flows] : j.flows) paths.for_each_cable(key, [&r](int c) { r.cables.push_back(c); });
+  std::sort(r.cables.begin(), r.cables.end());
+  r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
+  o.allreduce_alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;
+  r.slowdown = r.alone_slowdown = o.allreduce_alone_slowdown;
+  o.spines = spines_touched(paths.fabric(), r.cables);
+
+  Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, per_host};
+  ModelOptions a2a_options;
+  a2a_options.ecmp_qps = r.qps;
+  Estimate all = estimate(paths, job.ring, a2a, BackgroundLoad(), a2a_options);
+  o.alltoall_slowdown = all.time_s / all.ideal_time_s;
+  return r;
+}
+
+// The jobs running on each directed cable, by index into the running jobs.
+using CableUsers = std::vector<std::vector<int>>;
+
+// Judges job `self` again beside every running job with a flow on one of
+// its cables: per-flow max-min among them (their own neighbours beyond are
+// left out). Its slowdown so far is first weighted up to `now`.
+void rejudge(std::vector<Running>& running, int self, double now, const CableUsers& users, const PathIndex& paths,
+             const OutcomeOptions& options) {
+  Running& r = running[self];
+  r.weighted += r.slowdown * (now - r.since);
+  r.since = now;
+  std::vector<int> sharing;
+  for (int c : r.cables)
+    for (int j : users[c])
+      if (j != self) sharing.push_back(j);
+  std::sort(sharing.begin(), sharing.end());
+  sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
+  if (sharing == r.sharing) return;
+  r.sharing = sharing;
+  if (sharing.empty()) {
+    r.slowdown = r.alone_slowdown;
+    return;
+  }
+  double time_s = 0;
+  if (options.sharing == Sharing::Steps) {
+    std::vector<NeighbourJob> near;
+    for (int j : sharing) near.insert(near.end(), running[j].as_neighbour.begin(), running[j].as_neighbour.end());
+    for (const Request& q : r.requests)
+      time_s += estimate_by_steps(paths, r.job->ring, q, near, judged(q, r.qps)).time_s;
+  } else {
+    Neighbours others(paths);
+    for (int j : sharing)
+      for (const NeighbourJob& n : running[j].as_neighbour) others.add(n);
+    for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
+  }
+  r.slowdown = time_s / r.ideal_s;
+}
+
+struct Event {
+  double at;
+  bool start;
+  int job;  // index into the running jobs
+};
+
+// Every start and end in time order, ends first at equal times.
+std::vector<Event> events_of(const std::vector<Running>& running) {
   std::vector<Event> events;
   events.reserve(running.size() * 2);
   for (size_t i = 0; i < running.size(); ++i) {
     events.push_back({running[i].job->start_s, true, static_cast<int>(i)});
     events.push_back({running[i].job->end_s, false, static_cast<int>(i)});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.at != b.at ? a.at < b.at : a.start < b.start;
-  });
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.at != b.at ? a.at < b.at : a.start < b.start; });
+  return events;
+}
 
-  std::vector<std::vector<int>> users(2 * fabric.cables().size());
-  std::vector<int> stamp(running.size(), -1);  // last batch a job was judged in
-
-  // A neighbour is every running job with a flow on one of its cables:
-  // per-flow max-min among them (their own neighbours beyond are left out).
-  auto rejudge = [&](int self, double now) {
-    Running& r = running[self];
-    r.weighted += r.slowdown * (now - r.since);
-    r.since = now;
-    std::vector<int> sharing;
-    for (int c : r.cables)
-      for (int j : users[c])
-        if (j != self) sharing.push_back(j);
-    std::sort(sharing.begin(), sharing.end());
-    sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
-    if (sharing == r.sharing) return;
-    r.sharing = sharing;
-    if (sharing.empty()) {
-      r.slowdown = r.alone_slowdown;
-      return;
-    }
-    double time_s = 0;
-    if (options.sharing == Sharing::Steps) {
-      std::vector<NeighbourJob> near;
-      for (int j : sharing) near.insert(near.end(), running[j].as_neighbour.begin(), running[j].as_neighbour.end());
-      for (const Request& q : r.requests)
-        time_s += estimate_by_steps(paths, r.job->ring, q, near, judged(q, r.qps)).time_s;
-    } else {
-      Neighbours others(paths);
-      for (int j : sharing)
-        for (const NeighbourJob& n : running[j].as_neighbour) others.add(n);
-      for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
-    }
-    r.slowdown = time_s / r.ideal_s;
-  };
-
-  for (size_t first = 0, batch = 0; first < events.size(); ++batch) {
+// Replays the starts and ends, keeping every directed cable's users; a job is
+// judged again only when a job sharing one of its cables starts or ends, once
+// for all the events of one moment. Leaves each job's slowdown x seconds.
+void replay(std::vector<Running>& running, const PathIndex& paths, const OutcomeOptions& options) {
+  const std::vector<Event> events = events_of(running);
+  CableUsers users(2 * paths.fabric().cables().size());
+  std::vector<int> stamp(running.size(), -1);  // last moment a job was judged in
+  for (size_t first = 0, moment = 0; first < events.size(); ++moment) {
     size_t last = first;
     while (last < events.size() && events[last].at == events[first].at) ++last;
     const double now = events[first].at;
     std::vector<int> touched;
     for (size_t e = first; e < last; ++e) {
       Running& r = running[events[e].job];
-      if (!events[e].start) {
-        r.weighted += r.slowdown * (now - r.since);
-        r.since = now;
-      } else {
+      if (events[e].start) {
         r.since = now;
         r.slowdown = r.alone_slowdown;
         r.sharing.clear();
+      } else {
+        r.weighted += r.slowdown * (now - r.since);
+        r.since = now;
       }
       for (int c : r.cables) {
         if (events[e].start) users[c].push_back(events[e].job);
@@ -228,14 +221,20 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (int c : touched)
       for (int j : users[c])
-        if (stamp[j] != static_cast<int>(batch)) {
-          stamp[j] = static_cast<int>(batch);
-          rejudge(j, now);
+        if (stamp[j] != static_cast<int>(moment)) {
+          stamp[j] = static_cast<int>(moment);
+          rejudge(running, j, now, users, paths, options);
         }
     first = last;
   }
+}
 
-  // Summary.
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 1.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Each multi-host job's slowdown over its run, and their means and tails.
+void summarize_slowdowns(const std::vector<Running>& running, PolicyOutcome& out) {
   std::vector<double> allreduce, alltoall, all;
   std::map<std::string, std::vector<double>> by_profile;
   for (const Running& r : running) {
@@ -248,16 +247,16 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     alltoall.push_back(o.alltoall_slowdown);
   }
   out.multi_host_jobs = static_cast<int>(running.size());
-  auto mean = [](const std::vector<double>& v) {
-    return v.empty() ? 1.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  };
   out.mean_allreduce_slowdown = mean(allreduce);
   out.p95_allreduce_slowdown = nearest_rank(allreduce, 0.95, 1.0);
   out.mean_alltoall_slowdown = mean(alltoall);
   out.mean_slowdown = mean(all);
   for (auto& [profile, v] : by_profile)
     out.profiles[profile] = {static_cast<int>(v.size()), mean(v), nearest_rank(v, 0.95, 1.0)};
+}
 
+// Makespan, waits, utilization and the allocations' structure over all jobs.
+void summarize_schedule(const Schedule& schedule, const OutcomeOptions& options, PolicyOutcome& out) {
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0, gpu_seconds = 0, waits = 0,
          leaves = 0;
   for (size_t i = 0; i < schedule.jobs.size(); ++i) {
@@ -278,6 +277,35 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
       out.gpu_utilization = gpu_seconds / (options.fabric_gpus * out.makespan_s);
   }
   if (out.multi_host_jobs > 0) out.mean_leaves = leaves / out.multi_host_jobs;
+}
+
+}  // namespace
+
+PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options) {
+  const Fabric& fabric = tree.fabric();
+  PolicyOutcome out;
+  out.policy = schedule.policy;
+  out.routing = routing_name(fabric.routing());
+  if (fabric.routing().is_ecmp() && options.ecmp_qps_hint > fabric.routing().qps)
+    out.routing += fmt::format(" ({} QPs on rings crossing leaves)", options.ecmp_qps_hint);
+  out.rejected = schedule.rejected;
+  out.scheduler = schedule.scheduler;
+  out.jobs.reserve(schedule.jobs.size());
+
+  std::vector<Running> running;
+  for (const ScheduledJob& job : schedule.jobs) {
+    for (NodeId h : job.ring)
+      if (h >= fabric.node_count() || fabric.node(h).kind != NodeKind::Host)
+        throw FabricError(fmt::format("job {}: node {} is not a host of the fabric", job.id, h));
+    JobOutcome o = shape_of(tree, job);
+    o.profile = job.ring.size() > 1 ? job.profile : Profile::None;
+    if (job.ring.size() > 1 && !profile_requests(o.profile, options.message_bytes, 1).empty())
+      running.push_back(measure_alone(tree.paths(), job, o, out.jobs.size(), options));
+    out.jobs.push_back(std::move(o));
+  }
+  replay(running, tree.paths(), options);
+  summarize_slowdowns(running, out);
+  summarize_schedule(schedule, options, out);
   return out;
 }
 
