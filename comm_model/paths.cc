@@ -22,12 +22,26 @@ void add_bytes(std::span<double> trunk_bytes, int t, double bytes, std::vector<i
 }  // namespace
 
 PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
-  const FabricGraph& g = fabric.graph();
-  const size_t nodes = fabric.node_count();
+  const std::vector<int> rank = index_switches();
+  index_hosts();
+  index_trunks(rank);
+  // Switches that reach a leaf, by rank, so that each sees its children (or
+  // parents) finished.
+  std::vector<int> order;
+  for (size_t a = 0; a < slot_node_.size(); ++a)
+    if (rank[a] >= 0) order.push_back(static_cast<int>(a));
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return rank[x] < rank[y]; });
+  index_hops(order);
+  index_descent(rank, order);
+}
 
-  // Switch slots, and rank 0 for every leaf (a switch with a routed HCA cable).
+// Switch slots, and each switch's rank: 0 for every leaf (a switch with a
+// routed HCA cable), then hops from the nearest leaf; -1 where none is reached.
+std::vector<int> PathIndex::index_switches() {
+  const Fabric& fabric = *fabric_;
+  const FabricGraph& g = fabric.graph();
   const FabricIndex& fi = fabric.index();
-  slot_.assign(nodes, -1);
+  slot_.assign(fabric.node_count(), -1);
   for (NodeId s : fabric.switches()) {
     slot_[s] = static_cast<int>(slot_node_.size());
     slot_node_.push_back(s);
@@ -51,13 +65,16 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
     }
   }
   leaves_.assign(fi.leaves().begin(), fi.leaves().end());
-  std::vector<int> leaf_of_slot(slots, -1);
-  for (size_t l = 0; l < leaves_.size(); ++l) {
-    leaf_of_slot[slot_[leaves_[l]]] = static_cast<int>(l);
-    leaf_slot_.push_back(slot_[leaves_[l]]);
-  }
+  for (NodeId leaf : leaves_) leaf_slot_.push_back(slot_[leaf]);
+  return rank;
+}
 
-  // Hosts and their routed ports, as the fabric's index lists them.
+// Hosts and their routed ports, as the fabric's index lists them; each
+// host's set of leaves; GPU rails and cable speeds.
+void PathIndex::index_hosts() {
+  const Fabric& fabric = *fabric_;
+  const FabricGraph& g = fabric.graph();
+  const FabricIndex& fi = fabric.index();
   cables_.assign(fabric.cables().size(), CableRef{});
   trunk_key_base_ = 2 * static_cast<int>(fabric.cables().size());
   ports_.resize(fi.host_count());
@@ -99,8 +116,14 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   }
   cable_gbps_.reserve(fabric.cables().size());
   for (LinkId e : fabric.cables()) cable_gbps_.push_back(g[e].gbps());
+}
 
-  // Trunks: parallel Active cables between switches one rank apart, per direction.
+// Trunks: parallel Active cables between switches one rank apart, per
+// direction; each cable's trunk and place in it.
+void PathIndex::index_trunks(const std::vector<int>& rank) {
+  const Fabric& fabric = *fabric_;
+  const FabricGraph& g = fabric.graph();
+  const size_t slots = slot_node_.size();
   up_trunks_.assign(slots, {});
   down_trunks_.assign(slots, {});
   for (size_t a = 0; a < slots; ++a) {
@@ -142,16 +165,15 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       (from_a ? ref.trunk_ab : ref.trunk_ba) = static_cast<int>(t);
       (from_a ? ref.member_ab : ref.member_ba) = static_cast<int>(m);
     }
+}
 
-  // Hops to every leaf: straight down, then up*down*. Ranks are processed in
-  // order so that each switch sees its children (or parents) finished.
-  const size_t L = leaves_.size();
+// Hops from every switch to every leaf: straight down, then up*down*.
+void PathIndex::index_hops(const std::vector<int>& order) {
+  const size_t slots = slot_node_.size(), L = leaves_.size();
+  std::vector<int> leaf_of_slot(slots, -1);
+  for (size_t l = 0; l < L; ++l) leaf_of_slot[leaf_slot_[l]] = static_cast<int>(l);
   down_.assign(slots * L, kUnreachable);
   updown_.assign(slots * L, kUnreachable);
-  std::vector<int> order;
-  for (size_t a = 0; a < slots; ++a)
-    if (rank[a] >= 0) order.push_back(static_cast<int>(a));
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return rank[x] < rank[y]; });
   auto relax = [](uint8_t& into, uint8_t from) {
     if (from != kUnreachable && from + 1 < into) into = static_cast<uint8_t>(std::min(from + 1, 254));
   };
@@ -172,7 +194,12 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
       for (size_t l = 0; l < L; ++l) relax(row[l], parent[l]);
     }
   }
+}
 
+// What a descent reads: each trunk's reverse, the switches above each leaf
+// by height, and dense copies of trunk facts for the hot loop.
+void PathIndex::index_descent(const std::vector<int>& rank, const std::vector<int>& order) {
+  const size_t slots = slot_node_.size(), L = leaves_.size();
   // Descending towards a leaf only ever enters that leaf's ancestors, so list
   // them by height; with each trunk's reverse, a step down needs no scan of
   // a core's hundreds of children.

@@ -181,6 +181,13 @@ class PathIndex {
 
  private:
   static constexpr uint8_t kUnreachable = 255;
+  // The constructor's stages, in the order it runs them (paths.cc).
+  std::vector<int> index_switches();
+  void index_hosts();
+  void index_trunks(const std::vector<int>& rank);
+  void index_hops(const std::vector<int>& order);
+  void index_descent(const std::vector<int>& rank, const std::vector<int>& order);
+
   uint8_t down_hops(int slot, int leaf) const { return down_[static_cast<size_t>(slot) * leaves_.size() + leaf]; }
   uint8_t updown_hops(int slot, int leaf) const {
     return updown_[static_cast<size_t>(slot) * leaves_.size() + leaf];
