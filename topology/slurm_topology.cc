@@ -433,6 +433,156 @@ bool valid_node_name(std::string_view name) {
 
 bool valid_switch_name(std::string_view name) { return valid_node_name(name) && name.size() <= kMaxSwitchName; }
 
+// The hosts the file lists under each leaf: the switch of a host's first
+// port (its lowest-rail cabled HCA), whatever the cable's state: the file
+// describes the cabling, not what routes today.
+struct LeafHosts {
+  std::map<NodeId, std::vector<std::string>> of_leaf;
+  std::vector<std::string> uncabled;     // cabled to no switch: not listed
+  std::vector<std::string> multi_homed;  // cabled to several leaves: listed under one
+};
+
+LeafHosts leaf_hosts(const Fabric& fabric) {
+  const FabricIndex& index = fabric.index();
+  LeafHosts out;
+  for (NodeId host : fabric.hosts()) {
+    const std::string& name = fabric.node(host).name;
+    if (!valid_node_name(name))
+      throw FabricError(
+          fmt::format("host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, "
+                      "'.', '_' and '-'",
+                      name));
+    const int h = index.host_id(host);
+    std::span<const FabricIndex::HostPort> ports = index.host_ports(h);
+    if (ports.empty()) {
+      out.uncabled.push_back(name);
+      continue;
+    }
+    out.of_leaf[ports.front().leaf_switch].push_back(name);
+    if (index.switches_of(h).size() > 1) out.multi_homed.push_back(name);
+  }
+  if (out.of_leaf.empty()) throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
+  return out;
+}
+
+constexpr int kFar = std::numeric_limits<int>::max();
+
+// Switch-hop distance from the nearest switch with an HCA, as classify
+// counts it, by NodeId; kFar where no such switch is reached.
+std::vector<int> hops_from_hcas(const Fabric& fabric) {
+  const FabricGraph& g = fabric.graph();
+  std::vector<int> dist(fabric.node_count(), kFar);
+  std::vector<NodeId> queue;
+  for (NodeId s : fabric.switches())
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
+      if (g[e].kind == LinkKind::Cable && g[fabric.peer(e, s)].kind == NodeKind::Hca && dist[s] != 0) {
+        dist[s] = 0;
+        queue.push_back(s);
+      }
+  for (size_t head = 0; head < queue.size(); ++head) {
+    NodeId s = queue[head];
+    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+      NodeId t = fabric.peer(e, s);
+      if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == kFar) {
+        dist[t] = dist[s] + 1;
+        queue.push_back(t);
+      }
+    }
+  }
+  return dist;
+}
+
+// Names Slurm can take: a switch keeps its name when it is valid and not yet
+// used; otherwise it is named after its GUID, or numbered.
+struct SwitchNames {
+  std::map<NodeId, std::string> of;
+  std::vector<std::pair<std::string, std::string>> renamed;  // new, original
+};
+
+SwitchNames slurm_switch_names(const Fabric& fabric) {
+  SwitchNames out;
+  std::set<std::string> taken;
+  for (NodeId s : fabric.switches())
+    if (valid_switch_name(fabric.node(s).name)) taken.insert(fabric.node(s).name);
+  std::set<std::string> used;
+  size_t counter = 0;
+  for (NodeId s : fabric.switches()) {
+    const Node& n = fabric.node(s);
+    std::string name = n.name;
+    if (!valid_switch_name(name) || used.contains(name)) {
+      name = n.guid ? fmt::format("switch-{:016x}", n.guid) : "";
+      while (name.empty() || taken.contains(name)) name = fmt::format("switch-{}", ++counter);
+      taken.insert(name);
+      out.renamed.emplace_back(name, n.name);
+    }
+    used.insert(name);
+    out.of[s] = name;
+  }
+  return out;
+}
+
+// The switches written, level by level from the leaves up: a switch above
+// the leaves is written when a switch one level down below it is.
+struct SwitchLevels {
+  std::map<int, std::vector<NodeId>> at;
+  std::map<NodeId, std::vector<std::string>> children_of;  // Slurm names
+  std::vector<std::string> left_out;                        // nothing written sits below them
+};
+
+SwitchLevels switch_levels(const Fabric& fabric, const LeafHosts& hosts, const SwitchNames& names) {
+  const FabricGraph& g = fabric.graph();
+  const std::vector<int> dist = hops_from_hcas(fabric);
+  SwitchLevels out;
+  std::set<NodeId> written;
+  for (const auto& [leaf, listed] : hosts.of_leaf) {
+    out.at[0].push_back(leaf);
+    written.insert(leaf);
+  }
+  int top = 0;
+  for (NodeId s : fabric.switches())
+    if (dist[s] != kFar) top = std::max(top, dist[s]);
+  for (int level = 1; level <= top; ++level)
+    for (NodeId s : fabric.switches()) {
+      if (dist[s] != level) continue;
+      std::set<std::string> kids;
+      for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
+        NodeId t = fabric.peer(e, s);
+        if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == level - 1 &&
+            written.contains(t))
+          kids.insert(names.of.at(t));
+      }
+      if (kids.empty()) continue;
+      out.children_of[s].assign(kids.begin(), kids.end());
+      out.at[level].push_back(s);
+      written.insert(s);
+    }
+  for (NodeId s : fabric.switches())
+    if (!written.contains(s)) out.left_out.push_back(names.of.at(s));
+  return out;
+}
+
+void write_header(const Fabric& fabric, const LeafHosts& hosts, const SwitchNames& names, const SwitchLevels& levels,
+                  std::ostream& out) {
+  const FabricSummary& sum = fabric.summary();
+  out << "# topology.conf for Slurm's topology/tree plugin, generated by topo-aware\n"
+      << "# from " << (fabric.source().empty() ? "an unnamed fabric" : shown(fabric.source(), std::string::npos))
+      << ": " << sum.hosts << " hosts; leaves " << sum.leaves << ", spines " << sum.spines << ", cores " << sum.cores
+      << ".\n"
+      << "# Leaves list their hosts (Nodes=), the switches above list the switches\n"
+      << "# below them (Switches=), from the leaves up.\n";
+  if (!hosts.multi_homed.empty())
+    out << "# " << hosts.multi_homed.size() << " hosts are cabled to several leaves (one per rail); topology/tree\n"
+        << "# wants each host under one leaf, so each is listed under the leaf of its\n"
+        << "# lowest-rail HCA. In a rail-optimized fabric, hosts that share that\n"
+        << "# leaf share a leaf on every rail.\n";
+  if (!levels.left_out.empty())
+    out << "# Left out, as nothing listed here sits below them: " << compress_hostlist(levels.left_out) << "\n";
+  if (!hosts.uncabled.empty())
+    out << "# Hosts cabled to no switch, not listed: " << compress_hostlist(hosts.uncabled) << "\n";
+  for (const auto& [name, original] : names.renamed)
+    out << "# " << name << " is \"" << shown(original, std::string::npos) << "\"\n";
+}
+
 }  // namespace
 
 Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRate rate, uint64_t max_names) {
@@ -478,128 +628,16 @@ Fabric read_slurm_topology_file(const std::string& path, LinkRate rate) {
 }
 
 void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
-  const FabricGraph& g = fabric.graph();
-
-  // The leaf each host is listed under: the switch of its first host port
-  // (its lowest-rail cabled HCA), whatever the cable's state: the file
-  // describes the cabling, not what routes today.
-  const FabricIndex& index = fabric.index();
-  std::map<NodeId, std::vector<std::string>> hosts_of_leaf;
-  std::vector<std::string> uncabled, multi_homed;
-  for (NodeId host : fabric.hosts()) {
-    const std::string& name = g[host].name;
-    if (!valid_node_name(name))
-      throw FabricError(
-          fmt::format("host '{}' cannot be written to topology.conf: a Slurm node name holds only letters, digits, "
-                      "'.', '_' and '-'",
-                      name));
-    const int h = index.host_id(host);
-    std::span<const FabricIndex::HostPort> ports = index.host_ports(h);
-    if (ports.empty()) {
-      uncabled.push_back(name);
-      continue;
-    }
-    hosts_of_leaf[ports.front().leaf_switch].push_back(name);
-    if (index.switches_of(h).size() > 1) multi_homed.push_back(name);
-  }
-  if (hosts_of_leaf.empty()) throw FabricError("nothing to write to topology.conf: no host is cabled to a switch");
-
-  // Switch-hop distance from the nearest switch with an HCA, as classify
-  // counts it; a switch's children are its neighbours one step closer.
-  constexpr int kFar = std::numeric_limits<int>::max();
-  std::vector<int> dist(fabric.node_count(), kFar);
-  std::vector<NodeId> queue;
-  for (NodeId s : fabric.switches())
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
-      if (g[e].kind == LinkKind::Cable && g[fabric.peer(e, s)].kind == NodeKind::Hca && dist[s] != 0) {
-        dist[s] = 0;
-        queue.push_back(s);
-      }
-  for (size_t head = 0; head < queue.size(); ++head) {
-    NodeId s = queue[head];
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
-      NodeId t = fabric.peer(e, s);
-      if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == kFar) {
-        dist[t] = dist[s] + 1;
-        queue.push_back(t);
-      }
-    }
-  }
-
-  // Names Slurm can take: a switch keeps its name when it is valid and not
-  // yet used; otherwise it is named after its GUID, or numbered.
-  std::map<NodeId, std::string> slurm_name;
-  std::vector<std::pair<std::string, std::string>> renamed;  // new, original
-  std::set<std::string> taken;
-  for (NodeId s : fabric.switches())
-    if (valid_switch_name(g[s].name)) taken.insert(g[s].name);
-  std::set<std::string> used;
-  size_t counter = 0;
-  for (NodeId s : fabric.switches()) {
-    std::string name = g[s].name;
-    if (!valid_switch_name(name) || used.contains(name)) {
-      name = g[s].guid ? fmt::format("switch-{:016x}", g[s].guid) : "";
-      while (name.empty() || taken.contains(name)) name = fmt::format("switch-{}", ++counter);
-      taken.insert(name);
-      renamed.emplace_back(name, g[s].name);
-    }
-    used.insert(name);
-    slurm_name[s] = name;
-  }
-
-  // Switches to write, level by level from the leaves up.
-  std::map<int, std::vector<NodeId>> written_at;
-  std::set<NodeId> written;
-  std::map<NodeId, std::vector<std::string>> children_of;
-  for (const auto& [leaf, hosts] : hosts_of_leaf) {
-    written_at[0].push_back(leaf);
-    written.insert(leaf);
-  }
-  int top = 0;
-  for (NodeId s : fabric.switches())
-    if (dist[s] != kFar) top = std::max(top, dist[s]);
-  for (int level = 1; level <= top; ++level)
-    for (NodeId s : fabric.switches()) {
-      if (dist[s] != level) continue;
-      std::set<std::string> kids;
-      for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
-        NodeId t = fabric.peer(e, s);
-        if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == level - 1 &&
-            written.contains(t))
-          kids.insert(slurm_name[t]);
-      }
-      if (kids.empty()) continue;
-      children_of[s].assign(kids.begin(), kids.end());
-      written_at[level].push_back(s);
-      written.insert(s);
-    }
-  std::vector<std::string> left_out;
-  for (NodeId s : fabric.switches())
-    if (!written.contains(s)) left_out.push_back(slurm_name[s]);
-
-  const FabricSummary& sum = fabric.summary();
-  out << "# topology.conf for Slurm's topology/tree plugin, generated by topo-aware\n"
-      << "# from " << (fabric.source().empty() ? "an unnamed fabric" : shown(fabric.source(), std::string::npos))
-      << ": " << sum.hosts << " hosts; leaves " << sum.leaves << ", spines " << sum.spines << ", cores " << sum.cores
-      << ".\n"
-      << "# Leaves list their hosts (Nodes=), the switches above list the switches\n"
-      << "# below them (Switches=), from the leaves up.\n";
-  if (!multi_homed.empty())
-    out << "# " << multi_homed.size() << " hosts are cabled to several leaves (one per rail); topology/tree\n"
-        << "# wants each host under one leaf, so each is listed under the leaf of its\n"
-        << "# lowest-rail HCA. In a rail-optimized fabric, hosts that share that\n"
-        << "# leaf share a leaf on every rail.\n";
-  if (!left_out.empty())
-    out << "# Left out, as nothing listed here sits below them: " << compress_hostlist(left_out) << "\n";
-  if (!uncabled.empty()) out << "# Hosts cabled to no switch, not listed: " << compress_hostlist(uncabled) << "\n";
-  for (const auto& [name, original] : renamed)
-    out << "# " << name << " is \"" << shown(original, std::string::npos) << "\"\n";
-  for (const auto& [level, nodes] : written_at) {
+  const LeafHosts hosts = leaf_hosts(fabric);
+  const SwitchNames names = slurm_switch_names(fabric);
+  const SwitchLevels levels = switch_levels(fabric, hosts, names);
+  write_header(fabric, hosts, names, levels, out);
+  for (const auto& [level, nodes] : levels.at) {
     std::vector<std::pair<std::string, std::string>> rows;
     for (NodeId s : nodes) {
-      std::string list =
-          level == 0 ? "Nodes=" + compress_hostlist(hosts_of_leaf[s]) : "Switches=" + compress_hostlist(children_of[s]);
-      rows.emplace_back(slurm_name[s], std::move(list));
+      std::string list = level == 0 ? "Nodes=" + compress_hostlist(hosts.of_leaf.at(s))
+                                    : "Switches=" + compress_hostlist(levels.children_of.at(s));
+      rows.emplace_back(names.of.at(s), std::move(list));
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
     for (const auto& [name, list] : rows) out << "SwitchName=" << name << " " << list << "\n";
