@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -118,19 +119,22 @@ std::string describe_link(const Fabric& fabric, LinkId e) {
                      ends.upper_port);
 }
 
-void classify(Fabric& fabric) {
-  FabricGraph& g = *fabric.graph_;
-  fabric.faults_.clear();
-  const std::vector<int> dist = leaf_distance(g);
+namespace {
 
-  for (NodeId s : fabric.switches_) {
+// Each switch's level from its distance to the nearest leaf; no bandwidth yet.
+void level_switches(FabricGraph& g, std::span<const NodeId> switches, const std::vector<int>& dist,
+                    std::vector<Fault>& faults) {
+  for (NodeId s : switches) {
     g[s].level = level_at(dist[s]);
     g[s].down_gbps = g[s].up_gbps = 0;
     if (g[s].level == Level::Unknown)
-      fabric.faults_.push_back({FaultKind::IsolatedSwitch, g[s].name, "no host can reach this switch"});
+      faults.push_back({FaultKind::IsolatedSwitch, g[s].name, "no host can reach this switch"});
   }
+}
 
-  // Tiers, and the usual rate of each.
+// Each cable's tier, the usual rate of its tier and whether it falls short of
+// it, inactive cables; and every switch's bandwidth down and up.
+void judge_cables(const Fabric& fabric, FabricGraph& g, const std::vector<int>& dist, std::vector<Fault>& faults) {
   std::map<Tier, std::map<std::pair<int, int>, int>> rate_counts;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     Link& l = g[e];
@@ -142,20 +146,18 @@ void classify(Fabric& fabric) {
   std::map<Tier, LinkRate> expected;
   for (const auto& [tier, counts] : rate_counts) expected[tier] = usual_rate(counts);
 
-  // Degraded and inactive links; down/up bandwidth of every switch.
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     Link& l = g[e];
     if (l.kind != LinkKind::Cable) continue;
     l.expected = expected.contains(l.tier) ? expected[l.tier] : l.rate;
     l.degraded = l.state == PortState::Active && slower_than(l.rate, l.expected);
     if (l.state != PortState::Active)
-      fabric.faults_.push_back({FaultKind::InactiveLink, describe_link(fabric, e),
-                                fmt::format("port state is {}", name(l.state))});
+      faults.push_back(
+          {FaultKind::InactiveLink, describe_link(fabric, e), fmt::format("port state is {}", name(l.state))});
     else if (l.degraded)
-      fabric.faults_.push_back(
-          {FaultKind::DegradedLink, describe_link(fabric, e),
-           fmt::format("runs at {} ({:g} Gb/s); {} links are {} ({:g} Gb/s)", l.rate.str(), l.rate.gbps(),
-                       name(l.tier), l.expected.str(), l.expected.gbps())});
+      faults.push_back({FaultKind::DegradedLink, describe_link(fabric, e),
+                        fmt::format("runs at {} ({:g} Gb/s); {} links are {} ({:g} Gb/s)", l.rate.str(), l.rate.gbps(),
+                                    name(l.tier), l.expected.str(), l.expected.gbps())});
     for (auto [self, other] : {std::pair{l.end_a, l.end_b}, std::pair{l.end_b, l.end_a}}) {
       if (g[self].kind != NodeKind::Switch) continue;
       if (g[other].kind == NodeKind::Hca || dist[other] < dist[self])
@@ -164,8 +166,11 @@ void classify(Fabric& fabric) {
         g[self].up_gbps += l.gbps();
     }
   }
+}
 
-  // Pods: leaves and spines that stay connected without the core.
+// Pods: leaves and spines that stay connected without the core. Returns how
+// many there are.
+int assign_pods(FabricGraph& g, std::span<const NodeId> switches, const std::vector<int>& dist) {
   DisjointSets sets(boost::num_vertices(g));
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     const Link& l = g[e];
@@ -174,27 +179,36 @@ void classify(Fabric& fabric) {
       sets.join(l.end_a, l.end_b);
   }
   std::map<size_t, int> pod_of_root;
-  for (NodeId s : fabric.switches_) {
+  for (NodeId s : switches) {
     if (dist[s] > 1) continue;  // core switches and isolated ones belong to no pod
     auto [it, fresh] = pod_of_root.try_emplace(sets.root(s), static_cast<int>(pod_of_root.size()));
     g[s].pod = it->second;
   }
+  return static_cast<int>(pod_of_root.size());
+}
 
-  // Rails: an HCA's rail comes from its device name, else from its order in the host.
-  for (NodeId h : fabric.hosts_) {
+// Rails: an HCA's rail comes from its device name, else from its order in
+// the host. Returns how many rails there are.
+int assign_rails(const Fabric& fabric, FabricGraph& g) {
+  for (NodeId h : fabric.hosts()) {
     std::vector<NodeId> hcas = fabric.hcas_of(h);
     for (size_t i = 0; i < hcas.size(); ++i)
       if (g[hcas[i]].rail < 0) g[hcas[i]].rail = static_cast<int>(i);
   }
   std::set<int> rails;
-  for (NodeId hca : fabric.hcas_) rails.insert(g[hca].rail);
+  for (NodeId hca : fabric.hcas()) rails.insert(g[hca].rail);
+  return static_cast<int>(rails.size());
+}
 
-  // Uplinks of each leaf and spine against the usual count of their level.
+// Uplinks of each leaf and spine against the usual count of their level, and
+// spread evenly over their parents.
+void check_uplinks(const Fabric& fabric, const std::vector<int>& dist, std::vector<Fault>& faults) {
+  const FabricGraph& g = fabric.graph();
   for (Level level : {Level::Leaf, Level::Spine}) {
     std::vector<NodeId> members;
     std::vector<int> counts;
     std::vector<std::map<NodeId, int>> per_parent;
-    for (NodeId s : fabric.switches_) {
+    for (NodeId s : fabric.switches()) {
       if (g[s].level != level) continue;
       std::map<NodeId, int> parents;
       for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
@@ -214,52 +228,55 @@ void classify(Fabric& fabric) {
     for (size_t i = 0; i < members.size(); ++i) {
       const Node& s = g[members[i]];
       if (counts[i] < usual)
-        fabric.faults_.push_back({FaultKind::MissingUplinks, s.name,
-                                  fmt::format("{} uplinks where {} {} switches have {}", counts[i], "other",
-                                              name(level), usual)});
+        faults.push_back({FaultKind::MissingUplinks, s.name,
+                          fmt::format("{} uplinks where other {} switches have {}", counts[i], name(level), usual)});
       auto [lo, hi] = std::minmax_element(per_parent[i].begin(), per_parent[i].end(),
                                           [](auto& a, auto& b) { return a.second < b.second; });
       if (!per_parent[i].empty() && lo->second != hi->second)
-        fabric.faults_.push_back({FaultKind::UnequalUplinks, s.name,
-                                  fmt::format("{} uplinks to {} but {} to {}", hi->second, g[hi->first].name,
-                                              lo->second, g[lo->first].name)});
+        faults.push_back({FaultKind::UnequalUplinks, s.name,
+                          fmt::format("{} uplinks to {} but {} to {}", hi->second, g[hi->first].name, lo->second,
+                                      g[lo->first].name)});
     }
   }
+}
 
-  // Hosts outside the component that holds most hosts have no path to them.
+// Hosts outside the component that holds most hosts have no path to them.
+void check_reach(const Fabric& fabric, std::vector<Fault>& faults) {
+  const FabricGraph& g = fabric.graph();
   DisjointSets reach(boost::num_vertices(g));
   for (auto e : boost::make_iterator_range(boost::edges(g)))
     if (g[e].kind == LinkKind::Attachment || g[e].state == PortState::Active)
       reach.join(boost::source(e, g), boost::target(e, g));
   std::map<size_t, int> hosts_per_component;
-  for (NodeId h : fabric.hosts_) ++hosts_per_component[reach.root(h)];
+  for (NodeId h : fabric.hosts()) ++hosts_per_component[reach.root(h)];
   size_t main_component = 0;
   int most = -1;
   for (auto [root, n] : hosts_per_component)
     if (n > most) main_component = root, most = n;
-  for (NodeId h : fabric.hosts_) {
+  for (NodeId h : fabric.hosts()) {
     if (fabric.leaves_of(h).empty())
-      fabric.faults_.push_back({FaultKind::UnreachableHost, g[h].name, "no HCA of this host is cabled"});
+      faults.push_back({FaultKind::UnreachableHost, g[h].name, "no HCA of this host is cabled"});
     else if (reach.root(h) != main_component)
-      fabric.faults_.push_back(
-          {FaultKind::UnreachableHost, g[h].name, "no path to the rest of the fabric's hosts"});
+      faults.push_back({FaultKind::UnreachableHost, g[h].name, "no path to the rest of the fabric's hosts"});
   }
+}
 
-  FabricSummary& sum = fabric.summary_;
-  sum = FabricSummary{};
-  sum.hosts = static_cast<int>(fabric.hosts_.size());
-  sum.hcas = static_cast<int>(fabric.hcas_.size());
-  for (NodeId s : fabric.switches_) {
+FabricSummary summarize(const Fabric& fabric, int pods, int rails) {
+  const FabricGraph& g = fabric.graph();
+  FabricSummary sum;
+  sum.hosts = static_cast<int>(fabric.hosts().size());
+  sum.hcas = static_cast<int>(fabric.hcas().size());
+  for (NodeId s : fabric.switches()) {
     sum.leaves += g[s].level == Level::Leaf;
     sum.spines += g[s].level == Level::Spine;
     sum.cores += g[s].level == Level::Core;
   }
   for (auto e : boost::make_iterator_range(boost::edges(g))) sum.links += g[e].kind == LinkKind::Cable;
-  sum.pods = static_cast<int>(pod_of_root.size());
-  sum.rails = static_cast<int>(rails.size());
+  sum.pods = pods;
+  sum.rails = rails;
   if (sum.rails > 1) {
     sum.rail_optimized = true;
-    for (NodeId s : fabric.switches_) {
+    for (NodeId s : fabric.switches()) {
       if (g[s].level != Level::Leaf) continue;
       std::set<int> seen;
       for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
@@ -267,6 +284,23 @@ void classify(Fabric& fabric) {
       if (seen.size() > 1) sum.rail_optimized = false;
     }
   }
+  return sum;
+}
+
+}  // namespace
+
+void classify(Fabric& fabric) {
+  FabricGraph& g = *fabric.graph_;
+  std::vector<Fault>& faults = fabric.faults_;
+  faults.clear();
+  const std::vector<int> dist = leaf_distance(g);
+  level_switches(g, fabric.switches_, dist, faults);
+  judge_cables(fabric, g, dist, faults);
+  const int pods = assign_pods(g, fabric.switches_, dist);
+  const int rails = assign_rails(fabric, g);
+  check_uplinks(fabric, dist, faults);
+  check_reach(fabric, faults);
+  fabric.summary_ = summarize(fabric, pods, rails);
 }
 
 }  // namespace topo
