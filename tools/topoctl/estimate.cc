@@ -85,25 +85,341 @@ std::string bytes_text(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
+struct Options {
+  FabricInput input;
+  std::string params;
+  std::string dtype = "bf16";
+  int gpus = 0;
+  std::string step_time;
+  double overlap = 0.5;
+  int gpus_per_host = 8;
+  std::vector<std::string> hosts;
+  int leaves = 0;
+  uint32_t job = 0;
+  std::string algorithm, protocol;
+  std::string concurrent, routing, sharing = "stationary";
+  int ecmp_draws = 200;
+  bool json = false;
+};
+
+void add_options(CLI::App& cmd, Options& opts) {
+  cmd.add_option("--params", opts.params, "parameters of the model: 1e9, 7B, 175B, 1.5T")->required();
+  cmd.add_option("--dtype", opts.dtype, "gradient element type: fp32, bf16, fp16, fp8")->capture_default_str();
+  cmd.add_option("--gpus", opts.gpus, "data-parallel GPUs (optional with --hosts)")->check(CLI::PositiveNumber);
+  cmd.add_option("--step-time", opts.step_time, "target time of one training step: 100ms, 1.5s")->required();
+  cmd.add_option("--overlap", opts.overlap,
+                 "share of the step time the AllReduce may take while compute runs, in (0, 1]")
+      ->capture_default_str();
+  cmd.add_option("--gpus-per-host", opts.gpus_per_host, "GPUs the job uses on each host")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  auto* hosts =
+      cmd.add_option("--hosts", opts.hosts, "the allocation in ring order: gpu001,gpu002,...")->delimiter(',');
+  cmd.add_option("--leaves", opts.leaves, "hypothetical allocation spread over this many leaves")
+      ->check(CLI::PositiveNumber)
+      ->excludes(hosts);
+  cmd.add_option("--job", opts.job, "a Slurm job placed by select/topo_cons_tres: its recorded ring order, on "
+                                    "the snapshot it was placed on")
+      ->excludes(hosts)
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--algorithm", opts.algorithm, "ring, tree or hierarchical (default: the fastest)");
+  cmd.add_option("--protocol", opts.protocol, "ll, ll128 or simple (default: the fastest)");
+  cmd.add_option("--concurrent", opts.concurrent,
+                 "other jobs running at the same time, one a line: HOSTS (ring order, hostlist or comma-separated) "
+                 "[COLLECTIVE] [duty=D] [gpus-per-host=G] [size=BYTES]; their flows share the cables per flow");
+  cmd.add_option("--sharing", opts.sharing,
+                 "how the jobs of --concurrent share the cables over time: stationary (every flow of a job at the "
+                 "job's pace, what the placement uses) or steps (the rings simulated step by step: slower to "
+                 "compute, matches SimGrid where stationary is up to 28% fast)")
+      ->check(CLI::IsMember({"stationary", "steps"}))
+      ->capture_default_str();
+  cmd.add_option("--routing", opts.routing,
+                 "how the fabric routes: adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, "
+                 "updn, dfsssp emulated) or ecmp:QPS (RoCE: QPS queue pairs per connection, each hashed onto "
+                 "one equal-cost path); default: the snapshot's own");
+  cmd.add_option("--ecmp-draws", opts.ecmp_draws,
+                 "under ECMP: runs of the hash to estimate, for the expected and p95 time and the collision "
+                 "probability")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  add_input_options(cmd, opts.input);
+  cmd.add_flag("--json", opts.json, "print JSON for scripts");
+}
+
+// The algorithm and protocol asked for; unset ones are the model's choice.
+topo::ModelOptions model_options(const Options& opts) {
+  topo::ModelOptions model;
+  if (!opts.algorithm.empty()) {
+    model.algorithm = topo::parse_algorithm(opts.algorithm);
+    if (!model.algorithm || *model.algorithm == topo::Algorithm::Direct)
+      throw std::invalid_argument(fmt::format("--algorithm {}: use ring, tree or hierarchical", opts.algorithm));
+  }
+  if (!opts.protocol.empty()) {
+    model.protocol = topo::parse_protocol(opts.protocol);
+    if (!model.protocol)
+      throw std::invalid_argument(fmt::format("--protocol {}: use ll, ll128 or simple", opts.protocol));
+  }
+  return model;
+}
+
+// --job: the hosts in the ring order recorded for the job, on its snapshot
+// unless --snapshot names another.
+void take_recorded_job(Options& opts, const CLI::App& cmd) {
+  std::optional<topo::PlacementRecord> placed = topo::PlacementStore(opts.input.db_path).latest_for_job(opts.job);
+  if (!placed)
+    throw std::invalid_argument(fmt::format("no placement recorded for job {} in {}", opts.job, opts.input.db_path));
+  opts.hosts = placed->ring_order.empty() ? placed->hosts : placed->ring_order;
+  if (placed->snapshot_id && cmd.count("--snapshot") == 0) opts.input.snapshot = std::to_string(*placed->snapshot_id);
+}
+
+// --gpus against --hosts and --gpus-per-host; with --hosts, the GPUs they hold.
+void check_gpus(Options& opts, bool allocation) {
+  const int per_host = opts.gpus_per_host;
+  if (opts.hosts.empty() && opts.gpus == 0)
+    throw std::invalid_argument("--gpus is needed unless --hosts names the allocation");
+  if (!opts.hosts.empty()) {
+    int from_hosts = static_cast<int>(opts.hosts.size()) * per_host;
+    if (opts.gpus != 0 && opts.gpus != from_hosts)
+      throw std::invalid_argument(fmt::format("--gpus {} does not match {} hosts x {} GPUs per host", opts.gpus,
+                                              opts.hosts.size(), per_host));
+    opts.gpus = from_hosts;
+  } else if (allocation && opts.gpus % per_host != 0) {
+    throw std::invalid_argument(fmt::format("--gpus {} is not a multiple of --gpus-per-host {}", opts.gpus, per_host));
+  }
+}
+
+// The gradient AllReduce on an allocation, with what the report says of it.
+struct AllocationEstimate {
+  LoadedFabric loaded;
+  topo::Estimate est;
+  std::optional<topo::EcmpSpread> ecmp;
+  std::vector<std::string> names;  // the hosts, in ring order
+  std::string how;                 // how they were chosen
+  double hca_gbps = 0;             // the least HCA line rate of a host
+  size_t neighbours = 0;           // jobs in --concurrent
+};
+
+AllocationEstimate estimate_allocation(const Options& opts, const topo::TrainingStep& step,
+                                       const topo::StepRequirement& need, const topo::ModelOptions& model) {
+  AllocationEstimate a{load(opts.input), {}, {}, {}, {}, 0, 0};
+  if (!opts.routing.empty()) apply_routing(a.loaded.fabric, opts.routing, "the fabric");
+  const int per_host = opts.gpus_per_host;
+  topo::PathIndex index(a.loaded.fabric);
+  std::vector<topo::NodeId> chosen;
+  int count = opts.gpus / per_host;
+  if (!opts.hosts.empty()) {
+    chosen = topo::find_hosts(a.loaded.fabric, opts.hosts);
+    a.how = "hosts";
+  } else if (opts.leaves > 0) {
+    chosen = topo::spread_over_leaves(index, count, opts.leaves);
+    a.how = fmt::format("{} hosts over {} leaves", count, opts.leaves);
+  } else {
+    chosen = topo::first_hosts(index, count);
+    a.how = fmt::format("first {} hosts", count);
+  }
+  for (topo::NodeId h : chosen) a.names.push_back(a.loaded.fabric.node(h).name);
+  topo::Request request;
+  request.collective = topo::Collective::AllReduce;
+  request.bytes = need.gradient_bytes;
+  request.dtype = step.dtype;
+  request.gpus_per_host = per_host;
+  // The estimate beside the --concurrent jobs, routed on `at`.
+  auto with_neighbours = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
+    std::vector<topo::NeighbourJob> others = topo::read_concurrent_file(opts.concurrent, at.fabric(), request);
+    a.neighbours = others.size();
+    if (opts.sharing == "steps") return topo::estimate_by_steps(at, chosen, request, others, m);
+    topo::Neighbours running(at);
+    for (const topo::NeighbourJob& job : others) running.add(job, m);
+    return topo::estimate(at, chosen, request, running, m);
+  };
+  auto run = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
+    if (opts.concurrent.empty()) return topo::estimate(at, chosen, request, topo::BackgroundLoad(), m);
+    return with_neighbours(at, m);
+  };
+  a.est = run(index, model);
+  if (a.loaded.fabric.routing().is_ecmp()) {
+    // One estimate per hash draw, the neighbours hashed in the same draw;
+    // the even spread is adaptive routing on the same fabric.
+    std::vector<double> times;
+    for (int d = 0; d < opts.ecmp_draws; ++d) {
+      topo::ModelOptions m = model;
+      m.ecmp_draw = static_cast<uint64_t>(d);
+      times.push_back(run(index, m).time_s);
+    }
+    topo::Fabric even = a.loaded.fabric;
+    even.set_routing(topo::Routing{});
+    topo::PathIndex even_index(even);
+    a.ecmp = topo::summarize_draws(std::move(times), run(even_index, model).time_s);
+  }
+  a.hca_gbps = topo::least_host_hca_gbps(index, chosen);
+  return a;
+}
+
+nlohmann::json sizing_json(const topo::TrainingStep& step, const topo::StepRequirement& need, int per_host) {
+  return {
+      {"parameters", step.parameters},         {"dtype", topo::name(step.dtype)},
+      {"gpus", step.gpus},                     {"gpus_per_host", per_host},
+      {"step_time_s", step.step_time_s},       {"overlap", step.overlap},
+      {"gradient_bytes", need.gradient_bytes}, {"bytes_per_gpu_per_step", need.bytes_per_gpu_per_step},
+      {"window_s", need.window_s},             {"required_gbps_per_gpu", need.required_gbps_per_gpu},
+  };
+}
+
+void add_allocation_json(const AllocationEstimate& a, const Options& opts, const topo::StepRequirement& need,
+                         nlohmann::json& out) {
+  const topo::Estimate& est = a.est;
+  out["allocation"] = {{"hosts", a.names}, {"how", a.how}, {"source", a.loaded.fabric.source()}};
+  if (a.loaded.snapshot) out["allocation"]["snapshot"] = *a.loaded.snapshot;
+  out["routing"] = est.routing;
+  out["allreduce_s"] = number_or_null(est.time_s);
+  out["ideal_allreduce_s"] = number_or_null(est.ideal_time_s);
+  out["bus_gbps"] = est.busbw_gbps;
+  out["alg_gbps"] = est.algbw_gbps;
+  out["latency_s"] = est.latency_s;
+  out["algorithm"] = topo::name(est.algorithm);
+  out["protocol"] = topo::name(est.protocol);
+  out["hca_gbps_per_host"] = a.hca_gbps;
+  out["fits_window"] = est.time_s <= need.window_s;
+  const topo::Bottleneck& b = est.bottleneck;
+  if (b.where != topo::Bottleneck::Where::None)
+    out["bottleneck"] = {{"where", b.where == topo::Bottleneck::Where::Cable ? "cable" : "nvlink"},
+                         {"link", b.name},
+                         {"directed_cable", b.directed_cable},
+                         {"flows", b.flows},
+                         {"neighbour_flows", b.neighbour_flows},
+                         {"gbps", b.gbps},
+                         {"share_gbps", b.share_gbps}};
+  if (a.ecmp)
+    out["ecmp"] = {{"qps", a.loaded.fabric.routing().qps},
+                   {"draws", a.ecmp->draws},
+                   {"expected_allreduce_s", a.ecmp->mean_s},
+                   {"p95_allreduce_s", a.ecmp->p95_s},
+                   {"best_allreduce_s", a.ecmp->best_s},
+                   {"worst_allreduce_s", a.ecmp->worst_s},
+                   {"even_spread_allreduce_s", a.ecmp->even_s},
+                   {"collision_probability", a.ecmp->collision_probability}};
+  if (!opts.concurrent.empty())
+    out["neighbours"] = {{"jobs", a.neighbours},
+                         {"sharing", opts.sharing},
+                         {"sharing_cables", est.neighbours},
+                         {"alone_allreduce_s", number_or_null(est.alone_time_s)}};
+}
+
+std::vector<std::string> allocation_warnings(const AllocationEstimate& a, const topo::StepRequirement& need) {
+  std::vector<std::string> warnings;
+  if (a.est.hosts > 1 && need.required_gbps_per_gpu > a.hca_gbps)
+    warnings.push_back(fmt::format(
+        "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
+        "carry; across hosts a ring cannot go faster than its hosts' HCAs",
+        need.required_gbps_per_gpu, a.hca_gbps));
+  if (!(a.est.time_s <= need.window_s))
+    warnings.push_back(fmt::format("the AllReduce takes {}, more than the {} window (step time x overlap)",
+                                   seconds_text(a.est.time_s), seconds_text(need.window_s)));
+  return warnings;
+}
+
+void print_sizing(const topo::TrainingStep& step, const topo::StepRequirement& need) {
+  fmt::print("data-parallel gradient AllReduce\n");
+  fmt::print("  parameters              {:g} ({}, {} bytes each): {}\n", step.parameters, topo::name(step.dtype),
+             topo::dtype_bytes(step.dtype), bytes_text(need.gradient_bytes));
+  fmt::print("  gpus                    {}\n", step.gpus);
+  fmt::print("  bytes per GPU per step  {} (2(N-1)/N x gradient bytes)\n", bytes_text(need.bytes_per_gpu_per_step));
+  fmt::print("  window                  {} ({} step x {:g} overlap)\n", seconds_text(need.window_s),
+             seconds_text(step.step_time_s), step.overlap);
+  fmt::print("  required per GPU        {:.1f} Gb/s bus bandwidth ({:.1f} GB/s)\n", need.required_gbps_per_gpu,
+             need.required_gbps_per_gpu / 8);
+}
+
+void print_ecmp(const topo::EcmpSpread& ecmp, int qps) {
+  fmt::print("  expected allreduce_s    {} over {} hash draws ({} QP{} per connection)\n", seconds_text(ecmp.mean_s),
+             ecmp.draws, qps, qps == 1 ? "" : "s");
+  fmt::print("  p95 allreduce_s         {} (best {}, worst {})\n", seconds_text(ecmp.p95_s), seconds_text(ecmp.best_s),
+             seconds_text(ecmp.worst_s));
+  fmt::print("  even spread             {} (adaptive routing, ECMP's expectation per cable)\n",
+             seconds_text(ecmp.even_s));
+  fmt::print("  collision probability   {:.2f} (draws slower than the even spread)\n", ecmp.collision_probability);
+}
+
+void print_bottleneck(const topo::Bottleneck& b) {
+  if (b.where == topo::Bottleneck::Where::Cable && b.neighbour_flows > 0)
+    fmt::print("  bottleneck              {}: {:.2f} flows ({:.2f} more of other jobs), {:.1f} Gb/s each\n", b.name,
+               b.flows, b.neighbour_flows, b.share_gbps);
+  else if (b.where == topo::Bottleneck::Where::Cable)
+    fmt::print("  bottleneck              {}: {:.2f} flows share {:.0f} Gb/s, {:.1f} Gb/s each\n", b.name, b.flows,
+               b.gbps, b.share_gbps);
+  else if (b.where == topo::Bottleneck::Where::NvLink)
+    fmt::print("  bottleneck              NVLink inside the hosts ({:.0f} Gb/s per GPU)\n", b.gbps);
+}
+
+void print_allocation(const AllocationEstimate& a, const Options& opts, const topo::StepRequirement& need) {
+  const topo::Estimate& est = a.est;
+  const std::vector<std::string>& names = a.names;
+  std::string list = names.size() <= 8 ? fmt::format("{}", fmt::join(names, ","))
+                                        : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","),
+                                                      names.back());
+  fmt::print("allocation: {} ({}), {}\n", a.how, list, a.loaded.fabric.source());
+  fmt::print("  hosts x GPUs            {} x {}\n", est.hosts, est.gpus_per_host);
+  fmt::print("  routing                 {}\n", est.routing);
+  fmt::print("  algorithm               {} / {}\n", topo::name(est.algorithm), topo::name(est.protocol));
+  fmt::print("  allreduce_s             {}{}\n", seconds_text(est.time_s), a.ecmp ? " (hash draw 0)" : "");
+  if (a.ecmp) print_ecmp(*a.ecmp, a.loaded.fabric.routing().qps);
+  fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est.ideal_time_s));
+  fmt::print("  bus bandwidth           {:.1f} Gb/s ({:.1f} GB/s)\n", est.busbw_gbps, est.busbw_gbps / 8);
+  fmt::print("  HCA line rate per host  {:.0f} Gb/s\n", a.hca_gbps);
+  if (!opts.concurrent.empty())
+    fmt::print("  alone                   {} ({} of {} running jobs share a cable with it; sharing {})\n",
+               seconds_text(est.alone_time_s), est.neighbours, a.neighbours, opts.sharing);
+  print_bottleneck(est.bottleneck);
+  fmt::print("  fits the window         {}\n", est.time_s <= need.window_s ? "yes" : "no");
+}
+
+// Warnings go to stderr after the report, so a script reading stdout gets
+// clean output, and a pipe carrying both reads in order.
+void print_warnings(const std::vector<std::string>& warnings) {
+  std::fflush(stdout);
+  std::cout.flush();
+  for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
+}
+
+int run_estimate(Options& opts, const CLI::App& cmd) {
+  auto dtype = topo::parse_dtype(opts.dtype);
+  if (!dtype) throw std::invalid_argument(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8, ...)", opts.dtype));
+  const topo::ModelOptions model = model_options(opts);
+  if (opts.job > 0) take_recorded_job(opts, cmd);
+  bool fabric_given = !opts.input.synthetic.empty() || cmd.count("--db") > 0 || cmd.count("--snapshot") > 0;
+  bool allocation = !opts.hosts.empty() || opts.leaves > 0 || fabric_given;
+  check_gpus(opts, allocation);
+
+  topo::TrainingStep step;
+  step.parameters = parse_count(opts.params);
+  step.dtype = *dtype;
+  step.gpus = opts.gpus;
+  step.step_time_s = parse_seconds(opts.step_time);
+  step.overlap = opts.overlap;
+  const topo::StepRequirement need = topo::requirement(step);
+
+  nlohmann::json out = sizing_json(step, need, opts.gpus_per_host);
+  std::optional<AllocationEstimate> a;
+  std::vector<std::string> warnings;
+  if (allocation) {
+    a.emplace(estimate_allocation(opts, step, need, model));
+    add_allocation_json(*a, opts, need, out);
+    warnings = allocation_warnings(*a, need);
+  }
+  out["warnings"] = warnings;
+  if (opts.json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_sizing(step, need);
+    if (a) print_allocation(*a, opts, need);
+  }
+  print_warnings(warnings);
+  return kOk;
+}
+
 }  // namespace
 
 Run add_estimate(CLI::App& app) {
-  struct Options {
-    FabricInput input;
-    std::string params;
-    std::string dtype = "bf16";
-    int gpus = 0;
-    std::string step_time;
-    double overlap = 0.5;
-    int gpus_per_host = 8;
-    std::vector<std::string> hosts;
-    int leaves = 0;
-    uint32_t job = 0;
-    std::string algorithm, protocol;
-    std::string concurrent, routing, sharing = "stationary";
-    int ecmp_draws = 200;
-    bool json = false;
-  };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "estimate",
@@ -116,267 +432,8 @@ Run add_estimate(CLI::App& app) {
       "Example, one leaf against four leaves at 2:1 (run with --leaves 1, then --leaves 4):\n"
       "  topoctl estimate --params 175B --dtype bf16 --gpus 512 --step-time 2s \\\n"
       "    --synthetic leafspine:leaves=4,hosts_per_leaf=64,spines=4,oversub=2 --leaves 4");
-  cmd->add_option("--params", opts->params, "parameters of the model: 1e9, 7B, 175B, 1.5T")->required();
-  cmd->add_option("--dtype", opts->dtype, "gradient element type: fp32, bf16, fp16, fp8")->capture_default_str();
-  cmd->add_option("--gpus", opts->gpus, "data-parallel GPUs (optional with --hosts)")->check(CLI::PositiveNumber);
-  cmd->add_option("--step-time", opts->step_time, "target time of one training step: 100ms, 1.5s")->required();
-  cmd->add_option("--overlap", opts->overlap,
-                  "share of the step time the AllReduce may take while compute runs, in (0, 1]")
-      ->capture_default_str();
-  cmd->add_option("--gpus-per-host", opts->gpus_per_host, "GPUs the job uses on each host")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  auto* hosts = cmd->add_option("--hosts", opts->hosts, "the allocation in ring order: gpu001,gpu002,...")
-                    ->delimiter(',');
-  cmd->add_option("--leaves", opts->leaves, "hypothetical allocation spread over this many leaves")
-      ->check(CLI::PositiveNumber)
-      ->excludes(hosts);
-  cmd->add_option("--job", opts->job, "a Slurm job placed by select/topo_cons_tres: its recorded ring order, on "
-                                      "the snapshot it was placed on")
-      ->excludes(hosts)
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--algorithm", opts->algorithm, "ring, tree or hierarchical (default: the fastest)");
-  cmd->add_option("--protocol", opts->protocol, "ll, ll128 or simple (default: the fastest)");
-  cmd->add_option("--concurrent", opts->concurrent,
-                  "other jobs running at the same time, one a line: HOSTS (ring order, hostlist or comma-separated) "
-                  "[COLLECTIVE] [duty=D] [gpus-per-host=G] [size=BYTES]; their flows share the cables per flow");
-  cmd->add_option("--sharing", opts->sharing,
-                  "how the jobs of --concurrent share the cables over time: stationary (every flow of a job at the "
-                  "job's pace, what the placement uses) or steps (the rings simulated step by step: slower to "
-                  "compute, matches SimGrid where stationary is up to 28% fast)")
-      ->check(CLI::IsMember({"stationary", "steps"}))
-      ->capture_default_str();
-  cmd->add_option("--routing", opts->routing,
-                  "how the fabric routes: adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, "
-                  "updn, dfsssp emulated) or ecmp:QPS (RoCE: QPS queue pairs per connection, each hashed onto "
-                  "one equal-cost path); default: the snapshot's own");
-  cmd->add_option("--ecmp-draws", opts->ecmp_draws,
-                  "under ECMP: runs of the hash to estimate, for the expected and p95 time and the collision "
-                  "probability")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  add_input_options(*cmd, opts->input);
-  cmd->add_flag("--json", opts->json, "print JSON for scripts");
-
-  return [opts, cmd] {
-    auto dtype = topo::parse_dtype(opts->dtype);
-    if (!dtype)
-      throw std::invalid_argument(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8, ...)", opts->dtype));
-    topo::ModelOptions model;
-    if (!opts->algorithm.empty()) {
-      model.algorithm = topo::parse_algorithm(opts->algorithm);
-      if (!model.algorithm || *model.algorithm == topo::Algorithm::Direct)
-        throw std::invalid_argument(fmt::format("--algorithm {}: use ring, tree or hierarchical", opts->algorithm));
-    }
-    if (!opts->protocol.empty()) {
-      model.protocol = topo::parse_protocol(opts->protocol);
-      if (!model.protocol)
-        throw std::invalid_argument(fmt::format("--protocol {}: use ll, ll128 or simple", opts->protocol));
-    }
-    if (opts->job > 0) {
-      std::optional<topo::PlacementRecord> placed = topo::PlacementStore(opts->input.db_path).latest_for_job(opts->job);
-      if (!placed) throw std::invalid_argument(fmt::format("no placement recorded for job {} in {}", opts->job,
-                                                           opts->input.db_path));
-      opts->hosts = placed->ring_order.empty() ? placed->hosts : placed->ring_order;
-      if (placed->snapshot_id && cmd->count("--snapshot") == 0) opts->input.snapshot = std::to_string(*placed->snapshot_id);
-    }
-    const int per_host = opts->gpus_per_host;
-    bool fabric_given = !opts->input.synthetic.empty() || cmd->count("--db") > 0 || cmd->count("--snapshot") > 0;
-    bool allocation = !opts->hosts.empty() || opts->leaves > 0 || fabric_given;
-    if (opts->hosts.empty() && opts->gpus == 0)
-      throw std::invalid_argument("--gpus is needed unless --hosts names the allocation");
-    if (!opts->hosts.empty()) {
-      int from_hosts = static_cast<int>(opts->hosts.size()) * per_host;
-      if (opts->gpus != 0 && opts->gpus != from_hosts)
-        throw std::invalid_argument(fmt::format("--gpus {} does not match {} hosts x {} GPUs per host", opts->gpus,
-                                                opts->hosts.size(), per_host));
-      opts->gpus = from_hosts;
-    } else if (allocation && opts->gpus % per_host != 0) {
-      throw std::invalid_argument(
-          fmt::format("--gpus {} is not a multiple of --gpus-per-host {}", opts->gpus, per_host));
-    }
-
-    topo::TrainingStep step;
-    step.parameters = parse_count(opts->params);
-    step.dtype = *dtype;
-    step.gpus = opts->gpus;
-    step.step_time_s = parse_seconds(opts->step_time);
-    step.overlap = opts->overlap;
-    topo::StepRequirement need = topo::requirement(step);
-
-    nlohmann::json out = {
-        {"parameters", step.parameters},       {"dtype", topo::name(step.dtype)},
-        {"gpus", step.gpus},                   {"gpus_per_host", per_host},
-        {"step_time_s", step.step_time_s},     {"overlap", step.overlap},
-        {"gradient_bytes", need.gradient_bytes}, {"bytes_per_gpu_per_step", need.bytes_per_gpu_per_step},
-        {"window_s", need.window_s},           {"required_gbps_per_gpu", need.required_gbps_per_gpu},
-    };
-    std::vector<std::string> warnings;
-    std::optional<LoadedFabric> loaded;
-    std::optional<topo::Estimate> est;
-    std::optional<topo::EcmpSpread> ecmp;
-    std::vector<std::string> names;
-    std::string how;
-    double hca_gbps = 0;
-    size_t neighbours_count = 0;
-    if (allocation) {
-      loaded.emplace(load(opts->input));
-      if (!opts->routing.empty()) apply_routing(loaded->fabric, opts->routing, "the fabric");
-      topo::PathIndex index(loaded->fabric);
-      std::vector<topo::NodeId> chosen;
-      int count = opts->gpus / per_host;
-      if (!opts->hosts.empty()) {
-        chosen = topo::find_hosts(loaded->fabric, opts->hosts);
-        how = "hosts";
-      } else if (opts->leaves > 0) {
-        chosen = topo::spread_over_leaves(index, count, opts->leaves);
-        how = fmt::format("{} hosts over {} leaves", count, opts->leaves);
-      } else {
-        chosen = topo::first_hosts(index, count);
-        how = fmt::format("first {} hosts", count);
-      }
-      for (topo::NodeId h : chosen) names.push_back(loaded->fabric.node(h).name);
-      topo::Request request;
-      request.collective = topo::Collective::AllReduce;
-      request.bytes = need.gradient_bytes;
-      request.dtype = step.dtype;
-      request.gpus_per_host = per_host;
-      // The estimate beside the --concurrent jobs, routed on `at`.
-      auto with_neighbours = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
-        std::vector<topo::NeighbourJob> others = topo::read_concurrent_file(opts->concurrent, at.fabric(), request);
-        neighbours_count = others.size();
-        if (opts->sharing == "steps") return topo::estimate_by_steps(at, chosen, request, others, m);
-        topo::Neighbours running(at);
-        for (const topo::NeighbourJob& job : others) running.add(job, m);
-        return topo::estimate(at, chosen, request, running, m);
-      };
-      auto run = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
-        if (opts->concurrent.empty()) return topo::estimate(at, chosen, request, topo::BackgroundLoad(), m);
-        return with_neighbours(at, m);
-      };
-      est = run(index, model);
-      if (loaded->fabric.routing().is_ecmp()) {
-        // One estimate per hash draw, the neighbours hashed in the same draw;
-        // the even spread is adaptive routing on the same fabric.
-        std::vector<double> times;
-        for (int d = 0; d < opts->ecmp_draws; ++d) {
-          topo::ModelOptions m = model;
-          m.ecmp_draw = static_cast<uint64_t>(d);
-          times.push_back(run(index, m).time_s);
-        }
-        topo::Fabric even = loaded->fabric;
-        even.set_routing(topo::Routing{});
-        topo::PathIndex even_index(even);
-        ecmp = topo::summarize_draws(std::move(times), run(even_index, model).time_s);
-      }
-      hca_gbps = topo::least_host_hca_gbps(index, chosen);
-
-      out["allocation"] = {{"hosts", names}, {"how", how}, {"source", loaded->fabric.source()}};
-      if (loaded->snapshot) out["allocation"]["snapshot"] = *loaded->snapshot;
-      out["routing"] = est->routing;
-      out["allreduce_s"] = number_or_null(est->time_s);
-      out["ideal_allreduce_s"] = number_or_null(est->ideal_time_s);
-      out["bus_gbps"] = est->busbw_gbps;
-      out["alg_gbps"] = est->algbw_gbps;
-      out["latency_s"] = est->latency_s;
-      out["algorithm"] = topo::name(est->algorithm);
-      out["protocol"] = topo::name(est->protocol);
-      out["hca_gbps_per_host"] = hca_gbps;
-      out["fits_window"] = est->time_s <= need.window_s;
-      const topo::Bottleneck& b = est->bottleneck;
-      if (b.where != topo::Bottleneck::Where::None)
-        out["bottleneck"] = {{"where", b.where == topo::Bottleneck::Where::Cable ? "cable" : "nvlink"},
-                             {"link", b.name},
-                             {"directed_cable", b.directed_cable},
-                             {"flows", b.flows},
-                             {"neighbour_flows", b.neighbour_flows},
-                             {"gbps", b.gbps},
-                             {"share_gbps", b.share_gbps}};
-      if (ecmp)
-        out["ecmp"] = {{"qps", loaded->fabric.routing().qps},
-                       {"draws", ecmp->draws},
-                       {"expected_allreduce_s", ecmp->mean_s},
-                       {"p95_allreduce_s", ecmp->p95_s},
-                       {"best_allreduce_s", ecmp->best_s},
-                       {"worst_allreduce_s", ecmp->worst_s},
-                       {"even_spread_allreduce_s", ecmp->even_s},
-                       {"collision_probability", ecmp->collision_probability}};
-      if (!opts->concurrent.empty())
-        out["neighbours"] = {{"jobs", neighbours_count},
-                             {"sharing", opts->sharing},
-                             {"sharing_cables", est->neighbours},
-                             {"alone_allreduce_s", number_or_null(est->alone_time_s)}};
-      if (est->hosts > 1 && need.required_gbps_per_gpu > hca_gbps)
-        warnings.push_back(fmt::format(
-            "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
-            "carry; across hosts a ring cannot go faster than its hosts' HCAs",
-            need.required_gbps_per_gpu, hca_gbps));
-      if (!(est->time_s <= need.window_s))
-        warnings.push_back(fmt::format("the AllReduce takes {}, more than the {} window (step time x overlap)",
-                                       seconds_text(est->time_s), seconds_text(need.window_s)));
-    }
-    out["warnings"] = warnings;
-    // Warnings go to stderr after the report, so a script reading stdout gets clean output.
-    auto warn = [&] {
-      std::fflush(stdout);
-      std::cout.flush();
-      for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
-    };
-
-    if (opts->json) {
-      std::cout << out.dump(2) << "\n";
-      warn();
-      return kOk;
-    }
-    fmt::print("data-parallel gradient AllReduce\n");
-    fmt::print("  parameters              {:g} ({}, {} bytes each): {}\n", step.parameters, topo::name(step.dtype),
-               topo::dtype_bytes(step.dtype), bytes_text(need.gradient_bytes));
-    fmt::print("  gpus                    {}\n", step.gpus);
-    fmt::print("  bytes per GPU per step  {} (2(N-1)/N x gradient bytes)\n", bytes_text(need.bytes_per_gpu_per_step));
-    fmt::print("  window                  {} ({} step x {:g} overlap)\n", seconds_text(need.window_s),
-               seconds_text(step.step_time_s), step.overlap);
-    fmt::print("  required per GPU        {:.1f} Gb/s bus bandwidth ({:.1f} GB/s)\n", need.required_gbps_per_gpu,
-               need.required_gbps_per_gpu / 8);
-    if (est) {
-      std::string list = names.size() <= 8 ? fmt::format("{}", fmt::join(names, ","))
-                                            : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","),
-                                                          names.back());
-      fmt::print("allocation: {} ({}), {}\n", how, list, loaded->fabric.source());
-      fmt::print("  hosts x GPUs            {} x {}\n", est->hosts, est->gpus_per_host);
-      fmt::print("  routing                 {}\n", est->routing);
-      fmt::print("  algorithm               {} / {}\n", topo::name(est->algorithm), topo::name(est->protocol));
-      fmt::print("  allreduce_s             {}{}\n", seconds_text(est->time_s), ecmp ? " (hash draw 0)" : "");
-      if (ecmp) {
-        fmt::print("  expected allreduce_s    {} over {} hash draws ({} QP{} per connection)\n",
-                   seconds_text(ecmp->mean_s), ecmp->draws, loaded->fabric.routing().qps,
-                   loaded->fabric.routing().qps == 1 ? "" : "s");
-        fmt::print("  p95 allreduce_s         {} (best {}, worst {})\n", seconds_text(ecmp->p95_s),
-                   seconds_text(ecmp->best_s), seconds_text(ecmp->worst_s));
-        fmt::print("  even spread             {} (adaptive routing, ECMP's expectation per cable)\n",
-                   seconds_text(ecmp->even_s));
-        fmt::print("  collision probability   {:.2f} (draws slower than the even spread)\n",
-                   ecmp->collision_probability);
-      }
-      fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est->ideal_time_s));
-      fmt::print("  bus bandwidth           {:.1f} Gb/s ({:.1f} GB/s)\n", est->busbw_gbps, est->busbw_gbps / 8);
-      fmt::print("  HCA line rate per host  {:.0f} Gb/s\n", hca_gbps);
-      const topo::Bottleneck& b = est->bottleneck;
-      if (!opts->concurrent.empty())
-        fmt::print("  alone                   {} ({} of {} running jobs share a cable with it; sharing {})\n",
-                   seconds_text(est->alone_time_s), est->neighbours, neighbours_count, opts->sharing);
-      if (b.where == topo::Bottleneck::Where::Cable && b.neighbour_flows > 0)
-        fmt::print("  bottleneck              {}: {:.2f} flows ({:.2f} more of other jobs), {:.1f} Gb/s each\n", b.name,
-                   b.flows, b.neighbour_flows, b.share_gbps);
-      else if (b.where == topo::Bottleneck::Where::Cable)
-        fmt::print("  bottleneck              {}: {:.2f} flows share {:.0f} Gb/s, {:.1f} Gb/s each\n", b.name, b.flows,
-                   b.gbps, b.share_gbps);
-      else if (b.where == topo::Bottleneck::Where::NvLink)
-        fmt::print("  bottleneck              NVLink inside the hosts ({:.0f} Gb/s per GPU)\n", b.gbps);
-      fmt::print("  fits the window         {}\n", est->time_s <= need.window_s ? "yes" : "no");
-    }
-    warn();
-    return kOk;
-  };
+  add_options(*cmd, *opts);
+  return [opts, cmd] { return run_estimate(*opts, *cmd); };
 }
 
 }  // namespace topoctl
