@@ -6,7 +6,8 @@
 # Builds them first (clang, -DTOPO_FUZZ=ON, in DIR, default build/fuzz; not
 # with --no-build, which runs what DIR holds), then
 # runs each target N seconds (default 600) or until it has run R inputs,
-# whichever comes first (--runs 10000000 is the goal's count), P at a time (default 1), on its
+# whichever comes first (--runs 10000000 is the goal's count), P at a time (default 1),
+# each on J processes (default 1; libFuzzer's -fork=J: the table counts all their inputs), on its
 # seed corpus (tests/fuzz/corpus/<target>, never written to) plus a work
 # corpus of its own (DIR/fuzz-work/<target>, kept between runs) with its
 # dictionary. --ci: the seed corpus alone in a fresh work directory, 2,000
@@ -39,12 +40,14 @@ while (($#)); do
     --parallel) parallel=$2; shift 2 ;;
     --ci) ci=1; shift ;;
     --no-build) build_first=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds takes a whole number" >&2; exit 2; }
+# libFuzzer reads -max_total_time=0 as no limit at all.
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds takes a whole number from 1" >&2; exit 2; }
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --jobs takes a whole number from 1" >&2; exit 2; }
 [[ "$runs" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --runs takes a whole number" >&2; exit 2; }
 [[ "$parallel" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --parallel takes a whole number from 1" >&2; exit 2; }
 
