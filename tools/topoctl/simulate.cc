@@ -164,6 +164,50 @@ std::vector<std::string> split_policies(const std::string& text) {
   return out;
 }
 
+// Each policy's replay of the trace, judged; `threads` policies at a time.
+// The first error of any policy is thrown once all have ended.
+std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, const topo::Trace& trace,
+                                                  const std::vector<topo::PlacementPolicy>& policies,
+                                                  const topo::ReplayOptions& replay_options, const JudgeOptions& judge,
+                                                  unsigned threads) {
+  const topo::Fabric& fabric = tree.fabric();
+  std::vector<topo::PolicyOutcome> outcomes(policies.size());
+  std::vector<std::exception_ptr> errors(policies.size());
+  std::mutex say;
+  auto run = [&](size_t i) {
+    try {
+      auto t0 = std::chrono::steady_clock::now();
+      topo::ReplayOptions o = replay_options;
+      o.progress = [&, i, last = -1](double share) mutable {
+        int tenth = static_cast<int>(share * 10);
+        if (tenth == last) return;
+        last = tenth;
+        std::lock_guard lock(say);
+        std::fprintf(stderr, "simulate: %-10s %3d%% of jobs submitted\n", policies[i].name.c_str(), tenth * 10);
+      };
+      topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
+      auto t1 = std::chrono::steady_clock::now();
+      outcomes[i] = topo::judge(tree, schedule, outcome_options(judge, fabric, policies[i].name));
+      auto t2 = std::chrono::steady_clock::now();
+      outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
+      outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
+      std::lock_guard lock(say);
+      std::fprintf(stderr, "simulate: %-10s done: replay %.1f s, judging %.1f s\n", policies[i].name.c_str(),
+                   std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  for (size_t first = 0; first < policies.size(); first += threads) {
+    std::vector<std::thread> pool;
+    for (size_t i = first; i < std::min(policies.size(), first + threads); ++i) pool.emplace_back(run, i);
+    for (std::thread& t : pool) t.join();
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return outcomes;
+}
+
 }  // namespace
 
 Run add_simulate(CLI::App& app) {
@@ -244,41 +288,9 @@ Run add_simulate(CLI::App& app) {
     replay_options.message_bytes = opts->judge.message_mib * 1024 * 1024;
     replay_options.backfill_depth = opts->backfill_depth;
 
-    std::vector<topo::PolicyOutcome> outcomes(policies.size());
-    std::vector<std::exception_ptr> errors(policies.size());
-    std::mutex say;
-    auto run = [&](size_t i) {
-      try {
-        auto t0 = std::chrono::steady_clock::now();
-        topo::ReplayOptions o = replay_options;
-        o.progress = [&, i, last = -1](double share) mutable {
-          int tenth = static_cast<int>(share * 10);
-          if (tenth == last) return;
-          last = tenth;
-          std::lock_guard lock(say);
-          std::fprintf(stderr, "simulate: %-10s %3d%% of jobs submitted\n", policies[i].name.c_str(), tenth * 10);
-        };
-        topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
-        auto t1 = std::chrono::steady_clock::now();
-        outcomes[i] = topo::judge(tree, schedule, outcome_options(opts->judge, fabric, policies[i].name));
-        auto t2 = std::chrono::steady_clock::now();
-        outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
-        outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
-        std::lock_guard lock(say);
-        std::fprintf(stderr, "simulate: %-10s done: replay %.1f s, judging %.1f s\n", policies[i].name.c_str(),
-                     std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    };
     unsigned threads = opts->threads ? opts->threads : std::max(1u, std::thread::hardware_concurrency());
-    for (size_t first = 0; first < policies.size(); first += threads) {
-      std::vector<std::thread> pool;
-      for (size_t i = first; i < std::min(policies.size(), first + threads); ++i) pool.emplace_back(run, i);
-      for (std::thread& t : pool) t.join();
-    }
-    for (const std::exception_ptr& e : errors)
-      if (e) std::rethrow_exception(e);
+    std::vector<topo::PolicyOutcome> outcomes =
+        replay_and_judge(tree, trace, policies, replay_options, opts->judge, threads);
 
     topo::Comparison c;
     c.fabric = opts->input.synthetic.empty() ? fmt::format("{} snapshot {}", opts->input.db_path, opts->input.snapshot)
