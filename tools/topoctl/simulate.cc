@@ -261,7 +261,8 @@ Run add_simulate(CLI::App& app) {
     const int G = opts->judge.gpus_per_host;
     const int fabric_gpus = static_cast<int>(fabric.hosts().size()) * G;
     const bool profile_given = !opts->profile.empty();
-    auto profile = profile_given ? topo::parse_profile(opts->profile) : std::optional<topo::Profile>(topo::Profile::AllReduce);
+    auto profile =
+        profile_given ? topo::parse_profile(opts->profile) : std::optional<topo::Profile>(topo::Profile::AllReduce);
     if (!profile)
       throw std::invalid_argument(
           fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", opts->profile));
