@@ -191,17 +191,17 @@ void check_gpus(Options& opts, bool allocation) {
 // The gradient AllReduce on an allocation, with what the report says of it.
 struct AllocationEstimate {
   LoadedFabric loaded;
-  topo::Estimate est;
-  std::optional<topo::EcmpSpread> ecmp;
-  std::vector<std::string> names;  // the hosts, in ring order
-  std::string how;                 // how they were chosen
-  double hca_gbps = 0;             // the least HCA line rate of a host
-  size_t neighbours = 0;           // jobs in --concurrent
+  topo::Estimate est{};
+  std::optional<topo::EcmpSpread> ecmp{};
+  std::vector<std::string> names{};  // the hosts, in ring order
+  std::string how{};                 // how they were chosen
+  double hca_gbps = 0;               // the least HCA line rate of a host
+  size_t neighbours = 0;             // jobs in --concurrent
 };
 
 AllocationEstimate estimate_allocation(const Options& opts, const topo::TrainingStep& step,
                                        const topo::StepRequirement& need, const topo::ModelOptions& model) {
-  AllocationEstimate a{load(opts.input), {}, {}, {}, {}, 0, 0};
+  AllocationEstimate a{.loaded = load(opts.input)};
   if (!opts.routing.empty()) apply_routing(a.loaded.fabric, opts.routing, "the fabric");
   const int per_host = opts.gpus_per_host;
   topo::PathIndex index(a.loaded.fabric);
