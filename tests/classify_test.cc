@@ -58,6 +58,32 @@ TEST(Classify, LevelsComeFromShapeNotNames) {
   EXPECT_EQ(by_name(f, "leaf-ish").level, Level::Spine);
 }
 
+TEST(Classify, HeightCountsEveryStageAboveTheLeaves) {
+  // A chain five switches high: level stops at Core, height keeps counting
+  // (the topology.conf writer lists switches by it). A switch no leaf
+  // reaches has none.
+  FabricBuilder b;
+  b.add_hca("h1", "node1 mlx5_0");
+  for (const char* s : {"s0", "s1", "s2", "s3", "s4", "alone"}) b.add_switch(s, s);
+  b.connect("h1", 1, "s0", 1, {});
+  b.connect("s0", 2, "s1", 1, {});
+  b.connect("s1", 2, "s2", 1, {});
+  b.connect("s2", 2, "s3", 1, {});
+  b.connect("s3", 2, "s4", 1, {});
+  b.connect("s4", 2, "s1", 3, {});  // a shortcut: s4 is two hops up, not four
+  Fabric f = std::move(b).finish();
+  EXPECT_EQ(by_name(f, "s0").height, 0);
+  EXPECT_EQ(by_name(f, "s1").height, 1);
+  EXPECT_EQ(by_name(f, "s2").height, 2);
+  EXPECT_EQ(by_name(f, "s3").height, 3);
+  EXPECT_EQ(by_name(f, "s4").height, 2);
+  EXPECT_EQ(by_name(f, "s3").level, Level::Core);
+  EXPECT_EQ(by_name(f, "alone").height, -1);
+  EXPECT_EQ(by_name(f, "alone").level, Level::Unknown);
+  for (NodeId v = 0; v < f.node_count(); ++v)
+    if (f.node(v).kind != NodeKind::Switch) EXPECT_EQ(f.node(v).height, -1) << f.node(v).name;
+}
+
 TEST(Classify, DegradedUplinkIsFoundAndLowersUplinkBandwidth) {
   Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9");
   ASSERT_EQ(count_faults(f, FaultKind::DegradedLink), 1);

@@ -125,6 +125,7 @@ namespace {
 void level_switches(FabricGraph& g, std::span<const NodeId> switches, const std::vector<int>& dist,
                     std::vector<Fault>& faults) {
   for (NodeId s : switches) {
+    g[s].height = dist[s] == kUnreached ? -1 : dist[s];
     g[s].level = level_at(dist[s]);
     g[s].down_gbps = g[s].up_gbps = 0;
     if (g[s].level == Level::Unknown)

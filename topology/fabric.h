@@ -68,8 +68,12 @@ struct Node {
   // by finish() (see FabricBuilder), so routing always has one per port.
   uint32_t lid = 0;
 
-  // Switch classification.
+  // Switch classification. height: switch hops above the nearest leaf over
+  // cables of any state, 0 for a leaf, -1 where no leaf reaches (and for
+  // hosts and HCAs); level is its summary. The topology.conf writer lists
+  // switches by height, so a five-stage tree keeps its five levels there.
   Level level = Level::Unknown;
+  int height = -1;
   int pod = -1;
   double down_gbps = 0;  // towards the hosts
   double up_gbps = 0;    // towards the core

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <istream>
-#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -465,33 +464,6 @@ LeafHosts leaf_hosts(const Fabric& fabric) {
   return out;
 }
 
-constexpr int kFar = std::numeric_limits<int>::max();
-
-// Switch-hop distance from the nearest switch with an HCA, as classify
-// counts it, by NodeId; kFar where no such switch is reached.
-std::vector<int> hops_from_hcas(const Fabric& fabric) {
-  const FabricGraph& g = fabric.graph();
-  std::vector<int> dist(fabric.node_count(), kFar);
-  std::vector<NodeId> queue;
-  for (NodeId s : fabric.switches())
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
-      if (g[e].kind == LinkKind::Cable && g[fabric.peer(e, s)].kind == NodeKind::Hca && dist[s] != 0) {
-        dist[s] = 0;
-        queue.push_back(s);
-      }
-  for (size_t head = 0; head < queue.size(); ++head) {
-    NodeId s = queue[head];
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
-      NodeId t = fabric.peer(e, s);
-      if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == kFar) {
-        dist[t] = dist[s] + 1;
-        queue.push_back(t);
-      }
-    }
-  }
-  return dist;
-}
-
 // Names Slurm can take: a switch keeps its name when it is valid and not yet
 // used; otherwise it is named after its GUID, or numbered.
 struct SwitchNames {
@@ -531,7 +503,7 @@ struct SwitchLevels {
 
 SwitchLevels switch_levels(const Fabric& fabric, const LeafHosts& hosts, const SwitchNames& names) {
   const FabricGraph& g = fabric.graph();
-  const std::vector<int> dist = hops_from_hcas(fabric);
+  auto height = [&](NodeId s) { return fabric.node(s).height; };
   SwitchLevels out;
   std::set<NodeId> written;
   for (const auto& [leaf, listed] : hosts.of_leaf) {
@@ -540,14 +512,14 @@ SwitchLevels switch_levels(const Fabric& fabric, const LeafHosts& hosts, const S
   }
   int top = 0;
   for (NodeId s : fabric.switches())
-    if (dist[s] != kFar) top = std::max(top, dist[s]);
+    top = std::max(top, height(s));
   for (int level = 1; level <= top; ++level)
     for (NodeId s : fabric.switches()) {
-      if (dist[s] != level) continue;
+      if (height(s) != level) continue;
       std::set<std::string> kids;
       for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
         NodeId t = fabric.peer(e, s);
-        if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && dist[t] == level - 1 &&
+        if (g[e].kind == LinkKind::Cable && g[t].kind == NodeKind::Switch && height(t) == level - 1 &&
             written.contains(t))
           kids.insert(names.of.at(t));
       }
