@@ -144,19 +144,25 @@ std::vector<NodeId> slurm_node_order(const Fabric& fabric) {
   return order;
 }
 
-SlurmSwitchTable slurm_switch_table(const Fabric& fabric) {
-  SlurmSwitchTable t;
-  t.node_order = slurm_node_order(fabric);
-  std::unordered_map<std::string, int> node_index;
-  for (size_t i = 0; i < t.node_order.size(); ++i) node_index[fabric.node(t.node_order[i]).name] = static_cast<int>(i);
+namespace {
 
-  // The file as Slurm reads it: one switch per SwitchName= line, in order.
+// The switches of the file as Slurm reads it, one per SwitchName= line in
+// order, a leaf with its hosts and level 0, any other with level -1 (not
+// known yet); and each switch's children, by name.
+struct ReadSwitches {
+  std::vector<SlurmSwitchTable::Switch> switches;
+  std::vector<std::vector<std::string>> children;
+  std::unordered_map<std::string, int> index;  // by name
+};
+
+ReadSwitches read_written_switches(const Fabric& fabric, const std::vector<NodeId>& node_order) {
+  std::unordered_map<std::string, int> node_index;
+  for (size_t i = 0; i < node_order.size(); ++i) node_index[fabric.node(node_order[i]).name] = static_cast<int>(i);
   std::ostringstream written;
   write_slurm_topology(fabric, written);
   std::istringstream in(written.str());
+  ReadSwitches out;
   std::string line;
-  std::vector<std::vector<std::string>> children;
-  std::unordered_map<std::string, int> switch_index;
   while (std::getline(in, line)) {
     if (!line.starts_with("SwitchName=")) continue;
     std::istringstream words(line);
@@ -177,24 +183,27 @@ SlurmSwitchTable slurm_switch_table(const Fabric& fabric) {
     } else {
       throw FabricError(fmt::format("unexpected topology.conf line from write_slurm_topology: '{}'", line));
     }
-    switch_index[sw.name] = static_cast<int>(t.switches.size());
-    t.switches.push_back(std::move(sw));
-    children.push_back(std::move(kids));
+    out.index[sw.name] = static_cast<int>(out.switches.size());
+    out.switches.push_back(std::move(sw));
+    out.children.push_back(std::move(kids));
   }
-  const int n = static_cast<int>(t.switches.size());
+  return out;
+}
 
-  // Levels and node sets bottom-up (_validate_switches); the writer lists
-  // children before parents, so one pass in order would do, but a pass per
-  // level keeps it right for any order.
+// Levels and node sets bottom-up (_validate_switches); the writer lists
+// children before parents, so one pass in order would do, but a pass per
+// level keeps it right for any order.
+void set_levels(ReadSwitches& read) {
+  std::vector<SlurmSwitchTable::Switch>& sw = read.switches;
   for (bool changed = true; changed;) {
     changed = false;
-    for (int s = 0; s < n; ++s) {
-      if (t.switches[s].level != -1) continue;
+    for (size_t s = 0; s < sw.size(); ++s) {
+      if (sw[s].level != -1) continue;
       int level = 0;
       std::vector<int> nodes;
       bool ready = true;
-      for (const std::string& kid : children[s]) {
-        const auto& c = t.switches[switch_index.at(kid)];
+      for (const std::string& kid : read.children[s]) {
+        const SlurmSwitchTable::Switch& c = sw[static_cast<size_t>(read.index.at(kid))];
         if (c.level == -1) {
           ready = false;
           break;
@@ -205,36 +214,51 @@ SlurmSwitchTable slurm_switch_table(const Fabric& fabric) {
       if (!ready) continue;
       std::sort(nodes.begin(), nodes.end());
       nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-      t.switches[s].level = level;
-      t.switches[s].nodes = std::move(nodes);
+      sw[s].level = level;
+      sw[s].nodes = std::move(nodes);
       changed = true;
     }
   }
+}
 
-  // Parents (_find_child_switches: the last switch listing a child wins;
-  // a switch no one lists keeps parent 0) and hop distances between
-  // switches over parent-child links (Slurm's all-pairs _check_better_path).
+// Parents (_find_child_switches: the last switch listing a child wins;
+// a switch no one lists keeps parent 0) and hop distances between
+// switches over parent-child links (Slurm's all-pairs _check_better_path).
+std::vector<std::vector<uint32_t>> set_parents_and_distances(ReadSwitches& read) {
+  const int n = static_cast<int>(read.switches.size());
   std::vector<std::vector<int>> adjacent(n);
   for (int s = 0; s < n; ++s)
-    for (const std::string& kid : children[s]) {
-      int c = switch_index.at(kid);
-      t.switches[c].parent = s;
+    for (const std::string& kid : read.children[s]) {
+      int c = read.index.at(kid);
+      read.switches[c].parent = s;
       adjacent[s].push_back(c);
       adjacent[c].push_back(s);
     }
-  t.distance.assign(n, std::vector<uint32_t>(n, kFar));
+  std::vector<std::vector<uint32_t>> distance(n, std::vector<uint32_t>(n, kFar));
   for (int s = 0; s < n; ++s) {
     std::vector<int> queue{s};
-    t.distance[s][s] = 0;
+    distance[s][s] = 0;
     for (size_t head = 0; head < queue.size(); ++head) {
       int u = queue[head];
       for (int v : adjacent[u])
-        if (t.distance[s][v] == kFar) {
-          t.distance[s][v] = t.distance[s][u] + 1;
+        if (distance[s][v] == kFar) {
+          distance[s][v] = distance[s][u] + 1;
           queue.push_back(v);
         }
     }
   }
+  return distance;
+}
+
+}  // namespace
+
+SlurmSwitchTable slurm_switch_table(const Fabric& fabric) {
+  SlurmSwitchTable t;
+  t.node_order = slurm_node_order(fabric);
+  ReadSwitches read = read_written_switches(fabric, t.node_order);
+  set_levels(read);
+  t.distance = set_parents_and_distances(read);
+  t.switches = std::move(read.switches);
   return t;
 }
 
