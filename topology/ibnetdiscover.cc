@@ -757,20 +757,41 @@ Fabric read_ibnetdiscover_file(const std::string& path, const HostNaming& naming
   return read_ibnetdiscover(in, path, naming);
 }
 
-void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
-  const FabricGraph& g = fabric.graph();
-  for (NodeId v : fabric.switches()) check_writable(g[v]);
-  for (NodeId v : fabric.hcas()) check_writable(g[v]);
-  const WrittenIds written_id(fabric);
+namespace {
 
-  std::string buf;
-  buf.reserve(1 << 16);
-  auto flush = [&] {
-    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    buf.clear();
-  };
-  fmt::format_to(std::back_inserter(buf), "#\n# Topology file: written by topo-aware{}{}\n#\n",
-                 fabric.source().empty() ? "" : " from ", fabric.source());
+// Writes nodes as ibnetdiscover text through a buffer, a node at a time.
+class TextWriter {
+ public:
+  TextWriter(const Fabric& fabric, std::ostream& out)
+      : fabric_(fabric), g_(fabric.graph()), written_id_(fabric), out_(out) {
+    buf_.reserve(kFlushAt);
+  }
+
+  void header() {
+    fmt::format_to(std::back_inserter(buf_), "#\n# Topology file: written by topo-aware{}{}\n#\n",
+                   fabric_.source().empty() ? "" : " from ", fabric_.source());
+  }
+
+  // Every switch, then every CA: the port vertices of one CA (same written
+  // id) as one node.
+  void nodes() {
+    for (NodeId v : fabric_.switches()) node(std::span<const NodeId>(&v, 1));
+    auto hcas = fabric_.hcas();
+    for (size_t i = 0; i < hcas.size();) {
+      size_t j = i + 1;
+      while (j < hcas.size() && written_id_(hcas[j]) == written_id_(hcas[i])) ++j;
+      node(hcas.subspan(i, j - i));
+      i = j;
+    }
+  }
+
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushAt = 1 << 16;
 
   struct Cabled {
     int port;
@@ -778,74 +799,89 @@ void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
     int peer_port;
     LinkRate rate;
   };
-  std::vector<Cabled> cabled;
-  auto collect = [&](NodeId v) {
-    for (auto e : boost::make_iterator_range(boost::out_edges(v, g))) {
-      const Link& l = g[e];
-      if (l.kind != LinkKind::Cable || l.state == PortState::Down) continue;
-      NodeId peer = fabric.peer(e, v);
-      cabled.push_back({fabric.local_port(e, v), peer, fabric.local_port(e, peer), l.rate});
-    }
-  };
+
   // Port GUIDs follow ibsim and ConnectX: node GUID + port number; switch ports share the node's.
-  auto port_guid = [](const Node& node, int port) -> std::string {
+  static std::string port_guid(const Node& node, int port) {
     if (node.guid == 0 || node.kind == NodeKind::Switch) return {};
     return fmt::format("({:x})", node.guid + static_cast<uint64_t>(port));
-  };
-  // `group`: the vertices of one node (one, or a CA's port vertices).
-  auto write_node = [&](std::span<const NodeId> group) {
-    const Node& n = g[group.front()];
-    cabled.clear();
-    for (NodeId v : group) collect(v);
-    std::sort(cabled.begin(), cabled.end(), [](const Cabled& a, const Cabled& b) { return a.port < b.port; });
-    int ports = n.ports;
-    for (const Cabled& c : cabled) ports = std::max(ports, c.port);
-    ports = std::max(ports, 1);
+  }
 
-    bool is_switch = n.kind == NodeKind::Switch;
-    std::string_view id = written_id(group.front());
-    buf += '\n';
+  // The cables of the group's vertices that are not down, by port.
+  void collect(std::span<const NodeId> group) {
+    cabled_.clear();
+    for (NodeId v : group)
+      for (auto e : boost::make_iterator_range(boost::out_edges(v, g_))) {
+        const Link& l = g_[e];
+        if (l.kind != LinkKind::Cable || l.state == PortState::Down) continue;
+        NodeId peer = fabric_.peer(e, v);
+        cabled_.push_back({fabric_.local_port(e, v), peer, fabric_.local_port(e, peer), l.rate});
+      }
+    std::sort(cabled_.begin(), cabled_.end(), [](const Cabled& a, const Cabled& b) { return a.port < b.port; });
+  }
+
+  // `group`: the vertices of one node (one, or a CA's port vertices).
+  void node(std::span<const NodeId> group) {
+    const Node& n = g_[group.front()];
+    collect(group);
+    int ports = n.ports;
+    for (const Cabled& c : cabled_) ports = std::max(ports, c.port);
+    node_lines(n, written_id_(group.front()), std::max(ports, 1), group.size());
+    for (const Cabled& c : cabled_) cable_line(n, group, c);
+    if (buf_.size() > kFlushAt - 1024) flush();
+  }
+
+  void node_lines(const Node& n, std::string_view id, int ports, size_t vertices) {
+    const bool is_switch = n.kind == NodeKind::Switch;
+    buf_ += '\n';
     if (n.guid != 0) {
       if (is_switch)
-        fmt::format_to(std::back_inserter(buf), "switchguid=0x{:x}({:x})\n", n.guid, n.guid);
+        fmt::format_to(std::back_inserter(buf_), "switchguid=0x{:x}({:x})\n", n.guid, n.guid);
       else
-        fmt::format_to(std::back_inserter(buf), "caguid=0x{:x}\n", n.guid);
+        fmt::format_to(std::back_inserter(buf_), "caguid=0x{:x}\n", n.guid);
     }
     if (is_switch)
-      fmt::format_to(std::back_inserter(buf), "Switch\t{} \"{}\"\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", ports,
+      fmt::format_to(std::back_inserter(buf_), "Switch\t{} \"{}\"\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", ports,
                      id, n.name, n.lid);
-    else if (cabled.empty() && group.size() == 1 && n.lid != 0)
-      fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\" lid {}\n", ports, id, n.name, n.lid);
+    else if (cabled_.empty() && vertices == 1 && n.lid != 0)
+      fmt::format_to(std::back_inserter(buf_), "Ca\t{} \"{}\"\t\t# \"{}\" lid {}\n", ports, id, n.name, n.lid);
     else
-      fmt::format_to(std::back_inserter(buf), "Ca\t{} \"{}\"\t\t# \"{}\"\n", ports, id, n.name);
-
-    for (const Cabled& c : cabled) {
-      const Node& p = g[c.peer];
-      std::string_view peer_id = written_id(c.peer);
-      std::string rate = c.rate.str();
-      if (is_switch) {
-        fmt::format_to(std::back_inserter(buf), "[{}]\t\"{}\"[{}]{}\t\t# \"{}\" lid {} {}\n", c.port, peer_id,
-                       c.peer_port, port_guid(p, c.peer_port), p.name, p.lid, rate);
-      } else {
-        NodeId self = group.front();
-        for (NodeId v : group)
-          if (fabric.cable_at(v, c.port)) self = v;
-        fmt::format_to(std::back_inserter(buf), "[{}]{}\t\"{}\"[{}]{}\t\t# lid {} lmc 0 \"{}\" lid {} {}\n", c.port,
-                       port_guid(n, c.port), peer_id, c.peer_port, port_guid(p, c.peer_port), g[self].lid, p.name,
-                       p.lid, rate);
-      }
-    }
-    if (buf.size() > (1 << 16) - 1024) flush();
-  };
-  for (NodeId v : fabric.switches()) write_node(std::span<const NodeId>(&v, 1));
-  auto hcas = fabric.hcas();
-  for (size_t i = 0; i < hcas.size();) {
-    size_t j = i + 1;
-    while (j < hcas.size() && written_id(hcas[j]) == written_id(hcas[i])) ++j;
-    write_node(hcas.subspan(i, j - i));
-    i = j;
+      fmt::format_to(std::back_inserter(buf_), "Ca\t{} \"{}\"\t\t# \"{}\"\n", ports, id, n.name);
   }
-  flush();
+
+  void cable_line(const Node& n, std::span<const NodeId> group, const Cabled& c) {
+    const Node& p = g_[c.peer];
+    std::string_view peer_id = written_id_(c.peer);
+    std::string rate = c.rate.str();
+    if (n.kind == NodeKind::Switch) {
+      fmt::format_to(std::back_inserter(buf_), "[{}]\t\"{}\"[{}]{}\t\t# \"{}\" lid {} {}\n", c.port, peer_id,
+                     c.peer_port, port_guid(p, c.peer_port), p.name, p.lid, rate);
+      return;
+    }
+    NodeId self = group.front();  // the port vertex cabled on c.port: its LID is the port's
+    for (NodeId v : group)
+      if (fabric_.cable_at(v, c.port)) self = v;
+    fmt::format_to(std::back_inserter(buf_), "[{}]{}\t\"{}\"[{}]{}\t\t# lid {} lmc 0 \"{}\" lid {} {}\n", c.port,
+                   port_guid(n, c.port), peer_id, c.peer_port, port_guid(p, c.peer_port), g_[self].lid, p.name,
+                   p.lid, rate);
+  }
+
+  const Fabric& fabric_;
+  const FabricGraph& g_;
+  const WrittenIds written_id_;
+  std::ostream& out_;
+  std::string buf_;
+  std::vector<Cabled> cabled_;
+};
+
+}  // namespace
+
+void write_ibnetdiscover(const Fabric& fabric, std::ostream& out) {
+  for (NodeId v : fabric.switches()) check_writable(fabric.node(v));
+  for (NodeId v : fabric.hcas()) check_writable(fabric.node(v));
+  TextWriter writer(fabric, out);
+  writer.header();
+  writer.nodes();
+  writer.flush();
 }
 
 }  // namespace topo
