@@ -123,6 +123,78 @@ bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string&
   return true;
 }
 
+// The placement keys; false for any other key.
+bool read_placement_key(EngineConfig& c, const std::string& key, const std::string& value, const std::string& file,
+                        int line) {
+  if (key == "dbpath") {
+    if (value.empty()) throw ParseError(file, line, "DbPath needs a file name");
+    c.db_path = value;
+  } else if (key == "hostpattern") {
+    c.host_pattern = value;
+    if (value.empty()) {
+      c.host_regex.reset();
+      return true;
+    }
+    try {
+      c.host_regex.emplace(value);
+    } catch (const std::invalid_argument& e) {
+      throw ParseError(file, line, fmt::format("HostPattern {}", e.what()));
+    }
+  } else if (key == "weights") {
+    set_weights(c, value, file, line);
+  } else if (key == "defaultprofile") {
+    auto p = parse_profile(lower(value));
+    if (!p)
+      throw ParseError(file, line,
+                       fmt::format("DefaultProfile '{}': expected allreduce, alltoall, mixed or none", shown(value)));
+    c.default_profile = *p;
+  } else if (key == "strict") {
+    std::string v = lower(value);
+    if (v == "yes" || v == "true" || v == "1") c.strict = true;
+    else if (v == "no" || v == "false" || v == "0") c.strict = false;
+    else throw ParseError(file, line, fmt::format("Strict '{}': expected yes or no", shown(value)));
+  } else if (key == "partitions") {
+    c.partitions.clear();
+    for (const std::string& p : split_commas(value)) c.partitions.insert(p);
+  } else if (key == "candidates") {
+    auto n = parse_number(value);
+    if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
+      throw ParseError(file, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", shown(value)));
+    c.candidates = static_cast<int>(*n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The health thresholds of cables and NICs; false for any other key.
+// `spelled`: the key as the file spells it, for the message.
+bool read_health_key(EngineConfig& c, const std::string& key, const std::string& spelled, const std::string& value,
+                     const std::string& file, int line) {
+  if (key == "healtherrorsperhour") {
+    auto n = parse_number(value);
+    if (!n || *n <= 0)
+      throw ParseError(file, line, fmt::format("HealthErrorsPerHour '{}': expected a number above 0", shown(value)));
+    c.health.errors_per_hour = *n;
+  } else if (key == "healthxmitwaitshare") {
+    auto n = parse_number(value);
+    if (!n || *n <= 0 || *n > 1)
+      throw ParseError(file, line,
+                       fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", shown(value)));
+    c.health.xmit_wait_share = *n;
+  } else if (key == "healthpausespersecond" || key == "healthecnovermedian" || key == "healthecnmarkspersecond") {
+    auto n = parse_number(value);
+    if (!n || *n <= 0)
+      throw ParseError(file, line, fmt::format("{} '{}': expected a number above 0", shown(spelled), shown(value)));
+    (key == "healthpausespersecond" ? c.nic.pauses_per_second
+     : key == "healthecnovermedian" ? c.nic.ecn_over_median
+                                    : c.nic.ecn_marks_per_second) = *n;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string EngineConfig::fabric_host(const std::string& node_name) const {
@@ -151,66 +223,16 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
     size_t eq = text.find('=');
     if (eq == std::string::npos)
       throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", shown(text)));
-    std::string key = lower(trim(text.substr(0, eq))), value = trim(text.substr(eq + 1));
-    if (key == "dbpath") {
-      if (value.empty()) throw ParseError(path, line, "DbPath needs a file name");
-      c.db_path = value;
-    } else if (key == "hostpattern") {
-      c.host_pattern = value;
-      if (value.empty()) {
-        c.host_regex.reset();
-        continue;
-      }
-      try {
-        c.host_regex.emplace(value);
-      } catch (const std::invalid_argument& e) {
-        throw ParseError(path, line, fmt::format("HostPattern {}", e.what()));
-      }
-    } else if (key == "weights") {
-      set_weights(c, value, path, line);
-    } else if (key == "defaultprofile") {
-      auto p = parse_profile(lower(value));
-      if (!p) throw ParseError(path, line, fmt::format("DefaultProfile '{}': expected allreduce, alltoall, mixed or none", shown(value)));
-      c.default_profile = *p;
-    } else if (key == "strict") {
-      std::string v = lower(value);
-      if (v == "yes" || v == "true" || v == "1") c.strict = true;
-      else if (v == "no" || v == "false" || v == "0") c.strict = false;
-      else throw ParseError(path, line, fmt::format("Strict '{}': expected yes or no", shown(value)));
-    } else if (key == "partitions") {
-      c.partitions.clear();
-      for (const std::string& p : split_commas(value)) c.partitions.insert(p);
-    } else if (key == "candidates") {
-      auto n = parse_number(value);
-      if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
-        throw ParseError(path, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", shown(value)));
-      c.candidates = static_cast<int>(*n);
-    } else if (key == "healtherrorsperhour") {
-      auto n = parse_number(value);
-      if (!n || *n <= 0)
-        throw ParseError(path, line, fmt::format("HealthErrorsPerHour '{}': expected a number above 0", shown(value)));
-      c.health.errors_per_hour = *n;
-    } else if (key == "healthxmitwaitshare") {
-      auto n = parse_number(value);
-      if (!n || *n <= 0 || *n > 1)
-        throw ParseError(path, line, fmt::format("HealthXmitWaitShare '{}': expected a share above 0, at most 1", shown(value)));
-      c.health.xmit_wait_share = *n;
-    } else if (read_nccl_hint(c.nccl, key, value, path, line)) {
-    } else if (key == "healthpausespersecond" || key == "healthecnovermedian" || key == "healthecnmarkspersecond") {
-      auto n = parse_number(value);
-      if (!n || *n <= 0)
-        throw ParseError(path, line, fmt::format("{} '{}': expected a number above 0", shown(trim(text.substr(0, eq))), shown(value)));
-      (key == "healthpausespersecond" ? c.nic.pauses_per_second
-       : key == "healthecnovermedian" ? c.nic.ecn_over_median
-                                      : c.nic.ecn_marks_per_second) = *n;
-    } else {
+    const std::string spelled = trim(text.substr(0, eq));
+    const std::string key = lower(spelled), value = trim(text.substr(eq + 1));
+    if (!read_placement_key(c, key, value, path, line) && !read_health_key(c, key, spelled, value, path, line) &&
+        !read_nccl_hint(c.nccl, key, value, path, line))
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
                                    "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare, RoceHca, "
                                    "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection, "
                                    "HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond)",
-                                   shown(trim(text.substr(0, eq)))));
-    }
+                                   shown(spelled)));
   }
   if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);
   return c;
