@@ -327,17 +327,18 @@ SnapshotStore::SnapshotStore(std::string path, Options options)
 
 int SnapshotStore::schema_version() const { return topo::schema_version(connection_); }
 
-int64_t SnapshotStore::save(const Fabric& f) {
-  const FabricGraph& g = f.graph();
-  const FabricSummary& sum = f.summary();
-  Transaction tx(connection_, "a snapshot");
-  const std::string what = "cannot save the snapshot";
+namespace {
 
-  Statement snapshot = connection_.prepare(
+constexpr const char* kCannotSave = "cannot save the snapshot";
+
+// The snapshot's row: when, from what, its summary and its routing; its id.
+int64_t insert_snapshot_row(Connection& c, const Fabric& f) {
+  const FabricSummary& sum = f.summary();
+  Statement snapshot = c.prepare(
       "INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, links, "
       "pods, rails, rail_optimized, faults, routing, routing_engine, routing_emulated, routing_source) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-      what);
+      kCannotSave);
   snapshot.bind(1, utc_now()).bind(2, f.source()).bind(3, f.naming().pattern());
   snapshot.bind(4, sum.hosts).bind(5, sum.hcas).bind(6, static_cast<int>(f.switches().size()));
   snapshot.bind(7, sum.leaves).bind(8, sum.spines).bind(9, sum.cores).bind(10, sum.links);
@@ -348,19 +349,23 @@ int64_t SnapshotStore::save(const Fabric& f) {
       .bind(16, routing.engine);
   snapshot.bind(17, routing.emulated ? 1 : 0).bind(18, routing.source);
   snapshot.run();
-  const int64_t id = connection_.last_insert_rowid();
+  return c.last_insert_rowid();
+}
 
-  Statement host = connection_.prepare("INSERT INTO host VALUES (?1, ?2, ?3)", what);
-  Statement hca = connection_.prepare(
+// Hosts, HCAs and switches, each at its ordinal (its NodeId), so that a
+// load rebuilds the same graph.
+void insert_nodes(Connection& c, const Fabric& f, int64_t id) {
+  Statement host = c.prepare("INSERT INTO host VALUES (?1, ?2, ?3)", kCannotSave);
+  Statement hca = c.prepare(
       "INSERT INTO hca (snapshot_id, ordinal, node_id, description, host, device, rail, guid, ports, lid) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-      what);
-  Statement sw = connection_.prepare(
+      kCannotSave);
+  Statement sw = c.prepare(
       "INSERT INTO switch (snapshot_id, ordinal, node_id, name, guid, ports, level, pod, down_gbps, up_gbps, lid) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-      what);
+      kCannotSave);
   for (NodeId v = 0; v < f.node_count(); ++v) {
-    const Node& n = g[v];
+    const Node& n = f.node(v);
     const auto ordinal = static_cast<int64_t>(v);
     switch (n.kind) {
       case NodeKind::Host:
@@ -378,17 +383,23 @@ int64_t SnapshotStore::save(const Fabric& f) {
         break;
     }
   }
+}
 
-  Statement gpu = connection_.prepare("INSERT INTO gpu VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                      fmt::format("{} (GPU indices must be unique within a host)", what));
+void insert_gpus(Connection& c, const Fabric& f, int64_t id) {
+  Statement gpu = c.prepare("INSERT INTO gpu VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                            fmt::format("{} (GPU indices must be unique within a host)", kCannotSave));
   for (NodeId h : f.hosts())
-    for (const Gpu& x : g[h].gpus) {
-      gpu.bind(1, id).bind(2, g[h].name).bind(3, x.index).bind(4, x.name).bind(5, x.pci_bus).bind(6, x.numa);
+    for (const Gpu& x : f.node(h).gpus) {
+      gpu.bind(1, id).bind(2, f.node(h).name).bind(3, x.index).bind(4, x.name).bind(5, x.pci_bus).bind(6, x.numa);
       gpu.bind(7, x.closest_hca).bind(8, x.rail).run();
     }
+}
 
-  Statement link = connection_.prepare(
-      "INSERT INTO link VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", what);
+// Every cable, in the graph's edge order (a load adds them in that order).
+void insert_cables(Connection& c, const Fabric& f, int64_t id) {
+  const FabricGraph& g = f.graph();
+  Statement link = c.prepare("INSERT INTO link VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                             kCannotSave);
   int64_t ordinal = 0;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     const Link& l = g[e];
@@ -398,13 +409,27 @@ int64_t SnapshotStore::save(const Fabric& f) {
     link.bind(10, name(l.state)).bind(11, name(l.tier)).bind(12, l.expected.str()).bind(13, l.degraded ? 1 : 0);
     link.run();
   }
+}
 
-  if (routing.is_static()) {
-    Statement lft = connection_.prepare("INSERT INTO lft (snapshot_id, switch, ports) VALUES (?1, ?2, ?3)", what);
-    for (size_t i = 0; i < routing.lft.size(); ++i)
-      lft.bind(1, id).bind(2, static_cast<int64_t>(f.switches()[i])).bind_blob(3, routing.lft[i]).run();
-  }
+// A static routing's forwarding tables, a blob per switch.
+void insert_lfts(Connection& c, const Fabric& f, int64_t id) {
+  const Routing& routing = f.routing();
+  if (!routing.is_static()) return;
+  Statement lft =
+      c.prepare("INSERT INTO lft (snapshot_id, switch, ports) VALUES (?1, ?2, ?3)", kCannotSave);
+  for (size_t i = 0; i < routing.lft.size(); ++i)
+    lft.bind(1, id).bind(2, static_cast<int64_t>(f.switches()[i])).bind_blob(3, routing.lft[i]).run();
+}
 
+}  // namespace
+
+int64_t SnapshotStore::save(const Fabric& f) {
+  Transaction tx(connection_, "a snapshot");
+  const int64_t id = insert_snapshot_row(connection_, f);
+  insert_nodes(connection_, f, id);
+  insert_gpus(connection_, f, id);
+  insert_cables(connection_, f, id);
+  insert_lfts(connection_, f, id);
   tx.commit();
   return id;
 }
