@@ -99,7 +99,7 @@ struct Graph {
   }
 };
 
-void build(Agraph_t* g, const Scene& scene) {
+void set_graph_attributes(Agraph_t* g, const Scene& scene) {
   std::string title = esc(scene.title);
   for (const std::string& line : scene.legend) title += "\\l" + esc(line);
   if (!scene.legend.empty()) title += "\\l";
@@ -122,7 +122,10 @@ void build(Agraph_t* g, const Scene& scene) {
     set(g, "splines", "false");
     set(g, "outputorder", "edgesfirst");
   }
+}
 
+// A cluster subgraph per group, by group id.
+std::map<std::string, Agraph_t*> add_groups(Agraph_t* g, const Scene& scene) {
   std::map<std::string, Agraph_t*> groups;
   for (const Group& gr : scene.groups) {
     Agraph_t* sub = agsubg(g, const_cast<char*>(("cluster_" + gr.id).c_str()), 1);
@@ -134,30 +137,40 @@ void build(Agraph_t* g, const Scene& scene) {
     set(sub, "fontsize", "12");
     groups[gr.id] = sub;
   }
+  return groups;
+}
+
+void set_box_attributes(Agnode_t* n, const Box& b) {
+  set(n, "id", b.id);
+  set(n, "label", label_of(b.lines, b.anchor));
+  if (!b.tooltip.empty()) set(n, "tooltip", esc(b.tooltip));
+  if (!b.css_class.empty()) set(n, "class", b.css_class);
+  set(n, "shape", b.shape);
+  set(n, "style", b.style);
+  set(n, "fillcolor", b.fill);
+  set(n, "color", b.colour);
+  set(n, "fontcolor", b.font_colour);
+  set(n, "fontname", "Helvetica");
+  set(n, "fontsize", number(b.font_size));
+  set(n, "margin", "0.06,0.03");
+  if (b.width_in > 0 || b.height_in > 0) {
+    set(n, "fixedsize", "true");
+    set(n, "width", number(b.width_in));
+    set(n, "height", number(b.height_in));
+  }
+  if (!b.link.empty()) set(n, "href", xml_attribute(b.link));
+  if (b.at) set(n, "pos", fmt::format("{:.2f},{:.2f}!", b.at->x, b.at->y));
+}
+
+// A node per box, in its group or its rank; the nodes by box id.
+std::map<std::string, Agnode_t*> add_boxes(Agraph_t* g, const Scene& scene,
+                                           const std::map<std::string, Agraph_t*>& groups) {
   std::map<int, Agraph_t*> ranks;
   std::map<std::string, Agnode_t*> nodes;
   for (const Box& b : scene.boxes) {
     Agnode_t* n = agnode(g, const_cast<char*>(b.id.c_str()), 1);
     if (!nodes.emplace(b.id, n).second) throw RenderError(fmt::format("the scene has box '{}' twice", b.id));
-    set(n, "id", b.id);
-    set(n, "label", label_of(b.lines, b.anchor));
-    if (!b.tooltip.empty()) set(n, "tooltip", esc(b.tooltip));
-    if (!b.css_class.empty()) set(n, "class", b.css_class);
-    set(n, "shape", b.shape);
-    set(n, "style", b.style);
-    set(n, "fillcolor", b.fill);
-    set(n, "color", b.colour);
-    set(n, "fontcolor", b.font_colour);
-    set(n, "fontname", "Helvetica");
-    set(n, "fontsize", number(b.font_size));
-    set(n, "margin", "0.06,0.03");
-    if (b.width_in > 0 || b.height_in > 0) {
-      set(n, "fixedsize", "true");
-      set(n, "width", number(b.width_in));
-      set(n, "height", number(b.height_in));
-    }
-    if (!b.link.empty()) set(n, "href", xml_attribute(b.link));
-    if (b.at) set(n, "pos", fmt::format("{:.2f},{:.2f}!", b.at->x, b.at->y));
+    set_box_attributes(n, b);
     if (!b.group.empty()) {
       auto it = groups.find(b.group);
       if (it == groups.end()) throw RenderError(fmt::format("box '{}' names an unknown group '{}'", b.id, b.group));
@@ -174,34 +187,48 @@ void build(Agraph_t* g, const Scene& scene) {
       agsubnode(r, n, 1);
     }
   }
+  return nodes;
+}
+
+void set_line_attributes(Agedge_t* e, const Line& l) {
+  if (!l.id.empty()) set(e, "id", l.id);
+  // dot crashes on labelled flat edges that do not shape the layout (a
+  // ring between hosts of one row): their label is placed afterwards.
+  if (!l.label.empty()) set(e, l.shapes_layout ? "label" : "xlabel", esc(l.label));
+  if (!l.tooltip.empty()) {
+    set(e, "tooltip", esc(l.tooltip));
+    set(e, "labeltooltip", esc(l.tooltip));
+  }
+  if (!l.css_class.empty()) set(e, "class", l.css_class);
+  set(e, "color", l.colour);
+  set(e, "fontcolor", l.colour);
+  set(e, "fontname", "Helvetica");
+  set(e, "fontsize", "10");
+  set(e, "penwidth", number(l.width));
+  set(e, "style", l.style);
+  set(e, "arrowhead", l.arrow ? "normal" : "none");
+  if (l.arrow_back) {
+    set(e, "dir", "both");
+    set(e, "arrowtail", "normal");
+  }
+  if (!l.shapes_layout) set(e, "constraint", "false");
+  if (!l.path.empty()) set(e, "pos", spline_of(l.path));
+}
+
+void add_lines(Agraph_t* g, const Scene& scene, const std::map<std::string, Agnode_t*>& nodes) {
   for (const Line& l : scene.lines) {
     auto from = nodes.find(l.from), to = nodes.find(l.to);
     if (from == nodes.end() || to == nodes.end())
       throw RenderError(fmt::format("line '{}' joins an unknown box ('{}' to '{}')", l.id, l.from, l.to));
-    Agedge_t* e = agedge(g, from->second, to->second, nullptr, 1);
-    if (!l.id.empty()) set(e, "id", l.id);
-    // dot crashes on labelled flat edges that do not shape the layout (a
-    // ring between hosts of one row): their label is placed afterwards.
-    if (!l.label.empty()) set(e, l.shapes_layout ? "label" : "xlabel", esc(l.label));
-    if (!l.tooltip.empty()) {
-      set(e, "tooltip", esc(l.tooltip));
-      set(e, "labeltooltip", esc(l.tooltip));
-    }
-    if (!l.css_class.empty()) set(e, "class", l.css_class);
-    set(e, "color", l.colour);
-    set(e, "fontcolor", l.colour);
-    set(e, "fontname", "Helvetica");
-    set(e, "fontsize", "10");
-    set(e, "penwidth", number(l.width));
-    set(e, "style", l.style);
-    set(e, "arrowhead", l.arrow ? "normal" : "none");
-    if (l.arrow_back) {
-      set(e, "dir", "both");
-      set(e, "arrowtail", "normal");
-    }
-    if (!l.shapes_layout) set(e, "constraint", "false");
-    if (!l.path.empty()) set(e, "pos", spline_of(l.path));
+    set_line_attributes(agedge(g, from->second, to->second, nullptr, 1), l);
   }
+}
+
+void build(Agraph_t* g, const Scene& scene) {
+  set_graph_attributes(g, scene);
+  const std::map<std::string, Agraph_t*> groups = add_groups(g, scene);
+  const std::map<std::string, Agnode_t*> nodes = add_boxes(g, scene, groups);
+  add_lines(g, scene, nodes);
 }
 
 }  // namespace
