@@ -86,94 +86,110 @@ std::optional<double> percent_change(double value, double reference) {
   return 100 * (value - reference) / reference;
 }
 
+namespace {
+
+// The mean excess over the ideal: every job an allreduce job, its
+// AllReduce; a mix, every profile.
+GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+  GoalVerdict g;
+  bool mixed = topo_aware.profiles.size() > 1 ||
+               (topo_aware.profiles.size() == 1 && !topo_aware.profiles.contains("allreduce"));
+  g.goal = fmt::format("mean {} excess over ideal (slowdown - 1) at least {:.0f}% lower than tree's",
+                       mixed ? "slowdown (all profiles)" : "AllReduce", kExcessReductionGoal);
+  double mine = excess(mixed ? topo_aware.mean_slowdown : topo_aware.mean_allreduce_slowdown),
+         theirs = excess(mixed ? tree.mean_slowdown : tree.mean_allreduce_slowdown);
+  if (std::isfinite(mine) && std::isfinite(theirs) && theirs < kNegligibleExcess) {
+    // tree is at the ideal already: there is nothing to cut by a quarter.
+    g.met = mine < kNegligibleExcess;
+    g.measured = fmt::format("tree's is negligible ({} vs {}, below {})", excess_text(mine), excess_text(theirs),
+                             kNegligibleExcess);
+  } else if (std::optional<double> pct = percent_change(mine, theirs)) {
+    g.met = -*pct >= kExcessReductionGoal;
+    g.measured = *pct <= 0 ? fmt::format("{:.1f}% lower ({} vs {})", -*pct, excess_text(mine), excess_text(theirs))
+                           : fmt::format("{:.1f}% higher ({} vs {})", *pct, excess_text(mine), excess_text(theirs));
+    if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kExcessReductionGoal + *pct);
+  } else if (!std::isfinite(theirs) && std::isfinite(mine)) {
+    g.met = true;
+    g.measured = fmt::format("tree's is infinite (a full cable), topo-aware's {:.3f}", mine);
+  } else if (!std::isfinite(mine)) {
+    g.met = false;
+    g.measured = "topo-aware's is infinite (a full cable)";
+  } else {  // both infinite
+    g.met = false;
+    g.measured = "both infinite (full cables)";
+  }
+  return g;
+}
+
+GoalVerdict spine_edge_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+  GoalVerdict g;
+  g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than tree's", kSpineEdgeReductionGoal);
+  double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(tree.spine_ring_edges);
+  if (std::optional<double> pct = percent_change(mine, theirs)) {
+    g.met = -*pct >= kSpineEdgeReductionGoal;
+    g.measured = *pct <= 0 ? fmt::format("{:.1f}% fewer ({} vs {})", -*pct, topo_aware.spine_ring_edges,
+                                         tree.spine_ring_edges)
+                           : fmt::format("{:.1f}% more ({} vs {})", *pct, topo_aware.spine_ring_edges,
+                                         tree.spine_ring_edges);
+    if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kSpineEdgeReductionGoal + *pct);
+  } else {
+    g.met = mine == 0;
+    g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges);
+  }
+  return g;
+}
+
+GoalVerdict p95_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+  GoalVerdict g;
+  g.goal = fmt::format("p95 AllReduce slowdown at most {:.2f}", kP95Goal);
+  g.met = topo_aware.p95_allreduce_slowdown <= kP95Goal;
+  g.measured = fmt::format("{:.3f} (tree {:.3f})", topo_aware.p95_allreduce_slowdown, tree.p95_allreduce_slowdown);
+  if (!g.met) g.measured += fmt::format("; over by {:.3f}", topo_aware.p95_allreduce_slowdown - kP95Goal);
+  return g;
+}
+
+// `what` (makespan, utilization) within the tolerance of tree's, either way.
+GoalVerdict within_goal(std::string_view what, double mine, double theirs, std::string (*text)(double)) {
+  GoalVerdict g;
+  g.goal = fmt::format("{} within {:.0f}% of tree's", what, kMakespanToleranceGoal);
+  if (std::optional<double> pct = percent_change(mine, theirs)) {
+    g.met = std::abs(*pct) <= kMakespanToleranceGoal;
+    g.measured = fmt::format("{:+.2f}% ({} vs {})", *pct, text(mine), text(theirs));
+    if (!g.met) g.measured += fmt::format("; outside by {:.2f} points", std::abs(*pct) - kMakespanToleranceGoal);
+  } else {
+    g.met = mine == theirs;
+    g.measured = fmt::format("{} vs {}", text(mine), text(theirs));
+  }
+  return g;
+}
+
+GoalVerdict scheduler_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree, const std::string& key) {
+  GoalVerdict g;
+  g.goal = fmt::format("scheduler time ({}) at most {:.0f}x tree's", key, kSchedulerRatioGoal);
+  double mine = topo_aware.scheduler.at(key), theirs = tree.scheduler.at(key);
+  if (theirs > 0 && std::isfinite(theirs) && std::isfinite(mine)) {
+    double ratio = mine / theirs;
+    g.met = ratio <= kSchedulerRatioGoal;
+    g.measured = fmt::format("{:.2f}x ({} vs {})", ratio, figure_text(mine), figure_text(theirs));
+    if (!g.met) g.measured += fmt::format("; over by {:.2f}x", ratio - kSchedulerRatioGoal);
+  } else {
+    g.met = mine <= theirs;
+    g.measured = fmt::format("{} vs {}", figure_text(mine), figure_text(theirs));
+  }
+  return g;
+}
+
+}  // namespace
+
 std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
   std::vector<GoalVerdict> goals;
-
-  {
-    GoalVerdict g;
-    // Every job an allreduce job: its AllReduce; a mix: every profile.
-    bool mixed = topo_aware.profiles.size() > 1 ||
-                 (topo_aware.profiles.size() == 1 && !topo_aware.profiles.contains("allreduce"));
-    g.goal = fmt::format("mean {} excess over ideal (slowdown - 1) at least {:.0f}% lower than tree's",
-                         mixed ? "slowdown (all profiles)" : "AllReduce", kExcessReductionGoal);
-    double mine = excess(mixed ? topo_aware.mean_slowdown : topo_aware.mean_allreduce_slowdown),
-           theirs = excess(mixed ? tree.mean_slowdown : tree.mean_allreduce_slowdown);
-    if (std::isfinite(mine) && std::isfinite(theirs) && theirs < kNegligibleExcess) {
-      // tree is at the ideal already: there is nothing to cut by a quarter.
-      g.met = mine < kNegligibleExcess;
-      g.measured = fmt::format("tree's is negligible ({} vs {}, below {})", excess_text(mine), excess_text(theirs),
-                               kNegligibleExcess);
-    } else if (std::optional<double> pct = percent_change(mine, theirs)) {
-      g.met = -*pct >= kExcessReductionGoal;
-      g.measured = *pct <= 0 ? fmt::format("{:.1f}% lower ({} vs {})", -*pct, excess_text(mine), excess_text(theirs))
-                             : fmt::format("{:.1f}% higher ({} vs {})", *pct, excess_text(mine), excess_text(theirs));
-      if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kExcessReductionGoal + *pct);
-    } else if (!std::isfinite(theirs) && std::isfinite(mine)) {
-      g.met = true;
-      g.measured = fmt::format("tree's is infinite (a full cable), topo-aware's {:.3f}", mine);
-    } else if (!std::isfinite(mine)) {
-      g.met = false;
-      g.measured = "topo-aware's is infinite (a full cable)";
-    } else {  // both infinite
-      g.met = false;
-      g.measured = "both infinite (full cables)";
-    }
-    goals.push_back(std::move(g));
-  }
-  {
-    GoalVerdict g;
-    g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than tree's", kSpineEdgeReductionGoal);
-    double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(tree.spine_ring_edges);
-    if (std::optional<double> pct = percent_change(mine, theirs)) {
-      g.met = -*pct >= kSpineEdgeReductionGoal;
-      g.measured = *pct <= 0 ? fmt::format("{:.1f}% fewer ({} vs {})", -*pct, topo_aware.spine_ring_edges, tree.spine_ring_edges)
-                             : fmt::format("{:.1f}% more ({} vs {})", *pct, topo_aware.spine_ring_edges, tree.spine_ring_edges);
-      if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kSpineEdgeReductionGoal + *pct);
-    } else {
-      g.met = mine == 0;
-      g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges);
-    }
-    goals.push_back(std::move(g));
-  }
-  if (!topo_aware.profiles.empty() && topo_aware.profiles.contains("allreduce")) {
-    GoalVerdict g;
-    g.goal = fmt::format("p95 AllReduce slowdown at most {:.2f}", kP95Goal);
-    g.met = topo_aware.p95_allreduce_slowdown <= kP95Goal;
-    g.measured = fmt::format("{:.3f} (tree {:.3f})", topo_aware.p95_allreduce_slowdown, tree.p95_allreduce_slowdown);
-    if (!g.met) g.measured += fmt::format("; over by {:.3f}", topo_aware.p95_allreduce_slowdown - kP95Goal);
-    goals.push_back(std::move(g));
-  }
-  auto within = [&](std::string what, double mine, double theirs, auto text) {
-    GoalVerdict g;
-    g.goal = fmt::format("{} within {:.0f}% of tree's", what, kMakespanToleranceGoal);
-    if (std::optional<double> pct = percent_change(mine, theirs)) {
-      g.met = std::abs(*pct) <= kMakespanToleranceGoal;
-      g.measured = fmt::format("{:+.2f}% ({} vs {})", *pct, text(mine), text(theirs));
-      if (!g.met) g.measured += fmt::format("; outside by {:.2f} points", std::abs(*pct) - kMakespanToleranceGoal);
-    } else {
-      g.met = mine == theirs;
-      g.measured = fmt::format("{} vs {}", text(mine), text(theirs));
-    }
-    goals.push_back(std::move(g));
-  };
-  within("makespan", topo_aware.makespan_s, tree.makespan_s, seconds_text);
-  within("GPU utilization", topo_aware.gpu_utilization, tree.gpu_utilization, percent_text);
-
-  if (std::optional<std::string> key = common_scheduler_key(topo_aware, tree)) {
-    GoalVerdict g;
-    g.goal = fmt::format("scheduler time ({}) at most {:.0f}x tree's", *key, kSchedulerRatioGoal);
-    double mine = topo_aware.scheduler.at(*key), theirs = tree.scheduler.at(*key);
-    if (theirs > 0 && std::isfinite(theirs) && std::isfinite(mine)) {
-      double ratio = mine / theirs;
-      g.met = ratio <= kSchedulerRatioGoal;
-      g.measured = fmt::format("{:.2f}x ({} vs {})", ratio, figure_text(mine), figure_text(theirs));
-      if (!g.met) g.measured += fmt::format("; over by {:.2f}x", ratio - kSchedulerRatioGoal);
-    } else {
-      g.met = mine <= theirs;
-      g.measured = fmt::format("{} vs {}", figure_text(mine), figure_text(theirs));
-    }
-    goals.push_back(std::move(g));
-  }
+  goals.push_back(excess_goal(topo_aware, tree));
+  goals.push_back(spine_edge_goal(topo_aware, tree));
+  if (topo_aware.profiles.contains("allreduce")) goals.push_back(p95_goal(topo_aware, tree));
+  goals.push_back(within_goal("makespan", topo_aware.makespan_s, tree.makespan_s, seconds_text));
+  goals.push_back(within_goal("GPU utilization", topo_aware.gpu_utilization, tree.gpu_utilization, percent_text));
+  if (std::optional<std::string> key = common_scheduler_key(topo_aware, tree))
+    goals.push_back(scheduler_goal(topo_aware, tree, *key));
   return goals;
 }
 
