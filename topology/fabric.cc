@@ -183,8 +183,10 @@ Fabric& Fabric::operator=(Fabric&& other) noexcept {
   graph_ = std::exchange(other.graph_, std::make_unique<FabricGraph>());
   cables_ = std::exchange(other.cables_, {});
   assign_values(std::move(other));
-  // Empty by the code, not by what a moved-from container happens to hold.
-  other.assign_values(Fabric());
+  // Empty by the code, not by what a moved-from container happens to hold:
+  // a copy of empty members, which allocates nothing.
+  static const Fabric kEmpty;
+  other.assign_values(kEmpty);
   return *this;
 }
 
