@@ -305,6 +305,28 @@ TEST(SlurmTopology, RoundTripsSyntheticFabrics) {
   expect_round_trip("leafspine:leaves=3,hosts_per_leaf=4,spines=2,naming=interleaved");
 }
 
+TEST(SlurmTopology, WritesEveryLevelOfATreeDeeperThanCore) {
+  // Five levels of switches: core is every level from the third up, but
+  // Slurm's file keeps each, by the switches' heights.
+  const std::string conf =
+      "SwitchName=s0 Nodes=node1\n"
+      "SwitchName=t0 Nodes=node2\n"
+      "SwitchName=s1 Switches=s0,t0\n"
+      "SwitchName=s2 Switches=s1\n"
+      "SwitchName=s3 Switches=s2\n"
+      "SwitchName=s4 Switches=s3\n";
+  std::istringstream in(conf);
+  Fabric f = read_slurm_topology(in, "deep.conf");
+  EXPECT_EQ(f.node(switch_named(f, "s4")).height, 4);
+  EXPECT_EQ(f.node(switch_named(f, "s4")).level, Level::Core);
+  std::string text = written(f);
+  std::string switch_lines;
+  for (const std::string& line : lines_of(text))
+    if (!line.starts_with("#")) switch_lines += line + "\n";
+  EXPECT_EQ(switch_lines, conf) << text;
+  expect_slurm_accepts(text);
+}
+
 TEST(SlurmTopology, ReadingBackGivesOneCablePerSwitchPair) {
   Fabric original = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
   std::istringstream in(written(original));
