@@ -80,8 +80,11 @@ TEST_F(NicLive, TrafficBetweenTwoLocalCollections) {
   ASSERT_EQ(first.code, 0) << first.out;
   EXPECT_NE(first.out.find("1 NIC, 0 unread"), std::string::npos) << first.out;
   // About 1 MB of UDP out (bash's /dev/udp: no ping needed), ARP both ways.
-  ASSERT_EQ(sh(fmt::format("ip netns exec {} bash -c 'for i in $(seq 200); do head -c 5000 /dev/zero > "
-                           "/dev/udp/10.77.0.2/9; done'",
+  // Nothing listens on port 9 in b, whose ICMP port unreachable now and then
+  // fails a later write with ECONNREFUSED (about 1 in 100 here): most
+  // writes, not every one, must go out.
+  ASSERT_EQ(sh(fmt::format("ip netns exec {} bash -c 'sent=0; for i in $(seq 200); do head -c 5000 /dev/zero > "
+                           "/dev/udp/10.77.0.2/9 && sent=$((sent + 1)); done; [ $sent -ge 150 ]'",
                            a_)),
             0);
   testing::Ran second = in_a("health --ethtool-local --iface eth0 --host gpu01");
