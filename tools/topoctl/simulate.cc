@@ -208,100 +208,114 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
   return outcomes;
 }
 
+struct SimulateOptions {
+  FabricInput input;
+  JudgeOptions judge;
+  std::string trace, generate;
+  std::string policies = "linear,tree,topo-aware";
+  double gpu_factor = 1, load = 0;
+  size_t max_jobs = 0, backfill_depth = 100;
+  std::string profile;
+  std::string title, output;
+  unsigned threads = 0;
+  bool json = false;
+};
+
+void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
+  add_input_options(cmd, o.input);
+  auto* source = cmd.add_option_group("trace");
+  source->add_option("--trace", o.trace, "a trace CSV: job_id,submission_time,duration,num_gpu")
+      ->check(CLI::ExistingFile);
+  source->add_option("--generate", o.generate,
+                     "a synthetic trace: jobs=N,load=X,seed=N,median=SECONDS (production-like size mix)");
+  source->require_option(1);
+  cmd.add_option("--policies", o.policies, "comma-separated: linear, tree, topo-aware")->capture_default_str();
+  add_judge_options(cmd, o.judge);
+  cmd.add_option("--scale-gpus", o.gpu_factor, "multiply every job's GPU count (trace scaling, step 2)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--load", o.load,
+                 "compress or stretch arrivals so the trace offers this share of the fabric's GPUs (step 3)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--jobs", o.max_jobs, "replay only the first N jobs (step 1)");
+  cmd.add_option("--backfill-depth", o.backfill_depth, "queued jobs looked at per scheduling pass")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--profile", o.profile,
+                 "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
+                 "alltoall, pipeline, mixed, none");
+  cmd.add_option("--threads", o.threads, "policies replayed at once (default: one per core)");
+  cmd.add_option("--title", o.title, "the run's title in the results and the report");
+  cmd.add_option("--output", o.output, "write the results with every job (for topoctl report) to FILE");
+  cmd.add_flag("--json", o.json, "print the summary per policy as JSON");
+}
+
+// --profile's profile for every multi-host job; AllReduce when the mix draws them.
+topo::Profile given_profile(const std::string& text) {
+  if (text.empty()) return topo::Profile::AllReduce;
+  std::optional<topo::Profile> profile = topo::parse_profile(text);
+  if (!profile)
+    throw std::invalid_argument(
+        fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", text));
+  return *profile;
+}
+
+// The trace read or generated, then scaled; `scaling` says how, for the results.
+topo::Trace simulated_trace(const SimulateOptions& o, int fabric_gpus, std::string& scaling) {
+  topo::Trace trace =
+      o.trace.empty() ? topo::generate_trace(fabric_gpus, parse_shape(o.generate)) : topo::read_trace_csv(o.trace);
+  if (o.gpu_factor != 1 || o.load > 0 || o.max_jobs > 0) {
+    trace = topo::scale_trace(std::move(trace), fabric_gpus, {o.gpu_factor, o.load, o.max_jobs});
+    scaling = fmt::format(" (GPUs x{}, {}{} jobs)", o.gpu_factor, o.load > 0 ? fmt::format("load {}, ", o.load) : "",
+                          trace.jobs.size());
+  }
+  return trace;
+}
+
+topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profile, const topo::Mix& mix) {
+  topo::ReplayOptions r;
+  r.gpus_per_host = o.judge.gpus_per_host;
+  r.profile = profile;
+  if (o.profile.empty()) r.mix = mix;
+  r.comm_duty = o.judge.comm_duty;
+  r.message_bytes = o.judge.message_mib * 1024 * 1024;
+  r.backfill_depth = o.backfill_depth;
+  return r;
+}
+
 }  // namespace
 
 Run add_simulate(CLI::App& app) {
-  struct Options {
-    FabricInput input;
-    JudgeOptions judge;
-    std::string trace, generate;
-    std::string policies = "linear,tree,topo-aware";
-    double gpu_factor = 1, load = 0;
-    size_t max_jobs = 0, backfill_depth = 100;
-    std::string profile;
-    std::string title, output;
-    unsigned threads = 0;
-    bool json = false;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
       "Replay a job trace on a fabric under several placement policies (linear: cons_tres alone; tree: Slurm's "
       "topology/tree; topo-aware) and compare what their placements cost the jobs' collectives");
-  add_input_options(*cmd, opts->input);
-  auto* source = cmd->add_option_group("trace");
-  source->add_option("--trace", opts->trace, "a trace CSV: job_id,submission_time,duration,num_gpu")
-      ->check(CLI::ExistingFile);
-  source->add_option("--generate", opts->generate,
-                     "a synthetic trace: jobs=N,load=X,seed=N,median=SECONDS (production-like size mix)");
-  source->require_option(1);
-  cmd->add_option("--policies", opts->policies, "comma-separated: linear, tree, topo-aware")
-      ->capture_default_str();
-  add_judge_options(*cmd, opts->judge);
-  cmd->add_option("--scale-gpus", opts->gpu_factor, "multiply every job's GPU count (trace scaling, step 2)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--load", opts->load,
-                  "compress or stretch arrivals so the trace offers this share of the fabric's GPUs (step 3)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--jobs", opts->max_jobs, "replay only the first N jobs (step 1)");
-  cmd->add_option("--backfill-depth", opts->backfill_depth, "queued jobs looked at per scheduling pass")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--profile", opts->profile,
-                  "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
-                  "alltoall, pipeline, mixed, none");
-  cmd->add_option("--threads", opts->threads, "policies replayed at once (default: one per core)");
-  cmd->add_option("--title", opts->title, "the run's title in the results and the report");
-  cmd->add_option("--output", opts->output, "write the results with every job (for topoctl report) to FILE");
-  cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
+  add_simulate_options(*cmd, *opts);
   return [opts]() {
-    LoadedFabric loaded = load(opts->input);
-    apply_routing(loaded.fabric, opts->judge.routing, "the fabric");
+    const SimulateOptions& o = *opts;
+    LoadedFabric loaded = load(o.input);
+    apply_routing(loaded.fabric, o.judge.routing, "the fabric");
     const topo::Fabric& fabric = loaded.fabric;
-    const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
-    const int G = opts->judge.gpus_per_host;
-    const int fabric_gpus = static_cast<int>(fabric.hosts().size()) * G;
-    const bool profile_given = !opts->profile.empty();
-    auto profile =
-        profile_given ? topo::parse_profile(opts->profile) : std::optional<topo::Profile>(topo::Profile::AllReduce);
-    if (!profile)
-      throw std::invalid_argument(
-          fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", opts->profile));
+    const topo::Mix mix = topo::parse_mix(o.judge.mix, o.judge.mix_seed);
+    const int G = o.judge.gpus_per_host;
+    const topo::Profile profile = given_profile(o.profile);
     std::vector<topo::PlacementPolicy> policies;
-    for (const std::string& name : split_policies(opts->policies)) policies.push_back(topo::policy_named(name, fabric));
+    for (const std::string& name : split_policies(o.policies)) policies.push_back(topo::policy_named(name, fabric));
 
-    topo::Trace trace = opts->trace.empty() ? topo::generate_trace(fabric_gpus, parse_shape(opts->generate))
-                                            : topo::read_trace_csv(opts->trace);
     std::string scaling;
-    if (opts->gpu_factor != 1 || opts->load > 0 || opts->max_jobs > 0) {
-      trace = topo::scale_trace(std::move(trace), fabric_gpus, {opts->gpu_factor, opts->load, opts->max_jobs});
-      scaling = fmt::format(" (GPUs x{}, {}{} jobs)", opts->gpu_factor,
-                            opts->load > 0 ? fmt::format("load {}, ", opts->load) : "", trace.jobs.size());
-    }
+    const topo::Trace trace = simulated_trace(o, static_cast<int>(fabric.hosts().size()) * G, scaling);
     std::fprintf(stderr, "simulate: %zu jobs on %zu hosts x %d GPUs, policies %s\n", trace.jobs.size(),
-                 fabric.hosts().size(), G, opts->policies.c_str());
+                 fabric.hosts().size(), G, o.policies.c_str());
 
-    topo::SwitchTree tree(fabric);
-    topo::ReplayOptions replay_options;
-    replay_options.gpus_per_host = G;
-    replay_options.profile = *profile;
-    if (!profile_given) replay_options.mix = mix;
-    replay_options.comm_duty = opts->judge.comm_duty;
-    replay_options.message_bytes = opts->judge.message_mib * 1024 * 1024;
-    replay_options.backfill_depth = opts->backfill_depth;
-
-    unsigned threads = opts->threads ? opts->threads : std::max(1u, std::thread::hardware_concurrency());
-    std::vector<topo::PolicyOutcome> outcomes =
-        replay_and_judge(tree, trace, policies, replay_options, opts->judge, threads);
-
+    unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
     topo::Comparison c;
-    c.fabric = opts->input.synthetic.empty() ? fmt::format("{} snapshot {}", opts->input.db_path, opts->input.snapshot)
-                                             : opts->input.synthetic;
+    c.policies =
+        replay_and_judge(topo::SwitchTree(fabric), trace, policies, replay_options(o, profile, mix), o.judge, threads);
+    c.fabric = o.input.synthetic.empty() ? fmt::format("{} snapshot {}", o.input.db_path, o.input.snapshot)
+                                         : o.input.synthetic;
     c.trace = trace.source + scaling +
-              (profile_given ? fmt::format(", every job {}", topo::name(*profile)) : ", mix " + topo::mix_text(mix));
-    c.title = opts->title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G)
-                                  : opts->title;
-    c.policies = std::move(outcomes);
-    return emit(c, opts->json, opts->output);
+              (o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile)));
+    c.title = o.title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G) : o.title;
+    return emit(c, o.json, o.output);
   };
 }
 
