@@ -262,81 +262,94 @@ void print_hops(const Fabric& f, const Path& path) {
   }
 }
 
+struct PathOptions {
+  FabricInput input;
+  std::string from, to, routing;
+  int rail = -1;
+  size_t max_paths = 64;
+  bool json = false;
+};
+
+void add_path_options(CLI::App& cmd, PathOptions& o) {
+  add_input_options(cmd, o.input);
+  cmd.add_option("--from", o.from, "the sending host")->required();
+  cmd.add_option("--to", o.to, "the receiving host")->required();
+  cmd.add_option("--routing", o.routing,
+                 "adaptive, static (the snapshot's tables), static:ENGINE (ftree, minhop, updn, dfsssp: the "
+                 "snapshot's tables when they are that engine's, else emulated) or ecmp:QPS (RoCE hashing: "
+                 "the equal-cost paths each QP may take); default: the snapshot's own");
+  cmd.add_option("--rail", o.rail, "leave on the HCA of this rail (default: the host's first)");
+  cmd.add_option("--max-paths", o.max_paths, "adaptive, ecmp: list at most this many equal paths")
+      ->capture_default_str();
+  cmd.add_flag("--json", o.json, "print JSON for scripts");
+}
+
+// Under static routing: the one path, as `out` plus its hops or in words.
+void print_static_path(const PathOptions& o, const Fabric& f, const Endpoints& ends, json& out) {
+  Path path = static_path(f, ends);
+  if (o.json) {
+    out["hops"] = hops_json(f, path);
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{} -> {}  routing {}  ({} cables)\n", o.from, o.to, topo::routing_name(f.routing()), path.hops.size());
+  print_hops(f, path);
+}
+
+// Under adaptive routing or ECMP: the equal paths with their shares. ECMP
+// hashes each QP onto one of the paths adaptive routing spreads over: the
+// same paths, each QP's share of a run is one of them.
+void print_equal_paths(const PathOptions& o, const Fabric& f, const Endpoints& ends, json& out) {
+  double total = 0;
+  std::vector<Path> paths = adaptive_paths(f, ends, o.max_paths, total);
+  const bool ecmp = f.routing().is_ecmp();
+  if (o.json) {
+    if (ecmp) out["qps"] = f.routing().qps;
+    out["path_count"] = static_cast<uint64_t>(total);
+    out["paths"] = json::array();
+    for (const Path& p : paths) out["paths"].push_back({{"share", p.share}, {"hops", hops_json(f, p)}});
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  const std::string listed = paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "";
+  if (ecmp)
+    fmt::print("{} -> {}  routing {}  ({:g} equal-cost path{}{}; {} hashed onto one of them per run, "
+               "a share is its expectation)\n",
+               o.from, o.to, topo::routing_name(f.routing()), total, total == 1 ? "" : "s", listed,
+               f.routing().qps == 1 ? std::string("its one QP") : fmt::format("each of its {} QPs", f.routing().qps));
+  else
+    fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", o.from, o.to, total, total == 1 ? "" : "s",
+               listed);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    fmt::print("path {}  share {:.4g}\n", i + 1, paths[i].share);
+    print_hops(f, paths[i]);
+  }
+}
+
 }  // namespace
 
 Run add_path(CLI::App& app) {
-  struct Options {
-    FabricInput input;
-    std::string from, to, routing;
-    int rail = -1;
-    size_t max_paths = 64;
-    bool json = false;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<PathOptions>();
   CLI::App* cmd = app.add_subcommand("path", "the cables a flow from one host to another takes, as the fabric routes");
-  add_input_options(*cmd, opts->input);
-  cmd->add_option("--from", opts->from, "the sending host")->required();
-  cmd->add_option("--to", opts->to, "the receiving host")->required();
-  cmd->add_option("--routing", opts->routing,
-                  "adaptive, static (the snapshot's tables), static:ENGINE (ftree, minhop, updn, dfsssp: the "
-                  "snapshot's tables when they are that engine's, else emulated) or ecmp:QPS (RoCE hashing: "
-                  "the equal-cost paths each QP may take); default: the snapshot's own");
-  cmd->add_option("--rail", opts->rail, "leave on the HCA of this rail (default: the host's first)");
-  cmd->add_option("--max-paths", opts->max_paths, "adaptive, ecmp: list at most this many equal paths")
-      ->capture_default_str();
-  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  add_path_options(*cmd, *opts);
   return [opts] {
-    LoadedFabric loaded = load(opts->input);
+    const PathOptions& o = *opts;
+    LoadedFabric loaded = load(o.input);
     Fabric& f = loaded.fabric;
     std::string where = loaded.snapshot ? fmt::format("snapshot {}", *loaded.snapshot) : f.source();
-    if (!opts->routing.empty()) apply_routing(f, opts->routing, where);
-    Endpoints ends = endpoints(f, opts->from, opts->to, opts->rail, where);
-    const std::string routing = topo::routing_name(f.routing());
-
-    json out = {{"routing", routing},
-                {"from", opts->from},
-                {"to", opts->to},
+    if (!o.routing.empty()) apply_routing(f, o.routing, where);
+    Endpoints ends = endpoints(f, o.from, o.to, o.rail, where);
+    json out = {{"routing", topo::routing_name(f.routing())},
+                {"from", o.from},
+                {"to", o.to},
                 {"source_hca", f.node(ends.source).name},
                 {"destination_hca", f.node(ends.destination).name}};
     if (f.node(ends.source).rail >= 0) out["rail"] = f.node(ends.source).rail;
     if (loaded.snapshot) out["snapshot"] = *loaded.snapshot;
-    if (f.routing().is_static()) {
-      Path path = static_path(f, ends);
-      if (opts->json) {
-        out["hops"] = hops_json(f, path);
-        std::cout << out.dump(2) << "\n";
-        return kOk;
-      }
-      fmt::print("{} -> {}  routing {}  ({} cables)\n", opts->from, opts->to, routing, path.hops.size());
-      print_hops(f, path);
-      return kOk;
-    }
-    // ECMP hashes each QP onto one of the paths adaptive routing spreads
-    // over: the same paths, each QP's share of a run is one of them.
-    double total = 0;
-    std::vector<Path> paths = adaptive_paths(f, ends, opts->max_paths, total);
-    const bool ecmp = f.routing().is_ecmp();
-    if (opts->json) {
-      if (ecmp) out["qps"] = f.routing().qps;
-      out["path_count"] = static_cast<uint64_t>(total);
-      out["paths"] = json::array();
-      for (const Path& p : paths) out["paths"].push_back({{"share", p.share}, {"hops", hops_json(f, p)}});
-      std::cout << out.dump(2) << "\n";
-      return kOk;
-    }
-    const std::string listed = paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "";
-    if (ecmp)
-      fmt::print("{} -> {}  routing {}  ({:g} equal-cost path{}{}; {} hashed onto one of them per run, "
-                 "a share is its expectation)\n",
-                 opts->from, opts->to, routing, total, total == 1 ? "" : "s", listed,
-                 f.routing().qps == 1 ? std::string("its one QP") : fmt::format("each of its {} QPs", f.routing().qps));
+    if (f.routing().is_static())
+      print_static_path(o, f, ends, out);
     else
-      fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", opts->from, opts->to, total,
-                 total == 1 ? "" : "s", listed);
-    for (size_t i = 0; i < paths.size(); ++i) {
-      fmt::print("path {}  share {:.4g}\n", i + 1, paths[i].share);
-      print_hops(f, paths[i]);
-    }
+      print_equal_paths(o, f, ends, out);
     return kOk;
   };
 }

@@ -79,83 +79,105 @@ void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo
   for (const std::string& r : p.reasons) fmt::print("  - {}\n", r);
 }
 
+struct PlaceOptions {
+  FabricInput input;
+  int gpus = 0;
+  int gpus_per_host = 8;
+  int min_per_host = 1;
+  std::string profile = "allreduce";
+  std::string busy, running;
+  std::string routing;
+  bool exact = false;
+  int max_leaves = 0;
+  bool one_pod = false;
+  bool json = false;
+  std::string policy = "topo-aware";
+};
+
+void add_place_options(CLI::App& cmd, PlaceOptions& o) {
+  add_input_options(cmd, o.input);
+  cmd.add_option("--gpus", o.gpus, "GPUs the job asks for")->required()->check(CLI::PositiveNumber);
+  cmd.add_option("--gpus-per-host", o.gpus_per_host, "GPUs of a whole host; --gpus that is a multiple of it "
+                                                     "asks for whole hosts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--min-per-host", o.min_per_host, "for a GPU count that is no multiple: at least this many per host")
+      ->capture_default_str();
+  cmd.add_option("--profile", o.profile, "allreduce | fsdp | alltoall | pipeline | mixed | none")
+      ->capture_default_str();
+  cmd.add_option("--busy", o.busy, "busy hosts, one a line: 'host [GPUs in use]'")->check(CLI::ExistingFile);
+  cmd.add_option("--running", o.running,
+                 "running jobs, one a line: 'hosts-in-ring-order [profile] [duty=SHARE]'; their hosts are busy and "
+                 "their traffic is kept clear of")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--routing", o.routing,
+                 "route as: adaptive | static (the snapshot's tables) | static:ftree | static:minhop | static:updn "
+                 "(default: how the snapshot routes)");
+  cmd.add_flag("--exact", o.exact, "exhaustive search (small fabrics): the optimum of the objective");
+  cmd.add_option("--max-leaves", o.max_leaves, "at most this many leaves");
+  cmd.add_flag("--one-pod", o.one_pod, "all hosts in one pod");
+  cmd.add_option("--policy", o.policy,
+                 "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology); "
+                 "Slurm's policies list hosts in node order and ignore --exact and the limits")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"topo-aware", "tree", "linear"}));
+  cmd.add_flag("--json", o.json, "print JSON for scripts");
+}
+
+// The job asked for: whole hosts when --gpus is a multiple of a host's, else a GPU count.
+topo::PlacementRequest place_request(const PlaceOptions& o) {
+  std::optional<topo::Profile> profile = topo::parse_profile(o.profile);
+  if (!profile)
+    throw std::invalid_argument("--profile " + o.profile +
+                                ": expected allreduce, fsdp, alltoall, pipeline, mixed or none");
+  topo::PlacementRequest r;
+  if (o.gpus % o.gpus_per_host == 0) {
+    r.hosts = o.gpus / o.gpus_per_host;
+    r.gpus_per_host = o.gpus_per_host;
+  } else {
+    r.gpus = o.gpus;
+    r.min_gpus_per_host = o.min_per_host;
+  }
+  r.profile = *profile;
+  if (o.max_leaves > 0) r.max_leaves = o.max_leaves;
+  r.one_pod = o.one_pod;
+  return r;
+}
+
+// The cluster as --busy and --running leave it.
+topo::FreeMap cluster_state(const PlaceOptions& o, const topo::Fabric& f) {
+  topo::FreeMap free = topo::FreeMap::all_free(f, o.gpus_per_host);
+  if (!o.busy.empty()) topo::read_busy_file(o.busy, f, free);
+  if (!o.running.empty()) topo::read_running_file(o.running, f, o.gpus_per_host, free);
+  return free;
+}
+
+topo::Placement place_by_policy(const PlaceOptions& o, const topo::SwitchTree& tree, const topo::FreeMap& free,
+                                const topo::PlacementRequest& r) {
+  if (o.policy == "tree") return topo::place_tree(tree, free, r);
+  if (o.policy == "linear") return topo::place_linear(tree, free, r);
+  return o.exact ? topo::place_exact(tree, free, r) : topo::place(tree, free, r);
+}
+
 }  // namespace
 
 Run add_place(CLI::App& app) {
-  struct Options {
-    FabricInput input;
-    int gpus = 0;
-    int gpus_per_host = 8;
-    int min_per_host = 1;
-    std::string profile = "allreduce";
-    std::string busy, running;
-    std::string routing;
-    bool exact = false;
-    int max_leaves = 0;
-    bool one_pod = false;
-    bool json = false;
-    std::string policy = "topo-aware";
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<PlaceOptions>();
   CLI::App* cmd = app.add_subcommand("place", "what-if: where would a job go, in which ring order, and why");
-  add_input_options(*cmd, opts->input);
-  cmd->add_option("--gpus", opts->gpus, "GPUs the job asks for")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus-per-host", opts->gpus_per_host, "GPUs of a whole host; --gpus that is a multiple of it "
-                                                          "asks for whole hosts")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--min-per-host", opts->min_per_host, "for a GPU count that is no multiple: at least this many per host")
-      ->capture_default_str();
-  cmd->add_option("--profile", opts->profile, "allreduce | fsdp | alltoall | pipeline | mixed | none")
-      ->capture_default_str();
-  cmd->add_option("--busy", opts->busy, "busy hosts, one a line: 'host [GPUs in use]'")->check(CLI::ExistingFile);
-  cmd->add_option("--running", opts->running,
-                  "running jobs, one a line: 'hosts-in-ring-order [profile] [duty=SHARE]'; their hosts are busy and "
-                  "their traffic is kept clear of")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--routing", opts->routing,
-                  "route as: adaptive | static (the snapshot's tables) | static:ftree | static:minhop | static:updn "
-                  "(default: how the snapshot routes)");
-  cmd->add_flag("--exact", opts->exact, "exhaustive search (small fabrics): the optimum of the objective");
-  cmd->add_option("--max-leaves", opts->max_leaves, "at most this many leaves");
-  cmd->add_flag("--one-pod", opts->one_pod, "all hosts in one pod");
-  cmd->add_option("--policy", opts->policy,
-                  "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology); "
-                  "Slurm's policies list hosts in node order and ignore --exact and the limits")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"topo-aware", "tree", "linear"}));
-  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  add_place_options(*cmd, *opts);
   return [opts] {
-    auto profile = topo::parse_profile(opts->profile);
-    if (!profile)
-      throw std::invalid_argument("--profile " + opts->profile +
-                                  ": expected allreduce, fsdp, alltoall, pipeline, mixed or none");
-    LoadedFabric loaded = load(opts->input);
-    if (!opts->routing.empty()) apply_routing(loaded.fabric, opts->routing, "the fabric");
+    const PlaceOptions& o = *opts;
+    const topo::PlacementRequest r = place_request(o);
+    LoadedFabric loaded = load(o.input);
+    if (!o.routing.empty()) apply_routing(loaded.fabric, o.routing, "the fabric");
     const topo::Fabric& f = loaded.fabric;
-    topo::FreeMap free = topo::FreeMap::all_free(f, opts->gpus_per_host);
-    if (!opts->busy.empty()) topo::read_busy_file(opts->busy, f, free);
-    if (!opts->running.empty()) topo::read_running_file(opts->running, f, opts->gpus_per_host, free);
-    topo::PlacementRequest r;
-    if (opts->gpus % opts->gpus_per_host == 0) {
-      r.hosts = opts->gpus / opts->gpus_per_host;
-      r.gpus_per_host = opts->gpus_per_host;
-    } else {
-      r.gpus = opts->gpus;
-      r.min_gpus_per_host = opts->min_per_host;
-    }
-    r.profile = *profile;
-    if (opts->max_leaves > 0) r.max_leaves = opts->max_leaves;
-    r.one_pod = opts->one_pod;
+    topo::FreeMap free = cluster_state(o, f);
     topo::SwitchTree tree(f);
     if (!free.running.empty()) topo::fill_traffic(tree, free);
-    topo::Placement p = opts->policy == "tree"     ? topo::place_tree(tree, free, r)
-                        : opts->policy == "linear" ? topo::place_linear(tree, free, r)
-                        : opts->exact              ? topo::place_exact(tree, free, r)
-                                                   : topo::place(tree, free, r);
+    topo::Placement p = place_by_policy(o, tree, free, r);
     const double floor = p.feasible ? topo::seam_floor(tree, free, r, p.hosts) : 0;
-    if (opts->json)
-      std::cout << placement_json(f, p, r, opts->policy, floor).dump(2) << "\n";
+    if (o.json)
+      std::cout << placement_json(f, p, r, o.policy, floor).dump(2) << "\n";
     else if (p.feasible)
       print_placement(f, p, tree, floor);
     else
