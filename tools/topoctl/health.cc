@@ -188,16 +188,12 @@ nlohmann::json end_json(const topo::PortRates& r) {
           {"rcv_gbps", r.rcv_gbps},   {"reset", r.reset}};
 }
 
-int show(const Options& o) {
-  topo::SnapshotStore snapshots(o.input.db_path);
-  int64_t snapshot = snapshots.resolve(o.input.snapshot);
-  topo::HealthStore store(o.input.db_path);
-  std::vector<topo::CounterCollection> last = store.latest(snapshot, 2);
-  NicSection nics = store.list_nics(snapshot).size() >= 2 ? nic_section(o, store, snapshots.load(snapshot), snapshot)
-                                                          : NicSection{};
-  if (last.size() < 2 && nics.rated()) {
+// With fewer than two port counter collections: the NICs' section alone, or
+// why there are no rates yet.
+int show_without_port_rates(const Options& o, int64_t snapshot, size_t collections, const NicSection& nics) {
+  if (nics.rated()) {
     if (o.json)
-      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", last.size()},
+      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", collections},
                                   {"nic_health", nic_section_json(o, nics)}}
                        .dump(2)
                 << "\n";
@@ -205,71 +201,95 @@ int show(const Options& o) {
       print_nic_section(o, nics);
     return nics.findings.empty() ? kOk : kFindings;
   }
-  if (last.size() < 2) {
-    std::string why = fmt::format("snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
-                                  "--collect twice, some time apart)",
-                                  snapshot, last.size(), last.size() == 1 ? "" : "s");
-    if (o.json)
-      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", last.size()}, {"note", why}}.dump(2) << "\n";
-    else
-      fmt::print("{}\n", why);
-    return kOk;
+  std::string why = fmt::format("snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
+                                "--collect twice, some time apart)",
+                                snapshot, collections, collections == 1 ? "" : "s");
+  if (o.json)
+    std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", collections}, {"note", why}}.dump(2) << "\n";
+  else
+    fmt::print("{}\n", why);
+  return kOk;
+}
+
+// The cables show lists: every one with --all, else those with errors or transmit wait.
+bool listed(const Options& o, const topo::CableHealth& h) {
+  return o.all || h.errors_per_hour > 0 || h.xmit_wait_share > 0;
+}
+
+// The two collections rated, their cables worst first and the findings.
+struct RatedCables {
+  int64_t snapshot = 0;
+  const topo::CounterCollection& from;
+  const topo::CounterCollection& to;
+  std::vector<topo::CableHealth> health;
+  std::vector<topo::HealthFinding> findings;
+  double seconds() const { return (to.taken_ms - from.taken_ms) / 1000.0; }
+};
+
+nlohmann::json port_rates_json(const Options& o, const RatedCables& r, const NicSection& nics) {
+  nlohmann::json cables = nlohmann::json::array(), found = nlohmann::json::array();
+  for (const topo::CableHealth& h : r.health) {
+    if (!listed(o, h)) continue;
+    nlohmann::json ends = nlohmann::json::array();
+    for (const topo::PortRates& end : h.ends) ends.push_back(end_json(end));
+    cables.push_back({{"cable", h.cable},
+                      {"link", h.subject},
+                      {"errors_per_hour", h.errors_per_hour},
+                      {"worst_counter", topo::name(h.worst)},
+                      {"xmit_wait_share", h.xmit_wait_share},
+                      {"ends", ends}});
   }
+  for (const topo::HealthFinding& x : r.findings)
+    found.push_back({{"cable", x.cable}, {"link", x.subject}, {"counter", topo::name(x.counter)},
+                     {"value", x.value}, {"threshold", x.threshold}, {"detail", x.why}});
+  return {{"snapshot", r.snapshot},
+          {"from", {{"collection", r.from.id}, {"taken_at", r.from.taken_at}}},
+          {"to", {{"collection", r.to.id}, {"taken_at", r.to.taken_at}}},
+          {"seconds", r.seconds()},
+          {"thresholds",
+           {{"errors_per_hour", o.thresholds.errors_per_hour}, {"xmit_wait_share", o.thresholds.xmit_wait_share}}},
+          {"cables_rated", r.health.size()},
+          {"cables", cables},
+          {"findings", found},
+          {"nic_health", nics.rated() ? nic_section_json(o, nics) : nlohmann::json()}};
+}
+
+void print_port_rates(const Options& o, const RatedCables& r, const NicSection& nics) {
+  fmt::print("snapshot {}: collections {} ({}) -> {} ({}), {:.1f} s, {} cables rated\n", r.snapshot, r.from.id,
+             r.from.taken_at, r.to.id, r.to.taken_at, r.seconds(), r.health.size());
+  size_t shown = 0;
+  for (const topo::CableHealth& h : r.health) {
+    if (!listed(o, h)) continue;
+    if (shown++ == 0) fmt::print("{:<44} {:>12} {:<26} {:>9}\n", "link", "errors/h", "mostly", "xmitwait");
+    fmt::print("{:<44} {:>12.4g} {:<26} {:>8.2f}%\n", h.subject, h.errors_per_hour,
+               h.errors_per_hour > 0 ? topo::name(h.worst) : "-", 100 * h.xmit_wait_share);
+  }
+  if (shown == 0) fmt::print("no errors and no transmit wait on any cable\n");
+  for (const topo::HealthFinding& x : r.findings) fmt::print("sick  {:<44} {}\n", x.subject, x.why);
+  fmt::print("{} cable{} past a threshold (errors/h >= {:g}, XmitWait >= {:g}%)\n", r.findings.size(),
+             r.findings.size() == 1 ? "" : "s", o.thresholds.errors_per_hour, 100 * o.thresholds.xmit_wait_share);
+  if (nics.rated()) print_nic_section(o, nics);
+}
+
+int show(const Options& o) {
+  topo::SnapshotStore snapshots(o.input.db_path);
+  int64_t snapshot = snapshots.resolve(o.input.snapshot);
+  topo::HealthStore store(o.input.db_path);
+  std::vector<topo::CounterCollection> last = store.latest(snapshot, 2);
+  NicSection nics = store.list_nics(snapshot).size() >= 2 ? nic_section(o, store, snapshots.load(snapshot), snapshot)
+                                                          : NicSection{};
+  if (last.size() < 2) return show_without_port_rates(o, snapshot, last.size(), nics);
   topo::Fabric fabric = snapshots.load(snapshot);
-  std::vector<topo::CableHealth> health = topo::cable_health(fabric, last[0], last[1]);
-  std::vector<topo::HealthFinding> findings = topo::check_health(health, o.thresholds);
-  std::stable_sort(health.begin(), health.end(), [](const auto& a, const auto& b) {
+  RatedCables r{snapshot, last[0], last[1], topo::cable_health(fabric, last[0], last[1]), {}};
+  r.findings = topo::check_health(r.health, o.thresholds);
+  std::stable_sort(r.health.begin(), r.health.end(), [](const auto& a, const auto& b) {
     return std::make_pair(a.errors_per_hour, a.xmit_wait_share) > std::make_pair(b.errors_per_hour, b.xmit_wait_share);
   });
-  auto noisy = [&](const topo::CableHealth& h) { return o.all || h.errors_per_hour > 0 || h.xmit_wait_share > 0; };
-  if (o.json) {
-    nlohmann::json cables = nlohmann::json::array(), found = nlohmann::json::array();
-    for (const topo::CableHealth& h : health) {
-      if (!noisy(h)) continue;
-      nlohmann::json ends = nlohmann::json::array();
-      for (const topo::PortRates& r : h.ends) ends.push_back(end_json(r));
-      cables.push_back({{"cable", h.cable},
-                        {"link", h.subject},
-                        {"errors_per_hour", h.errors_per_hour},
-                        {"worst_counter", topo::name(h.worst)},
-                        {"xmit_wait_share", h.xmit_wait_share},
-                        {"ends", ends}});
-    }
-    for (const topo::HealthFinding& x : findings)
-      found.push_back({{"cable", x.cable}, {"link", x.subject}, {"counter", topo::name(x.counter)},
-                       {"value", x.value}, {"threshold", x.threshold}, {"detail", x.why}});
-    std::cout << nlohmann::json{{"snapshot", snapshot},
-                                {"from", {{"collection", last[0].id}, {"taken_at", last[0].taken_at}}},
-                                {"to", {{"collection", last[1].id}, {"taken_at", last[1].taken_at}}},
-                                {"seconds", (last[1].taken_ms - last[0].taken_ms) / 1000.0},
-                                {"thresholds",
-                                 {{"errors_per_hour", o.thresholds.errors_per_hour},
-                                  {"xmit_wait_share", o.thresholds.xmit_wait_share}}},
-                                {"cables_rated", health.size()},
-                                {"cables", cables},
-                                {"findings", found},
-                                {"nic_health", nics.rated() ? nic_section_json(o, nics) : nlohmann::json()}}
-                     .dump(2)
-              << "\n";
-  } else {
-    fmt::print("snapshot {}: collections {} ({}) -> {} ({}), {:.1f} s, {} cables rated\n", snapshot, last[0].id,
-               last[0].taken_at, last[1].id, last[1].taken_at, (last[1].taken_ms - last[0].taken_ms) / 1000.0,
-               health.size());
-    size_t shown = 0;
-    for (const topo::CableHealth& h : health) {
-      if (!noisy(h)) continue;
-      if (shown++ == 0)
-        fmt::print("{:<44} {:>12} {:<26} {:>9}\n", "link", "errors/h", "mostly", "xmitwait");
-      fmt::print("{:<44} {:>12.4g} {:<26} {:>8.2f}%\n", h.subject, h.errors_per_hour,
-                 h.errors_per_hour > 0 ? topo::name(h.worst) : "-", 100 * h.xmit_wait_share);
-    }
-    if (shown == 0) fmt::print("no errors and no transmit wait on any cable\n");
-    for (const topo::HealthFinding& x : findings) fmt::print("sick  {:<44} {}\n", x.subject, x.why);
-    fmt::print("{} cable{} past a threshold (errors/h >= {:g}, XmitWait >= {:g}%)\n", findings.size(),
-               findings.size() == 1 ? "" : "s", o.thresholds.errors_per_hour, 100 * o.thresholds.xmit_wait_share);
-    if (nics.rated()) print_nic_section(o, nics);
-  }
-  return findings.empty() && nics.findings.empty() ? kOk : kFindings;
+  if (o.json)
+    std::cout << port_rates_json(o, r, nics).dump(2) << "\n";
+  else
+    print_port_rates(o, r, nics);
+  return r.findings.empty() && nics.findings.empty() ? kOk : kFindings;
 }
 
 // topo_aware.conf's thresholds, ports' and NICs', for those not given on
