@@ -110,10 +110,95 @@ std::string policy_colour(std::string_view policy, size_t index) {
   return std::string(kColours[3 + index % (kColours.size() - 3)]);
 }
 
+namespace {
+
+// The picture's geometry: panels one above the other, each a plot with
+// room for its titles above, its axis labels below and the legend right.
+constexpr double kWidth = 800, kPanel = 440;
+constexpr double kLeft = 70, kRight = 230, kTop = 62, kBottom = 56;
+constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kPanel - kTop - kBottom;
+
+// Where one panel sits: Graphviz's y grows upwards.
+struct PanelFrame {
+  double y0 = 0;      // the panel's lower edge
+  double bottom = 0;  // the plot's lower edge (fraction 0)
+  double top_y = 0;   // its upper edge (fraction 1)
+  double y_of(double fraction) const { return bottom + kPlotH * fraction; }
+};
+
+// The x axis from 1 to some room past the largest value, so the last step
+// shows; logarithmic past 3.
+Axis panel_axis(const CdfPanel& panel) {
+  double top = 1;
+  for (const CdfLine& l : panel.lines)
+    if (!l.finite.empty()) top = std::max(top, l.finite.back());
+  Axis axis;
+  axis.top = std::max(1.05, 1 + (top - 1) * 1.05);
+  axis.log = axis.top > 3;
+  axis.left = kLeft;
+  axis.width = kPlotW;
+  return axis;
+}
+
+// Titles, frame, grid, ticks and axis labels.
+void draw_frame(Pen& pen, const CdfPanel& panel, const PanelFrame& f, const Axis& axis) {
+  pen.text({kLeft, f.y0 + kPanel - 14}, panel.title, 15, "black", true).css_class = "text title";
+  pen.text({kLeft, f.y0 + kPanel - 29}, shorten("fabric " + panel.fabric, 115), 11, "#555555", true);
+  pen.text({kLeft, f.y0 + kPanel - 41}, shorten("trace " + panel.trace, 115), 11, "#555555", true);
+  for (double y : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+    pen.line({{kLeft, f.y_of(y)}, {kLeft + kPlotW, f.y_of(y)}}, y == 0 || y == 1 ? "#333333" : "#dddddd", 1);
+    pen.text({kLeft - 16, f.y_of(y)}, fmt::format("{:g}", y), 11);
+  }
+  pen.line({{kLeft, f.bottom}, {kLeft, f.top_y}}, "#333333", 1);
+  pen.line({{kLeft + kPlotW, f.bottom}, {kLeft + kPlotW, f.top_y}}, "#333333", 1);
+  for (double t : axis.ticks()) {
+    double x = axis.x(t);
+    if (x > kLeft + 1 && x < kLeft + kPlotW - 1) pen.line({{x, f.bottom}, {x, f.top_y}}, "#dddddd", 1);
+    pen.text({x, f.bottom - 14}, fmt::format("{:g}", t), 11);
+  }
+  pen.text({kLeft + kPlotW / 2, f.y0 + 14},
+           axis.log ? "AllReduce time over the ideal (log scale), multi-host jobs"
+                    : "AllReduce time over the ideal, multi-host jobs",
+           12);
+  pen.text({kLeft, f.top_y + 4}, "fraction of jobs at or below", 11, "black", true);
+}
+
+// A policy's step line: up by each group of equal values, flat between.
+std::vector<Point> cdf_steps(const CdfLine& c, const PanelFrame& f, const Axis& axis) {
+  double n = static_cast<double>(std::max<size_t>(c.count(), 1));
+  std::vector<Point> points = {{axis.x(1), f.y_of(0)}};
+  size_t below = 0;
+  for (size_t k = 0; k < c.finite.size();) {
+    size_t same = k;
+    while (same < c.finite.size() && c.finite[same] == c.finite[k]) ++same;
+    double x = axis.x(c.finite[k]);
+    points.push_back({x, f.y_of(static_cast<double>(below) / n)});
+    points.push_back({x, f.y_of(static_cast<double>(same) / n)});
+    below = same;
+    k = same;
+  }
+  points.push_back({axis.x(axis.top), f.y_of(static_cast<double>(below) / n)});
+  return points;
+}
+
+// The `index`th policy's line and its legend entry.
+void draw_policy(Pen& pen, const CdfLine& c, size_t index, const PanelFrame& f, const Axis& axis) {
+  std::string colour = policy_colour(c.policy, index);
+  Line& curve = pen.line(cdf_steps(c, f, axis), colour, 2);
+  curve.css_class = safe_id("cdf policy_", c.policy);
+  curve.tooltip = c.policy;
+
+  double ly = f.top_y - 10 - 34 * static_cast<double>(index), lx = kLeft + kPlotW + 16;
+  pen.line({{lx, ly}, {lx + 24, ly}}, colour, 3);
+  pen.text({lx + 30, ly}, c.policy, 12, "black", true).css_class = "text legend";
+  std::string note = c.count() == 0 ? "no multi-host jobs" : fmt::format("{} jobs", c.count());
+  if (c.infinite > 0) note += fmt::format(", {} infinite", c.infinite);
+  pen.text({lx + 30, ly - 14}, note, 11, "#555555", true);
+}
+
+}  // namespace
+
 Scene slowdown_cdf_scene(std::span<const CdfPanel> panels) {
-  constexpr double kWidth = 800, kPanel = 440;
-  constexpr double kLeft = 70, kRight = 230, kTop = 62, kBottom = 56;
-  constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kPanel - kTop - kBottom;
   Scene scene;
   scene.layout = Layout::Pinned;
   Pen pen{scene};
@@ -122,72 +207,16 @@ Scene slowdown_cdf_scene(std::span<const CdfPanel> panels) {
   pen.anchor({0, 0});
   pen.anchor({kWidth, kPanel * static_cast<double>(runs)});
   if (panels.empty()) pen.text({kWidth / 2, kPanel / 2}, "no runs to show");
-
   for (size_t r = 0; r < panels.size(); ++r) {
     const CdfPanel& panel = panels[r];
-    // Graphviz's y grows upwards: the first run on top.
-    double y0 = kPanel * static_cast<double>(runs - 1 - r);
-    double bottom = y0 + kBottom, top_y = y0 + kPanel - kTop;
-    double top = 1;
-    for (const CdfLine& l : panel.lines)
-      if (!l.finite.empty()) top = std::max(top, l.finite.back());
-    // Some room past the largest value so the last step shows.
-    Axis axis;
-    axis.top = std::max(1.05, 1 + (top - 1) * 1.05);
-    axis.log = axis.top > 3;
-    axis.left = kLeft;
-    axis.width = kPlotW;
-    auto y_of = [&](double f) { return bottom + kPlotH * f; };
-
-    pen.text({kLeft, y0 + kPanel - 14}, panel.title, 15, "black", true).css_class = "text title";
-    pen.text({kLeft, y0 + kPanel - 29}, shorten("fabric " + panel.fabric, 115), 11, "#555555", true);
-    pen.text({kLeft, y0 + kPanel - 41}, shorten("trace " + panel.trace, 115), 11, "#555555", true);
-    // Frame, grid and ticks.
-    for (double f : {0.0, 0.25, 0.5, 0.75, 1.0}) {
-      pen.line({{kLeft, y_of(f)}, {kLeft + kPlotW, y_of(f)}}, f == 0 || f == 1 ? "#333333" : "#dddddd", 1);
-      pen.text({kLeft - 16, y_of(f)}, fmt::format("{:g}", f), 11);
-    }
-    pen.line({{kLeft, bottom}, {kLeft, top_y}}, "#333333", 1);
-    pen.line({{kLeft + kPlotW, bottom}, {kLeft + kPlotW, top_y}}, "#333333", 1);
-    for (double t : axis.ticks()) {
-      double x = axis.x(t);
-      if (x > kLeft + 1 && x < kLeft + kPlotW - 1) pen.line({{x, bottom}, {x, top_y}}, "#dddddd", 1);
-      pen.text({x, bottom - 14}, fmt::format("{:g}", t), 11);
-    }
-    pen.text({kLeft + kPlotW / 2, y0 + 14},
-             axis.log ? "AllReduce time over the ideal (log scale), multi-host jobs"
-                      : "AllReduce time over the ideal, multi-host jobs",
-             12);
-    pen.text({kLeft, top_y + 4}, "fraction of jobs at or below", 11, "black", true);
-
-    // One step line and one legend entry per policy.
-    for (size_t i = 0; i < panel.lines.size(); ++i) {
-      const CdfLine& c = panel.lines[i];
-      std::string colour = policy_colour(c.policy, i);
-      double n = static_cast<double>(std::max<size_t>(c.count(), 1));
-      std::vector<Point> points = {{axis.x(1), y_of(0)}};
-      size_t below = 0;
-      for (size_t k = 0; k < c.finite.size();) {
-        size_t same = k;
-        while (same < c.finite.size() && c.finite[same] == c.finite[k]) ++same;
-        double x = axis.x(c.finite[k]);
-        points.push_back({x, y_of(static_cast<double>(below) / n)});
-        points.push_back({x, y_of(static_cast<double>(same) / n)});
-        below = same;
-        k = same;
-      }
-      points.push_back({axis.x(axis.top), y_of(static_cast<double>(below) / n)});
-      Line& curve = pen.line(std::move(points), colour, 2);
-      curve.css_class = safe_id("cdf policy_", c.policy);
-      curve.tooltip = c.policy;
-
-      double ly = top_y - 10 - 34 * static_cast<double>(i), lx = kLeft + kPlotW + 16;
-      pen.line({{lx, ly}, {lx + 24, ly}}, colour, 3);
-      pen.text({lx + 30, ly}, c.policy, 12, "black", true).css_class = "text legend";
-      std::string note = c.count() == 0 ? "no multi-host jobs" : fmt::format("{} jobs", c.count());
-      if (c.infinite > 0) note += fmt::format(", {} infinite", c.infinite);
-      pen.text({lx + 30, ly - 14}, note, 11, "#555555", true);
-    }
+    // The first run on top.
+    PanelFrame frame;
+    frame.y0 = kPanel * static_cast<double>(runs - 1 - r);
+    frame.bottom = frame.y0 + kBottom;
+    frame.top_y = frame.y0 + kPanel - kTop;
+    const Axis axis = panel_axis(panel);
+    draw_frame(pen, panel, frame, axis);
+    for (size_t i = 0; i < panel.lines.size(); ++i) draw_policy(pen, panel.lines[i], i, frame, axis);
   }
   return scene;
 }
