@@ -17,14 +17,17 @@ namespace {
 using End = std::pair<std::string, int>;
 using CableKey = std::pair<End, End>;
 
+CableKey cable_key(const Fabric& f, const Link& l) {
+  End a{f.node(l.end_a).id, l.port_a}, b{f.node(l.end_b).id, l.port_b};
+  if (b < a) std::swap(a, b);
+  return {std::move(a), std::move(b)};
+}
+
 std::map<CableKey, LinkId> cables_of(const Fabric& f) {
   std::map<CableKey, LinkId> out;
   for (auto e : boost::make_iterator_range(boost::edges(f.graph()))) {
     const Link& l = f.link(e);
-    if (l.kind != LinkKind::Cable) continue;
-    End a{f.node(l.end_a).id, l.port_a}, b{f.node(l.end_b).id, l.port_b};
-    if (b < a) std::swap(a, b);
-    out.emplace(CableKey{std::move(a), std::move(b)}, e);
+    if (l.kind == LinkKind::Cable) out.emplace(cable_key(f, l), e);
   }
   return out;
 }
@@ -129,6 +132,80 @@ void routing_changes(const Fabric& before, const Fabric& after, std::vector<Fabr
   }
 }
 
+void host_changes(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  for (NodeId h : before.hosts())
+    if (!after.find_host(before.node(h).name))
+      out.push_back({ChangeKind::HostGone, before.node(h).name,
+                     fmt::format("host is gone (it had {})", host_sentence(before, h))});
+  for (NodeId h : after.hosts())
+    if (!before.find_host(after.node(h).name))
+      out.push_back(
+          {ChangeKind::HostAdded, after.node(h).name, fmt::format("new host with {}", host_sentence(after, h))});
+}
+
+void switch_changes(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  for (NodeId s : before.switches())
+    if (!after.find(before.node(s).id)) {
+      const Node& n = before.node(s);
+      int cables = cable_count(before, s);
+      out.push_back({ChangeKind::SwitchGone, n.name,
+                     fmt::format("{} switch is gone, and its {} cable{} with it", name(n.level), cables,
+                                 cables == 1 ? "" : "s")});
+    }
+  for (NodeId s : after.switches()) {
+    const Node& n = after.node(s);
+    auto old = before.find(n.id);
+    if (!old) {
+      int cables = cable_count(after, s);
+      out.push_back({ChangeKind::SwitchAdded, n.name,
+                     fmt::format("new {} switch with {} cable{}", name(n.level), cables, cables == 1 ? "" : "s")});
+    } else if (before.node(*old).kind == NodeKind::Switch && before.node(*old).level != n.level) {
+      out.push_back({ChangeKind::SwitchLevelChanged, n.name,
+                     fmt::format("level changed from {} to {}", name(before.node(*old).level), name(n.level))});
+    }
+  }
+}
+
+// Cables of `before` gone or changed in `after`, in `before`'s edge order
+// (the output follows the graph, not the map's key order). A cable that
+// went with its host or switch has no line of its own.
+void changed_cables(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  const auto new_cables = cables_of(after);
+  for (auto e : boost::make_iterator_range(boost::edges(before.graph()))) {
+    const Link& l = before.link(e);
+    if (l.kind != LinkKind::Cable) continue;
+    auto it = new_cables.find(cable_key(before, l));
+    if (it == new_cables.end()) {
+      if (owner_missing(before, l.end_a, after) || owner_missing(before, l.end_b, after)) continue;
+      out.push_back({ChangeKind::LinkGone, describe_link(before, e),
+                     fmt::format("cable is gone (it ran at {}, {}): unplugged, or neither end sees the other",
+                                 l.rate.str(), name(l.state))});
+      continue;
+    }
+    const Link& n = after.link(it->second);
+    std::string subject = describe_link(after, it->second);
+    if (n.rate != l.rate) {
+      bool slower = n.rate.gbps() < l.rate.gbps() || (n.rate.gbps() == l.rate.gbps() && n.degraded);
+      out.push_back({slower ? ChangeKind::LinkSlower : ChangeKind::LinkFaster, subject, rate_sentence(l, n)});
+    }
+    if (n.state != l.state)
+      out.push_back({ChangeKind::LinkStateChanged, subject,
+                     fmt::format("port state went from {} to {}", name(l.state), name(n.state))});
+  }
+}
+
+// Cables of `after` that `before` lacks, in `after`'s edge order.
+void added_cables(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  const auto old_cables = cables_of(before);
+  for (auto e : boost::make_iterator_range(boost::edges(after.graph()))) {
+    const Link& l = after.link(e);
+    if (l.kind != LinkKind::Cable || old_cables.contains(cable_key(after, l))) continue;
+    if (owner_missing(after, l.end_a, before) || owner_missing(after, l.end_b, before)) continue;
+    out.push_back({ChangeKind::LinkAdded, describe_link(after, e),
+                   fmt::format("new cable at {}, {}", l.rate.str(), name(l.state))});
+  }
+}
+
 }  // namespace
 
 std::string_view name(ChangeKind k) {
@@ -151,72 +228,10 @@ std::string_view name(ChangeKind k) {
 
 std::vector<FabricChange> diff(const Fabric& before, const Fabric& after) {
   std::vector<FabricChange> out;
-
-  for (NodeId h : before.hosts())
-    if (!after.find_host(before.node(h).name))
-      out.push_back({ChangeKind::HostGone, before.node(h).name,
-                     fmt::format("host is gone (it had {})", host_sentence(before, h))});
-  for (NodeId h : after.hosts())
-    if (!before.find_host(after.node(h).name))
-      out.push_back(
-          {ChangeKind::HostAdded, after.node(h).name, fmt::format("new host with {}", host_sentence(after, h))});
-
-  for (NodeId s : before.switches())
-    if (!after.find(before.node(s).id)) {
-      const Node& n = before.node(s);
-      int cables = cable_count(before, s);
-      out.push_back({ChangeKind::SwitchGone, n.name,
-                     fmt::format("{} switch is gone, and its {} cable{} with it", name(n.level), cables,
-                                 cables == 1 ? "" : "s")});
-    }
-  for (NodeId s : after.switches()) {
-    const Node& n = after.node(s);
-    auto old = before.find(n.id);
-    if (!old) {
-      int cables = cable_count(after, s);
-      out.push_back({ChangeKind::SwitchAdded, n.name,
-                     fmt::format("new {} switch with {} cable{}", name(n.level), cables, cables == 1 ? "" : "s")});
-    } else if (before.node(*old).kind == NodeKind::Switch && before.node(*old).level != n.level) {
-      out.push_back({ChangeKind::SwitchLevelChanged, n.name,
-                     fmt::format("level changed from {} to {}", name(before.node(*old).level), name(n.level))});
-    }
-  }
-
-  const auto old_cables = cables_of(before), new_cables = cables_of(after);
-  // Walk the fabrics' own edge order so the output follows the graph, not the map's key order.
-  for (auto e : boost::make_iterator_range(boost::edges(before.graph()))) {
-    const Link& l = before.link(e);
-    if (l.kind != LinkKind::Cable) continue;
-    End a{before.node(l.end_a).id, l.port_a}, b{before.node(l.end_b).id, l.port_b};
-    if (b < a) std::swap(a, b);
-    auto it = new_cables.find({a, b});
-    if (it == new_cables.end()) {
-      if (owner_missing(before, l.end_a, after) || owner_missing(before, l.end_b, after)) continue;
-      out.push_back({ChangeKind::LinkGone, describe_link(before, e),
-                     fmt::format("cable is gone (it ran at {}, {}): unplugged, or neither end sees the other",
-                                 l.rate.str(), name(l.state))});
-      continue;
-    }
-    const Link& n = after.link(it->second);
-    std::string subject = describe_link(after, it->second);
-    if (n.rate != l.rate) {
-      bool slower = n.rate.gbps() < l.rate.gbps() || (n.rate.gbps() == l.rate.gbps() && n.degraded);
-      out.push_back({slower ? ChangeKind::LinkSlower : ChangeKind::LinkFaster, subject, rate_sentence(l, n)});
-    }
-    if (n.state != l.state)
-      out.push_back({ChangeKind::LinkStateChanged, subject,
-                     fmt::format("port state went from {} to {}", name(l.state), name(n.state))});
-  }
-  for (auto e : boost::make_iterator_range(boost::edges(after.graph()))) {
-    const Link& l = after.link(e);
-    if (l.kind != LinkKind::Cable) continue;
-    End a{after.node(l.end_a).id, l.port_a}, b{after.node(l.end_b).id, l.port_b};
-    if (b < a) std::swap(a, b);
-    if (old_cables.contains({a, b})) continue;
-    if (owner_missing(after, l.end_a, before) || owner_missing(after, l.end_b, before)) continue;
-    out.push_back({ChangeKind::LinkAdded, describe_link(after, e),
-                   fmt::format("new cable at {}, {}", l.rate.str(), name(l.state))});
-  }
+  host_changes(before, after, out);
+  switch_changes(before, after, out);
+  changed_cables(before, after, out);
+  added_cables(before, after, out);
   routing_changes(before, after, out);
   return out;
 }
