@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -88,6 +90,17 @@ std::optional<double> percent_change(double value, double reference) {
 
 namespace {
 
+// A goal of cutting a figure by at least `goal` percent against tree's,
+// `pct` the change from tree's: met or short by how many points, worded
+// with `words` (less, more) and the two figures. Equal figures are a 0.0%
+// cut, never "-0.0%".
+void judge_reduction(GoalVerdict& g, double pct, double goal, std::pair<std::string_view, std::string_view> words,
+                     const std::string& figures) {
+  g.met = -pct >= goal;
+  g.measured = fmt::format("{:.1f}% {} ({})", std::abs(pct), pct <= 0 ? words.first : words.second, figures);
+  if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", goal + pct);
+}
+
 // The mean excess over the ideal: every job an allreduce job, its
 // AllReduce; a mix, every profile.
 GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
@@ -104,10 +117,8 @@ GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tr
     g.measured = fmt::format("tree's is negligible ({} vs {}, below {})", excess_text(mine), excess_text(theirs),
                              kNegligibleExcess);
   } else if (std::optional<double> pct = percent_change(mine, theirs)) {
-    g.met = -*pct >= kExcessReductionGoal;
-    g.measured = *pct <= 0 ? fmt::format("{:.1f}% lower ({} vs {})", -*pct, excess_text(mine), excess_text(theirs))
-                           : fmt::format("{:.1f}% higher ({} vs {})", *pct, excess_text(mine), excess_text(theirs));
-    if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kExcessReductionGoal + *pct);
+    judge_reduction(g, *pct, kExcessReductionGoal, {"lower", "higher"},
+                    fmt::format("{} vs {}", excess_text(mine), excess_text(theirs)));
   } else if (!std::isfinite(theirs) && std::isfinite(mine)) {
     g.met = true;
     g.measured = fmt::format("tree's is infinite (a full cable), topo-aware's {:.3f}", mine);
@@ -126,12 +137,8 @@ GoalVerdict spine_edge_goal(const PolicyOutcome& topo_aware, const PolicyOutcome
   g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than tree's", kSpineEdgeReductionGoal);
   double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(tree.spine_ring_edges);
   if (std::optional<double> pct = percent_change(mine, theirs)) {
-    g.met = -*pct >= kSpineEdgeReductionGoal;
-    g.measured = *pct <= 0 ? fmt::format("{:.1f}% fewer ({} vs {})", -*pct, topo_aware.spine_ring_edges,
-                                         tree.spine_ring_edges)
-                           : fmt::format("{:.1f}% more ({} vs {})", *pct, topo_aware.spine_ring_edges,
-                                         tree.spine_ring_edges);
-    if (!g.met) g.measured += fmt::format("; short of the goal by {:.1f} points", kSpineEdgeReductionGoal + *pct);
+    judge_reduction(g, *pct, kSpineEdgeReductionGoal, {"fewer", "more"},
+                    fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges));
   } else {
     g.met = mine == 0;
     g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges);

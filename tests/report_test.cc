@@ -163,6 +163,18 @@ TEST(Report, GoalsFollowTheFigures) {
   mixed.p95_allreduce_slowdown = 1.2;
   EXPECT_TRUE(contains(goal(judge_goals(mixed, mixed_tree), "p95")->measured, "over by 0.100"));
 
+  // Equal figures are no cut, worded without a sign.
+  PolicyOutcome same_edges = mine;
+  same_edges.spine_ring_edges = tree.spine_ring_edges;
+  EXPECT_EQ(goal(judge_goals(same_edges, tree), "spines")->measured,
+            fmt::format("0.0% fewer ({} vs {}); short of the goal by 50.0 points", tree.spine_ring_edges,
+                        tree.spine_ring_edges));
+  EXPECT_FALSE(goal(judge_goals(same_edges, tree), "spines")->met);
+  PolicyOutcome more_edges = mine;
+  more_edges.spine_ring_edges = tree.spine_ring_edges + tree.spine_ring_edges / 4;
+  EXPECT_TRUE(contains(goal(judge_goals(more_edges, tree), "spines")->measured, "25.0% more"));
+  EXPECT_TRUE(contains(goal(judge_goals(more_edges, tree), "spines")->measured, "short of the goal by 75.0 points"));
+
   // tree at the ideal: a relative cut of noise is not judged.
   PolicyOutcome ideal_tree = tree, near_ideal = mine;
   ideal_tree.mean_allreduce_slowdown = 1.0002;
