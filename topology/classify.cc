@@ -31,16 +31,17 @@ bool is_cable_between(const FabricGraph& g, LinkId e, NodeKind a, NodeKind b) {
   return (ka == a && kb == b) || (ka == b && kb == a);
 }
 
-// Switch-hop distance from the nearest leaf; kUnreached for switches no
-// leaf reaches, and for hosts and HCAs.
-std::vector<int> leaf_distance(const FabricGraph& g) {
-  std::vector<int> dist(boost::num_vertices(g), kUnreached);
+// Each switch's height (Node::height): switch hops above the nearest leaf,
+// -1 where no leaf reaches. A breadth-first walk up from every switch with
+// an HCA cable, over switch-to-switch cables of any state.
+void measure_heights(FabricGraph& g, std::span<const NodeId> switches) {
+  for (NodeId s : switches) g[s].height = -1;
   std::deque<NodeId> queue;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     if (!is_cable_between(g, e, NodeKind::Hca, NodeKind::Switch)) continue;
     NodeId s = g[boost::source(e, g)].kind == NodeKind::Switch ? boost::source(e, g) : boost::target(e, g);
-    if (dist[s] != 0) {
-      dist[s] = 0;
+    if (g[s].height != 0) {
+      g[s].height = 0;
       queue.push_back(s);
     }
   }
@@ -50,14 +51,17 @@ std::vector<int> leaf_distance(const FabricGraph& g) {
     for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
       if (!is_cable_between(g, e, NodeKind::Switch, NodeKind::Switch)) continue;
       NodeId t = boost::target(e, g);
-      if (dist[t] == kUnreached) {
-        dist[t] = dist[s] + 1;
+      if (g[t].height < 0) {
+        g[t].height = g[s].height + 1;
         queue.push_back(t);
       }
     }
   }
-  return dist;
 }
+
+// A node's height for comparing ends: kUnreached where no leaf reaches it
+// and for hosts and HCAs, above every switch.
+int reach(const FabricGraph& g, NodeId v) { return g[v].height < 0 ? kUnreached : g[v].height; }
 
 Level level_at(int distance) {
   if (distance == kUnreached) return Level::Unknown;
@@ -122,11 +126,9 @@ std::string describe_link(const Fabric& fabric, LinkId e) {
 namespace {
 
 // Each switch's level from its distance to the nearest leaf; no bandwidth yet.
-void level_switches(FabricGraph& g, std::span<const NodeId> switches, const std::vector<int>& dist,
-                    std::vector<Fault>& faults) {
+void level_switches(FabricGraph& g, std::span<const NodeId> switches, std::vector<Fault>& faults) {
   for (NodeId s : switches) {
-    g[s].height = dist[s] == kUnreached ? -1 : dist[s];
-    g[s].level = level_at(dist[s]);
+    g[s].level = level_at(reach(g, s));
     g[s].down_gbps = g[s].up_gbps = 0;
     if (g[s].level == Level::Unknown)
       faults.push_back({FaultKind::IsolatedSwitch, g[s].name, "no host can reach this switch"});
@@ -135,7 +137,7 @@ void level_switches(FabricGraph& g, std::span<const NodeId> switches, const std:
 
 // Each cable's tier, the usual rate of its tier and whether it falls short of
 // it, inactive cables; and every switch's bandwidth down and up.
-void judge_cables(const Fabric& fabric, FabricGraph& g, const std::vector<int>& dist, std::vector<Fault>& faults) {
+void judge_cables(const Fabric& fabric, FabricGraph& g, std::vector<Fault>& faults) {
   std::map<Tier, std::map<std::pair<int, int>, int>> rate_counts;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     Link& l = g[e];
@@ -161,9 +163,9 @@ void judge_cables(const Fabric& fabric, FabricGraph& g, const std::vector<int>& 
                                     name(l.tier), l.expected.str(), l.expected.gbps())});
     for (auto [self, other] : {std::pair{l.end_a, l.end_b}, std::pair{l.end_b, l.end_a}}) {
       if (g[self].kind != NodeKind::Switch) continue;
-      if (g[other].kind == NodeKind::Hca || dist[other] < dist[self])
+      if (g[other].kind == NodeKind::Hca || reach(g, other) < reach(g, self))
         g[self].down_gbps += l.gbps();
-      else if (dist[other] > dist[self] && dist[other] != kUnreached)
+      else if (reach(g, other) > reach(g, self) && reach(g, other) != kUnreached)
         g[self].up_gbps += l.gbps();
     }
   }
@@ -171,17 +173,17 @@ void judge_cables(const Fabric& fabric, FabricGraph& g, const std::vector<int>& 
 
 // Pods: leaves and spines that stay connected without the core. Returns how
 // many there are.
-int assign_pods(FabricGraph& g, std::span<const NodeId> switches, const std::vector<int>& dist) {
+int assign_pods(FabricGraph& g, std::span<const NodeId> switches) {
   DisjointSets sets(boost::num_vertices(g));
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     const Link& l = g[e];
     if (l.kind == LinkKind::Cable && g[l.end_a].kind == NodeKind::Switch && g[l.end_b].kind == NodeKind::Switch &&
-        dist[l.end_a] <= 1 && dist[l.end_b] <= 1)
+        reach(g, l.end_a) <= 1 && reach(g, l.end_b) <= 1)
       sets.join(l.end_a, l.end_b);
   }
   std::map<size_t, int> pod_of_root;
   for (NodeId s : switches) {
-    if (dist[s] > 1) continue;  // core switches and isolated ones belong to no pod
+    if (reach(g, s) > 1) continue;  // core switches and isolated ones belong to no pod
     auto [it, fresh] = pod_of_root.try_emplace(sets.root(s), static_cast<int>(pod_of_root.size()));
     g[s].pod = it->second;
   }
@@ -203,7 +205,7 @@ int assign_rails(const Fabric& fabric, FabricGraph& g) {
 
 // Uplinks of each leaf and spine against the usual count of their level, and
 // spread evenly over their parents.
-void check_uplinks(const Fabric& fabric, const std::vector<int>& dist, std::vector<Fault>& faults) {
+void check_uplinks(const Fabric& fabric, std::vector<Fault>& faults) {
   const FabricGraph& g = fabric.graph();
   for (Level level : {Level::Leaf, Level::Spine}) {
     std::vector<NodeId> members;
@@ -214,8 +216,8 @@ void check_uplinks(const Fabric& fabric, const std::vector<int>& dist, std::vect
       std::map<NodeId, int> parents;
       for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
         NodeId p = boost::target(e, g);
-        if (g[e].kind == LinkKind::Cable && g[p].kind == NodeKind::Switch && dist[p] > dist[s] &&
-            dist[p] != kUnreached)
+        if (g[e].kind == LinkKind::Cable && g[p].kind == NodeKind::Switch && reach(g, p) > reach(g, s) &&
+            reach(g, p) != kUnreached)
           ++parents[p];
       }
       int n = 0;
@@ -294,12 +296,12 @@ void classify(Fabric& fabric) {
   FabricGraph& g = *fabric.graph_;
   std::vector<Fault>& faults = fabric.faults_;
   faults.clear();
-  const std::vector<int> dist = leaf_distance(g);
-  level_switches(g, fabric.switches_, dist, faults);
-  judge_cables(fabric, g, dist, faults);
-  const int pods = assign_pods(g, fabric.switches_, dist);
+  measure_heights(g, fabric.switches_);
+  level_switches(g, fabric.switches_, faults);
+  judge_cables(fabric, g, faults);
+  const int pods = assign_pods(g, fabric.switches_);
   const int rails = assign_rails(fabric, g);
-  check_uplinks(fabric, dist, faults);
+  check_uplinks(fabric, faults);
   check_reach(fabric, faults);
   fabric.summary_ = summarize(fabric, pods, rails);
 }
