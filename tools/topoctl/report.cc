@@ -72,69 +72,94 @@ std::string fabric_picture(const topo::Comparison& run) {
     for (const topo::JobOutcome* job : largest) picture.rings.push_back(job->id);
   }
   topo::view::Scene scene = topo::view::fabric_scene(fabric, picture);
-  scene.legend.push_back(policy ? fmt::format("hosts shaded: every job {} ran over the whole replay; rings: its {} largest",
+  scene.legend.push_back(policy ? fmt::format("hosts shaded: every job {} ran over the whole replay; rings: its {} "
+                                              "largest",
                                               policy->policy, largest.size())
                                 : "no policy in this run");
   return topo::view::render(scene, topo::view::Format::Svg);
 }
 
+struct ReportOptions {
+  std::vector<std::string> results;
+  std::string out_dir;
+  std::string picture = "slowdown-cdf.svg";
+  bool json = false;
+  bool no_fabric = false;
+};
+
+void add_report_options(CLI::App& cmd, ReportOptions& o) {
+  cmd.add_option("--results", o.results,
+                 "a results JSON file (a comparison of policies on one trace and fabric); repeat for several runs")
+      ->required();
+  cmd.add_option("--out", o.out_dir, "directory to write report.md and the picture into (created if missing)")
+      ->required();
+  cmd.add_option("--picture", o.picture, "file name of the SVG picture inside --out")->capture_default_str();
+  cmd.add_flag("--no-fabric", o.no_fabric,
+               "leave out the pictures of each run's fabric (fabric-N.svg) with its largest jobs' rings");
+  cmd.add_flag("--json", o.json, "print the written paths as JSON");
+  cmd.footer("Each results file is {\"title\", \"fabric\", \"trace\", \"policies\": {name: outcome}}, as "
+             "`topoctl simulate --json` writes it.");
+}
+
+std::filesystem::path picture_name(const std::string& picture) {
+  std::filesystem::path name(picture);
+  if (picture.empty() || name.has_parent_path() || name.extension() != ".svg")
+    throw std::invalid_argument(
+        fmt::format("--picture '{}': expected a file name ending in .svg, without a directory", picture));
+  return name;
+}
+
+std::filesystem::path created_directory(const std::string& path) {
+  std::filesystem::path dir(path);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
+  return dir;
+}
+
+// Each run's fabric-N.svg in `dir`, linked from `markdown` (or why not);
+// returns the pictures written.
+std::vector<std::string> write_fabric_pictures(const std::vector<topo::Comparison>& runs,
+                                               const std::filesystem::path& dir, std::string& markdown) {
+  std::vector<std::string> fabrics;
+  markdown += "## The fabrics and their jobs\n\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string name = fmt::format("fabric-{}.svg", i + 1);
+    try {
+      write_file(dir / name, fabric_picture(runs[i]));
+      markdown += fmt::format("![{}]({})\n\n", runs[i].title.empty() ? "replay" : runs[i].title, name);
+      fabrics.push_back((dir / name).string());
+    } catch (const std::exception& e) {
+      markdown += fmt::format("No fabric picture for run {} ({}): {}\n\n", i + 1, runs[i].fabric, e.what());
+    }
+  }
+  return fabrics;
+}
+
 }  // namespace
 
 Run add_report(CLI::App& app) {
-  struct Options {
-    std::vector<std::string> results;
-    std::string out_dir;
-    std::string picture = "slowdown-cdf.svg";
-    bool json = false;
-    bool no_fabric = false;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "write a markdown report (tables, ratios against topology/tree, goals) and a slowdown CDF picture");
-  cmd->add_option("--results", opts->results,
-                  "a results JSON file (a comparison of policies on one trace and fabric); repeat for several runs")
-      ->required();
-  cmd->add_option("--out", opts->out_dir, "directory to write report.md and the picture into (created if missing)")
-      ->required();
-  cmd->add_option("--picture", opts->picture, "file name of the SVG picture inside --out")->capture_default_str();
-  cmd->add_flag("--no-fabric", opts->no_fabric,
-                "leave out the pictures of each run's fabric (fabric-N.svg) with its largest jobs' rings");
-  cmd->add_flag("--json", opts->json, "print the written paths as JSON");
-  cmd->footer("Each results file is {\"title\", \"fabric\", \"trace\", \"policies\": {name: outcome}}, as "
-              "`topoctl simulate --json` writes it.");
+  add_report_options(*cmd, *opts);
   return [opts] {
-    std::filesystem::path picture_name(opts->picture);
-    if (opts->picture.empty() || picture_name.has_parent_path() || picture_name.extension() != ".svg")
-      throw std::invalid_argument(fmt::format("--picture '{}': expected a file name ending in .svg, without a directory",
-                                              opts->picture));
+    const ReportOptions& o = *opts;
+    const std::filesystem::path name = picture_name(o.picture);
     std::vector<topo::Comparison> runs;
-    for (const std::string& file : opts->results) runs.push_back(read_comparison_file(file));
+    for (const std::string& file : o.results) runs.push_back(read_comparison_file(file));
 
-    std::filesystem::path dir(opts->out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw std::runtime_error(fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
-    std::filesystem::path report = dir / "report.md", picture = dir / picture_name;
-    std::string markdown = topo::report_markdown(runs, opts->picture);
+    const std::filesystem::path dir = created_directory(o.out_dir);
+    const std::filesystem::path report = dir / "report.md", picture = dir / name;
+    std::string markdown = topo::report_markdown(runs, o.picture);
     write_file(picture, topo::view::render(topo::view::slowdown_cdf_scene(topo::slowdown_cdfs(runs)),
                                            topo::view::Format::Svg));
     std::vector<std::string> fabrics;
-    if (!opts->no_fabric) {
-      markdown += "## The fabrics and their jobs\n\n";
-      for (size_t i = 0; i < runs.size(); ++i) {
-        std::string name = fmt::format("fabric-{}.svg", i + 1);
-        try {
-          write_file(dir / name, fabric_picture(runs[i]));
-          markdown += fmt::format("![{}]({})\n\n", runs[i].title.empty() ? "replay" : runs[i].title, name);
-          fabrics.push_back((dir / name).string());
-        } catch (const std::exception& e) {
-          markdown += fmt::format("No fabric picture for run {} ({}): {}\n\n", i + 1, runs[i].fabric, e.what());
-        }
-      }
-    }
+    if (!o.no_fabric) fabrics = write_fabric_pictures(runs, dir, markdown);
     write_file(report, markdown);
-    if (opts->json) {
-      std::cout << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}, {"fabrics", fabrics}}.dump(2)
+    if (o.json) {
+      std::cout << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}, {"fabrics", fabrics}}
+                       .dump(2)
                 << "\n";
     } else {
       fmt::print("{}\n{}\n", report.string(), picture.string());
