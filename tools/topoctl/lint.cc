@@ -15,65 +15,92 @@
 
 namespace topoctl {
 
-Run add_lint(CLI::App& app) {
-  struct Options {
-    FabricInput input;
-    std::string routing, lldp;
-    std::vector<std::string> link_speeds;
-    bool json = false;
-  };
-  auto opts = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("lint", "list the fabric's faults; exit 1 when there are any");
-  add_input_options(*cmd, opts->input);
-  cmd->add_option("--routing", opts->routing,
-                  "lint this routing instead of the snapshot's: adaptive, static or static:ENGINE (emulated)");
-  cmd->add_option("--lldp", opts->lldp,
-                  "lint the fabric of a directory of lldpcli JSON and CSV files (as discover --lldp) instead of a "
-                  "snapshot, with what the LLDP tables disagree on")
+namespace {
+
+struct LintOptions {
+  FabricInput input;
+  std::string routing, lldp;
+  std::vector<std::string> link_speeds;
+  bool json = false;
+};
+
+void add_lint_options(CLI::App& cmd, LintOptions& o) {
+  add_input_options(cmd, o.input);
+  cmd.add_option("--routing", o.routing,
+                 "lint this routing instead of the snapshot's: adaptive, static or static:ENGINE (emulated)");
+  cmd.add_option("--lldp", o.lldp,
+                 "lint the fabric of a directory of lldpcli JSON and CSV files (as discover --lldp) instead of a "
+                 "snapshot, with what the LLDP tables disagree on")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--link-speed", opts->link_speeds, "with --lldp: SYSTEM:PORT=RATE, as discover --link-speed");
-  cmd->add_flag("--json", opts->json, "print JSON for scripts");
+  cmd.add_option("--link-speed", o.link_speeds, "with --lldp: SYSTEM:PORT=RATE, as discover --link-speed");
+  cmd.add_flag("--json", o.json, "print JSON for scripts");
+}
+
+// The snapshot, or with --lldp the fabric LLDP describes and its findings.
+LoadedFabric linted_fabric(const LintOptions& o, std::vector<topo::LldpFinding>& lldp_findings) {
+  if (o.lldp.empty()) return load(o.input);
+  topo::LldpOptions lldp;
+  lldp.port_speeds = parse_link_speeds(o.link_speeds);
+  topo::LldpFabric r = topo::read_lldp_dir(o.lldp, lldp);
+  lldp_findings = std::move(r.findings);
+  return LoadedFabric{std::move(r.fabric), std::nullopt, {}};
+}
+
+struct Findings {
+  std::vector<topo::RoutingFinding> routing;
+  std::vector<topo::LldpFinding> lldp;
+  size_t count(const topo::Fabric& f) const { return f.faults().size() + routing.size() + lldp.size(); }
+};
+
+nlohmann::json lint_json(const LoadedFabric& loaded, const Findings& found) {
+  const topo::Fabric& f = loaded.fabric;
+  nlohmann::json routing = nlohmann::json::array();
+  for (const topo::RoutingFinding& r : found.routing)
+    routing.push_back({{"kind", topo::name(r.kind)}, {"subject", r.subject}, {"detail", r.detail}});
+  nlohmann::json out = {{"faults", faults_json(f)},
+                        {"routing", topo::routing_name(f.routing())},
+                        {"routing_findings", std::move(routing)},
+                        {"lldp_findings", lldp_findings_json(found.lldp)},
+                        {"count", found.count(f)},
+                        {"source", f.source()}};
+  if (loaded.snapshot) out["snapshot"] = *loaded.snapshot;
+  return out;
+}
+
+void print_lint(const topo::Fabric& f, const Findings& found) {
+  if (found.count(f) == 0) {
+    fmt::print("no faults (routing {})\n", topo::routing_name(f.routing()));
+    return;
+  }
+  print_faults(std::cout, f);
+  print_lldp_findings(std::cout, found.lldp);
+  for (const topo::RoutingFinding& r : found.routing)
+    fmt::print("{:<17} {:<32} {}\n", topo::name(r.kind), r.subject, r.detail);
+  if (!found.lldp.empty())
+    fmt::print("{} LLDP finding{}\n", found.lldp.size(), found.lldp.size() == 1 ? "" : "s");
+  fmt::print("{} fault{}, {} routing finding{} (routing {})\n", f.faults().size(), f.faults().size() == 1 ? "" : "s",
+             found.routing.size(), found.routing.size() == 1 ? "" : "s", topo::routing_name(f.routing()));
+}
+
+}  // namespace
+
+Run add_lint(CLI::App& app) {
+  auto opts = std::make_shared<LintOptions>();
+  CLI::App* cmd = app.add_subcommand("lint", "list the fabric's faults; exit 1 when there are any");
+  add_lint_options(*cmd, *opts);
   return [opts] {
-    std::vector<topo::LldpFinding> lldp_findings;
-    LoadedFabric loaded = [&] {
-      if (opts->lldp.empty()) return load(opts->input);
-      topo::LldpOptions o;
-      o.port_speeds = parse_link_speeds(opts->link_speeds);
-      topo::LldpFabric r = topo::read_lldp_dir(opts->lldp, o);
-      lldp_findings = std::move(r.findings);
-      return LoadedFabric{std::move(r.fabric), std::nullopt, {}};
-    }();
+    const LintOptions& o = *opts;
+    Findings found;
+    LoadedFabric loaded = linted_fabric(o, found.lldp);
     topo::Fabric& f = loaded.fabric;
-    if (!opts->routing.empty())
-      apply_routing(f, opts->routing,
-                    loaded.snapshot ? fmt::format("snapshot {}", *loaded.snapshot) : f.source());
-    std::vector<topo::RoutingFinding> findings = topo::check_routing(f);
-    size_t count = f.faults().size() + findings.size() + lldp_findings.size();
-    if (opts->json) {
-      nlohmann::json routing = nlohmann::json::array();
-      for (const topo::RoutingFinding& r : findings)
-        routing.push_back({{"kind", topo::name(r.kind)}, {"subject", r.subject}, {"detail", r.detail}});
-      nlohmann::json out = {{"faults", faults_json(f)},
-                            {"routing", topo::routing_name(f.routing())},
-                            {"routing_findings", std::move(routing)},
-                            {"lldp_findings", lldp_findings_json(lldp_findings)},
-                            {"count", count},
-                            {"source", f.source()}};
-      if (loaded.snapshot) out["snapshot"] = *loaded.snapshot;
-      std::cout << out.dump(2) << "\n";
-    } else if (count == 0) {
-      fmt::print("no faults (routing {})\n", topo::routing_name(f.routing()));
-    } else {
-      print_faults(std::cout, f);
-      print_lldp_findings(std::cout, lldp_findings);
-      for (const topo::RoutingFinding& r : findings)
-        fmt::print("{:<17} {:<32} {}\n", topo::name(r.kind), r.subject, r.detail);
-      if (!lldp_findings.empty()) fmt::print("{} LLDP finding{}\n", lldp_findings.size(), lldp_findings.size() == 1 ? "" : "s");
-      fmt::print("{} fault{}, {} routing finding{} (routing {})\n", f.faults().size(),
-                 f.faults().size() == 1 ? "" : "s", findings.size(), findings.size() == 1 ? "" : "s",
-                 topo::routing_name(f.routing()));
-    }
-    return count == 0 ? kOk : kFindings;
+    if (!o.routing.empty())
+      apply_routing(f, o.routing, loaded.snapshot ? fmt::format("snapshot {}", *loaded.snapshot) : f.source());
+    found.routing = topo::check_routing(f);
+    if (o.json)
+      std::cout << lint_json(loaded, found).dump(2) << "\n";
+    else
+      print_lint(f, found);
+    return found.count(f) == 0 ? kOk : kFindings;
   };
 }
 
