@@ -105,6 +105,47 @@ std::string test_named(std::string_view text) {
   return {};
 }
 
+// A line's words without the comment mark nccl-tests puts before its header
+// and footer lines ("#" alone or glued to the first word).
+std::vector<std::string_view> unmarked_words(std::string_view line) {
+  std::vector<std::string_view> w = words(line);
+  if (w.empty()) return w;
+  if (w[0] == "#") w.erase(w.begin());
+  else if (w[0].starts_with("#")) w[0].remove_prefix(1);
+  return w;
+}
+
+// "nccl-library=23102" on the "nccl-tests version" line: NCCL_VERSION_CODE,
+// major*10000 + minor*100 + patch. "" when the line has none.
+std::string library_version(const std::vector<std::string_view>& w, int line_no, const Reader& reader) {
+  for (std::string_view x : w)
+    if (x.starts_with("nccl-library=")) {
+      int64_t code = reader.integer(x.substr(13), line_no, "nccl-library");
+      return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+    }
+  return {};
+}
+
+// Rank R [Group G] Pid P on HOST device D [BUS] NAME...
+NcclTestsRank rank_line(const std::vector<std::string_view>& w, int line_no, const Reader& reader,
+                        const std::string& file) {
+  auto on = std::find(w.begin(), w.end(), "on");
+  auto dev = std::find(w.begin(), w.end(), "device");
+  if (on == w.end() || on + 1 >= w.end() || dev == w.end() || dev + 1 >= w.end() || dev < on)
+    throw ParseError(file, line_no, "a rank line reads 'Rank R ... on HOST device D [BUS] NAME'");
+  NcclTestsRank r;
+  r.rank = static_cast<int>(reader.integer(w[1], line_no, "rank"));
+  r.host = std::string(*(on + 1));
+  r.device = static_cast<int>(reader.integer(*(dev + 1), line_no, "device"));
+  auto rest = dev + 2;
+  if (rest < w.end() && rest->starts_with("[")) {
+    r.bus = std::string(rest->substr(1, rest->size() - (rest->ends_with("]") ? 2 : 1)));
+    ++rest;
+  }
+  for (; rest < w.end(); ++rest) r.name += (r.name.empty() ? "" : " ") + std::string(*rest);
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> NcclTestsRun::hosts() const {
@@ -128,65 +169,40 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file) {
   run.test = test_named(text);
   if (run.test.empty()) run.test = test_named(file);
   std::set<std::tuple<int, std::string, int>> seen_ranks;
-  bool table = false;  // the column header was seen
-  int header_line = 0;
+  int header_line = 0;  // of the table's column header, once seen
   int line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t end = std::min(text.find('\n', pos), text.size());
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
     if (line.size() > kMaxLineBytes)
       throw ParseError(file, line_no, fmt::format("line longer than {} bytes; expected text lines of nccl-tests output",
                                                   kMaxLineBytes));
-    std::vector<std::string_view> w = words(line);
-    if (w.empty()) continue;
-    if (w[0] == "#") w.erase(w.begin());
-    else if (w[0].starts_with("#")) w[0].remove_prefix(1);
+    std::vector<std::string_view> w = unmarked_words(line);
     if (w.empty()) continue;
     if (w[0] == "nccl-tests" && w.size() >= 3 && w[1] == "version") {
-      // "nccl-library=23102": NCCL_VERSION_CODE, major*10000 + minor*100 + patch.
-      for (std::string_view x : w)
-        if (x.starts_with("nccl-library=") && run.nccl_version.empty()) {
-          int64_t code = reader.integer(x.substr(13), line_no, "nccl-library");
-          run.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
-        }
+      if (run.nccl_version.empty()) run.nccl_version = library_version(w, line_no, reader);
     } else if (w[0] == "nThread") {
       for (size_t i = 0; i + 1 < w.size(); ++i)
         if (w[i] == "nGpus") run.gpus_per_process = static_cast<int>(reader.integer(w[i + 1], line_no, "nGpus"));
     } else if (w[0] == "Rank" && w.size() >= 2 && is_integer(w[1])) {
-      // Rank R [Group G] Pid P on HOST device D [BUS] NAME...
-      auto on = std::find(w.begin(), w.end(), "on");
-      auto dev = std::find(w.begin(), w.end(), "device");
-      if (on == w.end() || on + 1 >= w.end() || dev == w.end() || dev + 1 >= w.end() || dev < on)
-        throw ParseError(file, line_no, "a rank line reads 'Rank R ... on HOST device D [BUS] NAME'");
-      NcclTestsRank r;
-      r.rank = static_cast<int>(reader.integer(w[1], line_no, "rank"));
-      r.host = std::string(*(on + 1));
-      r.device = static_cast<int>(reader.integer(*(dev + 1), line_no, "device"));
-      auto rest = dev + 2;
-      if (rest < w.end() && rest->starts_with("[")) {
-        r.bus = std::string(rest->substr(1, rest->size() - (rest->ends_with("]") ? 2 : 1)));
-        ++rest;
-      }
-      for (; rest < w.end(); ++rest) r.name += (r.name.empty() ? "" : " ") + std::string(*rest);
+      NcclTestsRank r = rank_line(w, line_no, reader, file);
       // MPI may print the header once per process.
       if (seen_ranks.insert({r.rank, r.host, r.device}).second) run.ranks.push_back(std::move(r));
     } else if (w[0] == "NCCL" && w.size() >= 3 && w[1] == "version") {
       run.nccl_version = w[2];
     } else if (w[0] == "size" && w.size() >= 3 && w[1] == "count") {
-      table = true;
       header_line = line_no;
     } else if (w[0] == "Avg" && w.size() >= 5 && w[1] == "bus" && w[2] == "bandwidth") {
       run.avg_busbw = reader.number(w.back(), line_no, "Avg bus bandwidth");
-    } else if (table && is_integer(w[0]) && line.find('#') == std::string_view::npos && w.size() >= 4 &&
+    } else if (header_line > 0 && is_integer(w[0]) && line.find('#') == std::string_view::npos && w.size() >= 4 &&
                is_integer(w[1])) {
       run.rows.push_back(reader.row(w, line_no));
     }
   }
-  if (!table) throw ParseError(file, 0, "no nccl-tests table: expected a '#  size  count  type ...' header line");
+  if (header_line == 0)
+    throw ParseError(file, 0, "no nccl-tests table: expected a '#  size  count  type ...' header line");
   if (run.rows.empty()) throw ParseError(file, header_line, "the nccl-tests table under this header has no rows");
   return run;
 }
