@@ -229,9 +229,7 @@ double normal_quantile(double p) {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-}  // namespace
-
-Trace generate_trace(int fabric_gpus, const TraceShape& shape) {
+void check_shape(int fabric_gpus, const TraceShape& shape) {
   if (fabric_gpus < 1) throw std::invalid_argument(fmt::format("generate_trace: the fabric has {} GPUs", fabric_gpus));
   if (!(shape.load > 0) || !std::isfinite(shape.load))
     throw std::invalid_argument(fmt::format("generate_trace: load must be > 0, got {}", shape.load));
@@ -241,20 +239,67 @@ Trace generate_trace(int fabric_gpus, const TraceShape& shape) {
   if (shape.jobs > kMaxGeneratedJobs)
     throw std::invalid_argument(
         fmt::format("generate_trace: {} jobs; expected at most {}", shape.jobs, kMaxGeneratedJobs));
+}
 
-  // Sizes the fabric cannot hold are not drawn: the mix is cut at the fabric
-  // and the rest renormalised, as a cluster never sees larger jobs.
-  std::vector<SizeShare> mix;
-  double total = 0;
+// The size mix cut at the fabric: sizes it cannot hold are not drawn and
+// the rest renormalised, as a cluster never sees larger jobs.
+struct SizeMix {
+  std::vector<SizeShare> sizes;
+  double total = 0;  // of their percents
+};
+
+SizeMix sizes_that_fit(int fabric_gpus) {
+  SizeMix mix;
   for (const SizeShare& s : kSizeMix)
     if (s.gpus <= fabric_gpus) {
-      mix.push_back(s);
-      total += s.percent;
+      mix.sizes.push_back(s);
+      mix.total += s.percent;
     }
+  return mix;
+}
 
+// One job's GPUs from the mix, then its duration: log-normal about a median
+// that grows with its size.
+void draw_job(std::mt19937_64& engine, const SizeMix& mix, const TraceShape& shape, TraceJob& job) {
+  double pick = uniform_open(engine) * mix.total;
+  job.gpus = mix.sizes.back().gpus;
+  for (const SizeShare& s : mix.sizes) {
+    if (pick < s.percent) {
+      job.gpus = s.gpus;
+      break;
+    }
+    pick -= s.percent;
+  }
+  double z = std::clamp(normal_quantile(uniform_open(engine)), -kDurationClip, kDurationClip);
+  double median = shape.median_duration_s * std::pow(static_cast<double>(job.gpus), kDurationGrowth);
+  job.duration_s = std::max(1.0, std::round(median * std::exp(kDurationSigma * z)));
+}
+
+// Poisson arrivals, conditioned on the span that offers exactly `load`:
+// exponential gaps scaled so the last submission lands at
+// gpu_seconds / (load x fabric_gpus); the first job arrives at 0.
+void spread_arrivals(std::vector<TraceJob>& jobs, const std::vector<double>& gaps, double gpu_seconds, double load,
+                     int fabric_gpus) {
+  if (jobs.size() < 2) return;
+  double span = gpu_seconds / (load * fabric_gpus);
+  double sum = 0;
+  for (size_t i = 1; i < jobs.size(); ++i) sum += gaps[i];
+  double t = 0;
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    t += gaps[i];
+    jobs[i].submit_s = span * t / sum;
+  }
+  jobs.back().submit_s = span;  // no rounding drift in the load
+}
+
+}  // namespace
+
+Trace generate_trace(int fabric_gpus, const TraceShape& shape) {
+  check_shape(fabric_gpus, shape);
+  const SizeMix mix = sizes_that_fit(fabric_gpus);
   Trace trace;
-  trace.source = fmt::format("generated:jobs={},load={},seed={},median_duration_s={},fabric_gpus={}", shape.jobs, shape.load,
-                             shape.seed, shape.median_duration_s, fabric_gpus);
+  trace.source = fmt::format("generated:jobs={},load={},seed={},median_duration_s={},fabric_gpus={}", shape.jobs,
+                             shape.load, shape.seed, shape.median_duration_s, fabric_gpus);
   trace.jobs.resize(shape.jobs);
   std::mt19937_64 engine(shape.seed);
   std::vector<double> gaps(shape.jobs, 0.0);
@@ -262,36 +307,11 @@ Trace generate_trace(int fabric_gpus, const TraceShape& shape) {
   for (size_t i = 0; i < shape.jobs; ++i) {
     TraceJob& job = trace.jobs[i];
     job.id = fmt::format("gen{:06}", i + 1);
-    double pick = uniform_open(engine) * total;
-    job.gpus = mix.back().gpus;
-    for (const SizeShare& s : mix) {
-      if (pick < s.percent) {
-        job.gpus = s.gpus;
-        break;
-      }
-      pick -= s.percent;
-    }
-    double z = std::clamp(normal_quantile(uniform_open(engine)), -kDurationClip, kDurationClip);
-    double median = shape.median_duration_s * std::pow(static_cast<double>(job.gpus), kDurationGrowth);
-    job.duration_s = std::max(1.0, std::round(median * std::exp(kDurationSigma * z)));
+    draw_job(engine, mix, shape, job);
     gpu_seconds += job.gpus * job.duration_s;
     gaps[i] = -std::log(uniform_open(engine));  // exponential, mean 1
   }
-
-  // Poisson arrivals, conditioned on the span that offers exactly `load`:
-  // exponential gaps scaled so the last submission lands at
-  // gpu_seconds / (load x fabric_gpus); the first job arrives at 0.
-  if (shape.jobs >= 2) {
-    double span = gpu_seconds / (shape.load * fabric_gpus);
-    double sum = 0;
-    for (size_t i = 1; i < shape.jobs; ++i) sum += gaps[i];
-    double t = 0;
-    for (size_t i = 1; i < shape.jobs; ++i) {
-      t += gaps[i];
-      trace.jobs[i].submit_s = span * t / sum;
-    }
-    trace.jobs.back().submit_s = span;  // no rounding drift in the load
-  }
+  spread_arrivals(trace.jobs, gaps, gpu_seconds, shape.load, fabric_gpus);
   return trace;
 }
 
