@@ -19,10 +19,15 @@ bool routed(const Link& l) { return l.kind == LinkKind::Cable && l.gbps() > 0; }
 }  // namespace
 
 FabricIndex::FabricIndex(const Fabric& fabric) {
-  const FabricGraph& g = fabric.graph();
-  const size_t nodes = fabric.node_count();
+  index_cables(fabric);
+  index_lids(fabric);
+  index_leaves(fabric);
+  index_hosts(fabric);
+}
 
-  // Cable ends and the (node, port) -> cable table.
+// Cable ends and the (node, port) -> cable table.
+void FabricIndex::index_cables(const Fabric& fabric) {
+  const size_t nodes = fabric.node_count();
   ends_.resize(fabric.cables().size());
   std::vector<int> highest(nodes, -1);
   for (size_t c = 0; c < ends_.size(); ++c) {
@@ -37,18 +42,24 @@ FabricIndex::FabricIndex(const Fabric& fabric) {
   for (size_t c = 0; c < ends_.size(); ++c)
     for (const PortRef& end : ends_[c])
       if (end.port >= 0) port_cable_[port_begin_[end.node] + static_cast<uint32_t>(end.port)] = static_cast<int>(c);
+}
 
-  // LIDs.
-  for (NodeId v = 0; v < nodes; ++v)
+// LIDs, sorted; one given twice is an error of the fabric.
+void FabricIndex::index_lids(const Fabric& fabric) {
+  const FabricGraph& g = fabric.graph();
+  for (NodeId v = 0; v < fabric.node_count(); ++v)
     if (uint32_t lid = g[v].lid; lid != 0) by_lid_.emplace_back(lid, v);
   std::sort(by_lid_.begin(), by_lid_.end());
   for (size_t i = 1; i < by_lid_.size(); ++i)
     if (by_lid_[i].first == by_lid_[i - 1].first)
       throw FabricError(fmt::format("LID {} is given to both '{}' and '{}'", by_lid_[i].first,
                                     g[by_lid_[i - 1].second].id, g[by_lid_[i].second].id));
+}
 
-  // Leaves: switches with a routed HCA cable.
-  leaf_id_.assign(nodes, -1);
+// Leaves: switches with a routed HCA cable.
+void FabricIndex::index_leaves(const Fabric& fabric) {
+  const FabricGraph& g = fabric.graph();
+  leaf_id_.assign(fabric.node_count(), -1);
   for (NodeId s : fabric.switches())
     for (auto e : boost::make_iterator_range(boost::out_edges(s, g)))
       if (routed(g[e]) && g[fabric.peer(e, s)].kind == NodeKind::Hca) {
@@ -56,9 +67,12 @@ FabricIndex::FabricIndex(const Fabric& fabric) {
         leaves_.push_back(s);
         break;
       }
+}
 
-  // Hosts and their ports.
-  host_id_.assign(nodes, -1);
+// Hosts and their ports; a host's home leaf is that of its first routed port.
+void FabricIndex::index_hosts(const Fabric& fabric) {
+  const FabricGraph& g = fabric.graph();
+  host_id_.assign(fabric.node_count(), -1);
   host_ports_begin_.assign(1, 0);
   home_leaf_.assign(fabric.hosts().size(), -1);
   for (size_t h = 0; h < fabric.hosts().size(); ++h) {

@@ -92,6 +92,12 @@ class FabricIndex {
   std::optional<NodeId> node_by_lid(uint32_t lid) const;
 
  private:
+  // The constructor's stages, in this order (hosts read the leaves).
+  void index_cables(const Fabric& fabric);
+  void index_lids(const Fabric& fabric);
+  void index_leaves(const Fabric& fabric);
+  void index_hosts(const Fabric& fabric);
+
   std::vector<int> host_id_;               // by NodeId
   std::vector<int> host_ports_begin_;      // by host id, host_ports_ slice
   std::vector<HostPort> host_ports_;
