@@ -61,6 +61,14 @@ LoadedFabric load(const FabricInput& input) {
   return {std::move(fabric), id, info.taken_at};
 }
 
+topo::Profile profile_option(const std::string& text) {
+  std::optional<topo::Profile> profile = topo::parse_profile(text);
+  if (!profile)
+    throw std::invalid_argument(
+        fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", text));
+  return *profile;
+}
+
 void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where) {
   auto wanted = topo::parse_routing_spec(spec);
   if (!wanted)

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "placement/request.h"
 #include "plugin/engine_config.h"
 #include "topology/fabric.h"
 #include "topology/port_health.h"
@@ -53,5 +54,9 @@ void add_db_option(CLI::App& cmd, std::string& db_path);
 // fabric's own tables when they are that engine's, else emulates them.
 // Throws std::invalid_argument naming what is wrong.
 void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where);
+
+// The profile a --profile option names (placement/request.h); throws
+// std::invalid_argument listing the profiles there are.
+topo::Profile profile_option(const std::string& text);
 
 }  // namespace topoctl

@@ -126,10 +126,7 @@ void add_place_options(CLI::App& cmd, PlaceOptions& o) {
 
 // The job asked for: whole hosts when --gpus is a multiple of a host's, else a GPU count.
 topo::PlacementRequest place_request(const PlaceOptions& o) {
-  std::optional<topo::Profile> profile = topo::parse_profile(o.profile);
-  if (!profile)
-    throw std::invalid_argument("--profile " + o.profile +
-                                ": expected allreduce, fsdp, alltoall, pipeline, mixed or none");
+  const topo::Profile profile = profile_option(o.profile);
   topo::PlacementRequest r;
   if (o.gpus % o.gpus_per_host == 0) {
     r.hosts = o.gpus / o.gpus_per_host;
@@ -138,7 +135,7 @@ topo::PlacementRequest place_request(const PlaceOptions& o) {
     r.gpus = o.gpus;
     r.min_gpus_per_host = o.min_per_host;
   }
-  r.profile = *profile;
+  r.profile = profile;
   if (o.max_leaves > 0) r.max_leaves = o.max_leaves;
   r.one_pod = o.one_pod;
   return r;

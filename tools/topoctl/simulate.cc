@@ -250,12 +250,7 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
 
 // --profile's profile for every multi-host job; AllReduce when the mix draws them.
 topo::Profile given_profile(const std::string& text) {
-  if (text.empty()) return topo::Profile::AllReduce;
-  std::optional<topo::Profile> profile = topo::parse_profile(text);
-  if (!profile)
-    throw std::invalid_argument(
-        fmt::format("--profile {}: expected allreduce, fsdp, alltoall, pipeline, mixed or none", text));
-  return *profile;
+  return text.empty() ? topo::Profile::AllReduce : profile_option(text);
 }
 
 // The trace read or generated, then scaled; `scaling` says how, for the results.
