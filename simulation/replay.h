@@ -18,7 +18,8 @@
 //   end, is written into the FreeMap before a policy that reads it is asked.
 // - Counting is checked before a policy is asked, so a policy only runs
 //   when the job fits by count; a policy that still finds no room (hard
-//   limits) leaves the job queued.
+//   limits), or whose placement a DeferRule declines, leaves the job
+//   queued.
 #pragma once
 
 #include <functional>
@@ -26,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "placement/defer.h"
 #include "placement/search.h"
 #include "simulation/mix.h"
 #include "simulation/schedule.h"
@@ -71,13 +73,20 @@ struct ReplayOptions {
   double comm_duty = 0.5;                // every job's share of its run in collectives
   double message_bytes = kMessageBytes;  // what its collectives move
   size_t backfill_depth = 100;           // queued jobs looked at per pass, as Slurm's bf_max_job_test
+  // Jobs whose best placement now is estimated slower than this wait for a
+  // later pass (placement/defer.h); the trace's run time stands for their
+  // time limit. Off by default. A deferred job at the head of the queue
+  // holds EASY's reservation, as a job that does not fit would.
+  DeferRule defer_rule;
   // Called now and then with the share of jobs submitted so far; from the
   // replaying thread.
   std::function<void(double)> progress;
 };
 
 // The schedule the policy makes of the trace. scheduler["placement_*"]
-// gives the policy's own time per call (mean, p50, p99 in µs, and calls).
+// gives the policy's own time per call (mean, p50, p99 in µs, and calls);
+// with a DeferRule, "placement_deferrals" counts the placements it
+// declined and "deferred_jobs" the jobs they were of.
 Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolicy& policy,
                 const ReplayOptions& options);
 

@@ -1,6 +1,7 @@
 // Placement: best fit, fewest leaves, avoidance of degraded and busy
 // uplinks, ring order, limits, and the search held against the exact oracle.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <set>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "placement/defer.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
 #include "placement/running_file.h"
@@ -786,6 +788,39 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
   EXPECT_GE(reached_best, trials * 9 / 10);
   std::printf("seam floor: %d rings of hosts with no choice, seam_ring at the best order in %d, the best at the floor "
               "in %d\n", trials, reached_best, best_at_floor);
+}
+
+TEST(PlacementDefer, OnlyAnEstimatedSlowMultiHostPlacementWithinItsShareWaits) {
+  Placement p;
+  p.feasible = true;
+  p.hosts = {1, 2};
+  p.score.estimate_s = 2.0;
+  p.score.ideal_s = 1.0;
+  p.score.slowdown = 1.5;
+  const DeferRule rule{1.10, 0.5};
+  EXPECT_TRUE(defer(rule, p, 0, 100));
+  EXPECT_TRUE(defer(rule, p, 49.9, 100));
+  EXPECT_FALSE(defer(rule, p, 50, 100));  // waited its share
+  EXPECT_FALSE(defer(DeferRule{}, p, 0, 100));  // off by default
+  EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, 0, 100));
+  Placement fast = p;
+  fast.score.slowdown = 1.10;  // at the threshold: starts
+  EXPECT_FALSE(defer(rule, fast, 0, 100));
+  Placement one_host = p;
+  one_host.hosts = {1};
+  EXPECT_FALSE(defer(rule, one_host, 0, 100));
+  Placement no_estimate = p;
+  no_estimate.score.estimate_s = 0;  // Slurm's policies: nothing to judge by
+  EXPECT_FALSE(defer(rule, no_estimate, 0, 100));
+  Placement infeasible = p;
+  infeasible.feasible = false;
+  EXPECT_FALSE(defer(rule, infeasible, 0, 100));
+
+  EXPECT_EQ(defer_rule_problem(rule), "");
+  EXPECT_EQ(defer_rule_problem(DeferRule{}), "");
+  EXPECT_NE(defer_rule_problem(DeferRule{1.0, 1}).find("above 1"), std::string::npos);
+  EXPECT_NE(defer_rule_problem(DeferRule{1.2, 0}).find("positive share"), std::string::npos);
+  EXPECT_NE(defer_rule_problem(DeferRule{1.2, std::nan("")}).find("positive share"), std::string::npos);
 }
 
 }  // namespace

@@ -215,11 +215,23 @@ struct SimulateOptions {
   std::string policies = "linear,tree,topo-aware";
   double gpu_factor = 1, load = 0;
   size_t max_jobs = 0, backfill_depth = 100;
+  topo::DeferRule defer_rule;
   std::string profile;
   std::string title, output;
   unsigned threads = 0;
   bool json = false;
 };
+
+// A finite number for which `holds` is true, else "must be WHAT, not TEXT".
+CLI::Validator number_where(bool (*holds)(double), const std::string& what) {
+  return CLI::Validator(
+      [holds, what](std::string& text) {
+        double v = 0;
+        bool ok = CLI::detail::lexical_cast(text, v) && std::isfinite(v) && holds(v);
+        return ok ? std::string() : fmt::format("must be {}, not {}", what, text);
+      },
+      what);
+}
 
 void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   add_input_options(cmd, o.input);
@@ -242,6 +254,17 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--profile", o.profile,
                  "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
                  "alltoall, pipeline, mixed, none");
+  cmd.add_option("--defer-above", o.defer_rule.above_slowdown,
+                 "leave a job queued while the model estimates its best placement slower than this (e.g. "
+                 "1.10), for at most --defer-share of its run; topo-aware only (Slurm's policies have no "
+                 "estimate); 0: never")
+      ->capture_default_str()
+      ->check(number_where([](double v) { return v == 0 || v > 1; }, "0 (never) or a slowdown above 1"));
+  cmd.add_option("--defer-share", o.defer_rule.max_wait_share,
+                 "the longest a job is deferred, as a share of its run time (the trace's stand-in for its "
+                 "time limit)")
+      ->capture_default_str()
+      ->check(number_where([](double v) { return v > 0; }, "a share above 0"));
   cmd.add_option("--threads", o.threads, "policies replayed at once (default: one per core)");
   cmd.add_option("--title", o.title, "the run's title in the results and the report");
   cmd.add_option("--output", o.output, "write the results with every job (for topoctl report) to FILE");
@@ -273,6 +296,7 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.comm_duty = o.judge.comm_duty;
   r.message_bytes = o.judge.message_mib * 1024 * 1024;
   r.backfill_depth = o.backfill_depth;
+  r.defer_rule = o.defer_rule;
   return r;
 }
 
@@ -307,8 +331,11 @@ Run add_simulate(CLI::App& app) {
         replay_and_judge(topo::SwitchTree(fabric), trace, policies, replay_options(o, profile, mix), o.judge, threads);
     c.fabric = o.input.synthetic.empty() ? fmt::format("{} snapshot {}", o.input.db_path, o.input.snapshot)
                                          : o.input.synthetic;
-    c.trace = trace.source + scaling +
-              (o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile)));
+    c.trace = trace.source + scaling;
+    c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
+    if (o.defer_rule.enabled())
+      c.trace += fmt::format(", jobs deferred while estimated above {} (at most {} of their run)",
+                             o.defer_rule.above_slowdown, o.defer_rule.max_wait_share);
     c.title = o.title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G) : o.title;
     return emit(c, o.json, o.output);
   };

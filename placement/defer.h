@@ -1,0 +1,45 @@
+// Deferring a job whose best placement now would run slow: the scheduler
+// leaves it queued and asks again at its next pass (a job ends or
+// arrives), for at most a share of its time limit, then starts it on the
+// best hosts it has. Slurm has no such rule: a job starts as soon as
+// enough nodes are free, whichever they are.
+//
+// Why it pays on a busy cluster: a job that starts the moment it fits by
+// count often gets the last free host of several leaves (no choice of
+// hosts, only of their ring order), and under static routing its
+// cross-leaf flows queue on the uplinks of the jobs around it. A few
+// minutes later another job ends and the same job fits on fewer leaves,
+// beside less traffic. What it bought in the routing goal's replays, and
+// what it cost in waiting: README, "Static routing: the routing goal".
+//
+// The rule reads the model's estimate of the placement (Score::slowdown,
+// beside the running jobs' traffic), so placements without one (Slurm's
+// own policies, single-host jobs) are never deferred.
+#pragma once
+
+#include "placement/search.h"
+
+namespace topo {
+
+struct DeferRule {
+  // Estimated slowdown past which a job waits; 0 never defers (the
+  // default: deferring trades a job's start for its speed, an admin's
+  // choice).
+  double above_slowdown = 0;
+  // The longest a job waits for a better placement, as a share of its
+  // time limit (the replay: of its run time, the trace's only figure).
+  double max_wait_share = 1.0;
+
+  bool enabled() const { return above_slowdown > 0; }
+};
+
+// Whether `placement`, found for a job that has waited `waited_s` of a
+// time limit of `time_limit_s`, should be declined for now. Never for an
+// infeasible placement, one without an estimate, or one of a single host.
+bool defer(const DeferRule& rule, const Placement& placement, double waited_s, double time_limit_s);
+
+// Why a rule is not usable ("" when it is): a threshold that is neither 0
+// nor above 1, a share that is not positive and finite.
+std::string defer_rule_problem(const DeferRule& rule);
+
+}  // namespace topo
