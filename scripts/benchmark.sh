@@ -11,7 +11,10 @@
 #     (leaves=32,hosts_per_leaf=16,spines=8, contiguous names), policies
 #     tree and topo-aware, every job an AllReduce job, routed static:ftree,
 #     static:minhop and adaptive; and the default profile mix under
-#     adaptive routing. Writes sim-goal-itp<NN>-<routing>.json and goal-report/.
+#     adaptive routing; and static:ftree again with jobs deferred while
+#     their best placement is estimated above 1.10, for at most their run
+#     time (--defer-above 1.10 --defer-share 1). Writes
+#     sim-goal-itp<NN>-<routing>.json and goal-report/.
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
@@ -121,11 +124,13 @@ if [ "$routing_goal" = 1 ]; then
   for t in "${goal_list[@]}"; do
     csv=$root/../shared/traces/itp/cluster$t.csv
     [ -r "$csv" ] || die "no trace $csv"
-    for routing in static:ftree static:minhop adaptive mix; do
+    for routing in static:ftree static:minhop adaptive mix static:ftree-deferred; do
       name=goal-itp$t-${routing/:/-}
       say "routing goal: ITP cluster$t, $routing ($(($(date +%s) - started)) s so far)"
       if [ "$routing" = mix ]; then
         args=(--routing adaptive)  # the default --mix
+      elif [ "$routing" = static:ftree-deferred ]; then
+        args=(--routing static:ftree --profile allreduce --defer-above 1.10 --defer-share 1)
       else
         args=(--routing "$routing" --profile allreduce)
       fi
