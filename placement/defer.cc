@@ -1,15 +1,17 @@
 #include "placement/defer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace topo {
 
-bool defer(const DeferRule& rule, const Placement& placement, double waited_s, double time_limit_s) {
+bool defer(const DeferRule& rule, const Placement& placement, double idle_slowdown, double waited_s,
+           double time_limit_s) {
   if (!rule.enabled() || !placement.feasible || placement.hosts.size() < 2) return false;
-  if (placement.score.estimate_s <= 0) return false;  // no estimate: nothing to judge it by
-  if (placement.score.slowdown <= rule.above_slowdown) return false;
+  if (placement.score.ideal_s <= 0) return false;  // no estimate (a full cable's is infinite, and counts)
+  if (placement.score.slowdown <= rule.above_slowdown * std::max(idle_slowdown, 1.0)) return false;
   return waited_s < rule.max_wait_share * time_limit_s;
 }
 

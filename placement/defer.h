@@ -14,7 +14,10 @@
 //
 // The rule reads the model's estimate of the placement (Score::slowdown,
 // beside the running jobs' traffic), so placements without one (Slurm's
-// own policies, single-host jobs) are never deferred.
+// own policies, single-host jobs) are never deferred; and it measures it
+// against the job's best on an idle fabric, which no wait can beat: a
+// 64-host AllToAll on an oversubscribed fabric is slow anywhere, and
+// holding it back would cost its wait and buy nothing.
 #pragma once
 
 #include "placement/search.h"
@@ -22,9 +25,10 @@
 namespace topo {
 
 struct DeferRule {
-  // Estimated slowdown past which a job waits; 0 never defers (the
-  // default: deferring trades a job's start for its speed, an admin's
-  // choice).
+  // How much slower than its best on an idle fabric a job's best
+  // placement now may be before the job waits (1.10: 10%); 0 never
+  // defers (the default: deferring trades a job's start for its speed, an
+  // admin's choice).
   double above_slowdown = 0;
   // The longest a job waits for a better placement, as a share of its
   // time limit (the replay: of its run time, the trace's only figure).
@@ -34,9 +38,14 @@ struct DeferRule {
 };
 
 // Whether `placement`, found for a job that has waited `waited_s` of a
-// time limit of `time_limit_s`, should be declined for now. Never for an
-// infeasible placement, one without an estimate, or one of a single host.
-bool defer(const DeferRule& rule, const Placement& placement, double waited_s, double time_limit_s);
+// time limit of `time_limit_s`, should be declined for now: its estimated
+// slowdown is above rule.above_slowdown x `idle_slowdown` (the same job's
+// best placement on the idle fabric, >= 1). Never for an infeasible
+// placement, one without an estimate, or one of a single host. As
+// idle_slowdown >= 1, a placement that is not deferred with 1 is not
+// deferred with any: callers may skip finding the idle one.
+bool defer(const DeferRule& rule, const Placement& placement, double idle_slowdown, double waited_s,
+           double time_limit_s);
 
 // Why a rule is not usable ("" when it is): a threshold that is neither 0
 // nor above 1, a share that is not positive and finite.

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -153,6 +155,17 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   std::vector<JobTraffic> job_traffic_of;  // by schedule index
   bool traffic_written = true;
 
+  // A job's best estimated slowdown on the idle fabric, by request shape.
+  std::map<std::tuple<int, int, Profile>, double> idle_slowdowns;
+  auto idle_slowdown = [&](const PlacementRequest& r) {
+    auto [it, added] = idle_slowdowns.try_emplace({r.hosts, r.gpus_per_host, r.profile}, 1.0);
+    if (added) {
+      Placement best = policy.place(tree, FreeMap::all_free(tree.fabric(), options.gpus_per_host), r, &routes);
+      if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
+    }
+    return it->second;
+  };
+
   auto try_start = [&](const Job& job, double now) {
     if (policy.reads_traffic && !traffic_written) {
       traffic.write(tree.fabric(), cluster.mutable_free());
@@ -166,8 +179,11 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       return false;
     }
     // Deferring needs a job that will end and free hosts; the trace's run
-    // time stands for the time limit it does not record.
-    if (!running.empty() && defer(options.defer_rule, p, now - job.trace->submit_s, job.trace->duration_s)) {
+    // time stands for the time limit it does not record. The idle fabric's
+    // placement is found only for a placement slow enough to be deferred.
+    const double waited = now - job.trace->submit_s, limit = job.trace->duration_s;
+    if (!running.empty() && defer(options.defer_rule, p, 1.0, waited, limit) &&
+        defer(options.defer_rule, p, idle_slowdown(job.request), waited, limit)) {
       ++deferrals;
       deferred.insert(job.trace);
       return false;

@@ -2,6 +2,7 @@
 // uplinks, ring order, limits, and the search held against the exact oracle.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -790,7 +791,7 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
               "in %d\n", trials, reached_best, best_at_floor);
 }
 
-TEST(PlacementDefer, OnlyAnEstimatedSlowMultiHostPlacementWithinItsShareWaits) {
+TEST(PlacementDefer, OnlyAMultiHostPlacementSlowerThanTheIdleFabricsWaitsWithinItsShare) {
   Placement p;
   p.feasible = true;
   p.hosts = {1, 2};
@@ -798,23 +799,30 @@ TEST(PlacementDefer, OnlyAnEstimatedSlowMultiHostPlacementWithinItsShareWaits) {
   p.score.ideal_s = 1.0;
   p.score.slowdown = 1.5;
   const DeferRule rule{1.10, 0.5};
-  EXPECT_TRUE(defer(rule, p, 0, 100));
-  EXPECT_TRUE(defer(rule, p, 49.9, 100));
-  EXPECT_FALSE(defer(rule, p, 50, 100));  // waited its share
-  EXPECT_FALSE(defer(DeferRule{}, p, 0, 100));  // off by default
-  EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, 0, 100));
+  EXPECT_TRUE(defer(rule, p, 1.0, 0, 100));
+  EXPECT_TRUE(defer(rule, p, 1.0, 49.9, 100));
+  EXPECT_FALSE(defer(rule, p, 1.0, 50, 100));  // waited its share
+  EXPECT_FALSE(defer(DeferRule{}, p, 1.0, 0, 100));  // off by default
+  EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, 1.0, 0, 100));
+  // Against the idle fabric's best: 1.5 is within 10% of 1.4, not of 1.3.
+  EXPECT_FALSE(defer(rule, p, 1.4, 0, 100));
+  EXPECT_TRUE(defer(rule, p, 1.3, 0, 100));
   Placement fast = p;
   fast.score.slowdown = 1.10;  // at the threshold: starts
-  EXPECT_FALSE(defer(rule, fast, 0, 100));
+  EXPECT_FALSE(defer(rule, fast, 1.0, 0, 100));
+  Placement full = p;  // a cable the job needs is full: the estimate is infinite
+  full.score.estimate_s = std::numeric_limits<double>::infinity();
+  full.score.slowdown = 10.9;
+  EXPECT_TRUE(defer(rule, full, 1.0, 0, 100));
   Placement one_host = p;
   one_host.hosts = {1};
-  EXPECT_FALSE(defer(rule, one_host, 0, 100));
+  EXPECT_FALSE(defer(rule, one_host, 1.0, 0, 100));
   Placement no_estimate = p;
-  no_estimate.score.estimate_s = 0;  // Slurm's policies: nothing to judge by
-  EXPECT_FALSE(defer(rule, no_estimate, 0, 100));
+  no_estimate.score.estimate_s = no_estimate.score.ideal_s = 0;  // Slurm's policies: nothing to judge by
+  EXPECT_FALSE(defer(rule, no_estimate, 1.0, 0, 100));
   Placement infeasible = p;
   infeasible.feasible = false;
-  EXPECT_FALSE(defer(rule, infeasible, 0, 100));
+  EXPECT_FALSE(defer(rule, infeasible, 1.0, 0, 100));
 
   EXPECT_EQ(defer_rule_problem(rule), "");
   EXPECT_EQ(defer_rule_problem(DeferRule{}), "");

@@ -387,17 +387,17 @@ TEST(SimulationReplay, ADeferredJobWaitsForAFasterPlacementUpToItsShare) {
   EXPECT_EQ(s.scheduler.count("deferred_jobs"), 0u);
 }
 
-// Nothing running: no job will end and free better hosts, so a slow
-// placement starts at once rather than waiting for nothing.
-TEST(SimulationReplay, NoJobIsDeferredWhenNothingRuns) {
+// A placement as slow as the job's best on the idle fabric is not
+// deferred: no wait would buy anything.
+TEST(SimulationReplay, NoJobWaitsForWhatTheIdleFabricCannotBeat) {
   Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=1");
   SwitchTree tree(f);
   PlacementPolicy always_slow = slow_while_busy(f, static_cast<NodeId>(f.node_count()));  // never free
   ReplayOptions o;
   o.defer_rule = {1.10, 10.0};
-  Schedule s = replay(tree, trace_of({{"job", 0, 100, 16}}), always_slow, o);
-  ASSERT_EQ(s.jobs.size(), 1u);
-  EXPECT_EQ(s.jobs[0].start_s, 0);
+  Schedule s = replay(tree, trace_of({{"blocker", 0, 100, 8}, {"job", 10, 100, 16}}), always_slow, o);
+  ASSERT_EQ(s.jobs.size(), 2u);
+  EXPECT_EQ(s.jobs[1].start_s, 10);
   EXPECT_EQ(s.scheduler["deferred_jobs"], 0);
 }
 
