@@ -14,6 +14,7 @@
 #include <new>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <condition_variable>
 #include <utility>
 
@@ -24,6 +25,7 @@
 #include "db/error.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "placement/defer.h"
 #include "placement/ring_order.h"
 #include "placement/search.h"
 #include "placement/traffic.h"
@@ -324,6 +326,9 @@ struct topo_engine {
   std::map<uint32_t, RunningEntry> running, suspended;
   RunningTraffic traffic;
   Answers answers;
+  // Each job shape's best estimated slowdown on the idle fabric, for
+  // DeferAbove= (idle_slowdown below); dropped with the tree or the map.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool, Profile>, double> idle_slowdowns;
   Question question;  // the rank call's, kept for its room
   // The search's view of the fabric: the running traffic copied in once
   // per change of it (a map of cables), the free GPUs per call.
@@ -466,6 +471,7 @@ struct topo_engine {
         tree = std::move(t);
         seam_routes = std::move(routes);
         answers.clear();  // searched on the old tree's cable health
+        idle_slowdowns.clear();
         bool new_snapshot = latest != snapshot_id;
         snapshot_id = latest;
         if (new_snapshot) say_snapshot_loaded();
@@ -501,6 +507,7 @@ struct topo_engine {
     if (node_map.snapshot_id != *snapshot_id || node_map.config_generation != config_generation ||
         node_map.table_generation != table_generation) {
       node_map = build_node_map(*fabric, config, node_names, named);
+      idle_slowdowns.clear();
       node_map.snapshot_id = *snapshot_id;
       node_map.config_generation = config_generation;
       node_map.table_generation = table_generation;
@@ -654,6 +661,40 @@ std::shared_ptr<const Answer> answer_question(topo_engine& e, const RunningTraff
                                          why.empty() ? "" : ": ", why);
   }
   return answer;
+}
+
+// The job's best estimated slowdown with every host Slurm knows free and
+// nothing running: what no wait can beat (placement/defer.h). 1 when that
+// search finds nothing or has no estimate.
+double idle_slowdown(topo_engine& e, const NodeMap& map, const Question& q) {
+  auto [it, added] =
+      e.idle_slowdowns.try_emplace({q.hosts, q.gpus_per_host, q.max_leaves, q.one_pod, q.profile}, 1.0);
+  if (!added) return it->second;
+  FreeMap idle;
+  idle.free_gpus.assign(e.fabric->node_count(), 0);
+  for (const std::optional<NodeId>& h : map.host)
+    if (h) idle.free_gpus[*h] = static_cast<int>(q.gpus_per_host);
+  SearchOptions options;
+  options.weights = e.config.weights;
+  options.with_reasons = false;
+  Placement best = place(*e.tree, idle, request_of(q), options);
+  if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
+  return it->second;
+}
+
+// Why DeferAbove= holds the job back now, or "" when it does not.
+std::string deferral(topo_engine& e, const NodeMap& map, const Question& q, const topo_engine_job& job,
+                     const Placement& best) {
+  const DeferRule& rule = e.config.defer;
+  // With 1 for the idle fabric's slowdown first: the least it can be.
+  if (job.time_limit_s <= 0 || !defer(rule, best, 1.0, job.waited_s, job.time_limit_s)) return "";
+  const double idle = idle_slowdown(e, map, q);
+  if (!defer(rule, best, idle, job.waited_s, job.time_limit_s)) return "";
+  return fmt::format("deferred: its best placement now is estimated at {:.2f}x its ideal, more than "
+                     "DeferAbove={} times its best on the idle fabric ({:.2f}x); waited {:.0f} s of {:.0f} "
+                     "(DeferShare={} of a time limit of {:.0f} s)",
+                     best.score.slowdown, rule.above_slowdown, idle, job.waited_s,
+                     rule.max_wait_share * job.time_limit_s, rule.max_wait_share, job.time_limit_s);
 }
 
 // placed_at ("2026-12-03T08:00:00Z") as seconds since the epoch; 0 when unreadable.
@@ -877,6 +918,11 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
     if (answer->placements.empty()) {
       write_message(msg, msg_size, fmt::format("job {}: {}", job->job_id, answer->no_placement));
       return TOPO_ENGINE_NO_PLACEMENT;
+    }
+    if (std::string why = deferral(*engine, map, question, *job, answer->placements.front()); !why.empty()) {
+      ranking->more = false;
+      write_message(msg, msg_size, fmt::format("job {}: {}", job->job_id, why));
+      return TOPO_ENGINE_DEFERRED;
     }
     auto detail = std::make_unique<RankingDetail>();
     detail->snapshot_id = engine->snapshot_id;

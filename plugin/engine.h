@@ -34,6 +34,13 @@
  *   Partitions=a,b        every job of these partitions is placed as if it
  *                         asked for --network=topo-aware
  *   Candidates=8          how many ranked host sets are tried
+ *   DeferAbove=1.10       a job whose best placement now is estimated more
+ *                         than this many times slower than its best on the
+ *                         idle fabric waits for a later scheduling pass
+ *                         (placement/defer.h); 0, the default, never
+ *   DeferShare=1          for at most this share of its time limit, then
+ *                         it takes the best it has; a job without a time
+ *                         limit is never deferred
  *   HealthErrorsPerHour=10   a cable whose two ends' error counters
  *                         (SymbolErrorCounter, LinkErrorRecoveryCounter,
  *                         LinkDownedCounter, PortRcvErrors, PortXmitDiscards)
@@ -127,6 +134,7 @@ enum topo_engine_status {
   TOPO_ENGINE_NO_PLACEMENT, /* the fabric has no room for the job */
   TOPO_ENGINE_INVALID,      /* a bad argument from the caller */
   TOPO_ENGINE_INTERNAL,     /* anything else (an exception, out of memory) */
+  TOPO_ENGINE_DEFERRED,     /* no failure: the job should wait (DeferAbove=; msg says why) */
 };
 
 typedef struct topo_engine topo_engine_t;
@@ -182,6 +190,11 @@ struct topo_engine_job {
    * takes it, so the shims ask this first and ranking.more says whether
    * asking again with true may give others.  true: up to Candidates=. */
   bool all_candidates;
+  /* For DeferAbove=: seconds since the job was submitted, and its time
+   * limit in seconds.  A time limit of 0 (none, or an evaluation that
+   * does not start the job: test-only at submission, backfill's plans)
+   * is never deferred. */
+  double waited_s, time_limit_s;
 };
 
 struct topo_engine_candidate {
@@ -204,7 +217,9 @@ struct topo_engine_ranking {
  * the free GPU count of node index i, negative for a node not offered;
  * `count` is the node table's size (as given to topo_engine_set_nodes).
  * The best candidate, or with job->all_candidates at most Candidates=;
- * free them with topo_engine_ranking_free. */
+ * free them with topo_engine_ranking_free.  TOPO_ENGINE_DEFERRED, with an
+ * empty ranking: DeferAbove= holds the job back (msg says why); the
+ * shims leave it pending, as Slurm leaves a job that does not fit. */
 int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const int *free_gpus,
                      size_t count, struct topo_engine_ranking *ranking, char *msg, size_t msg_size);
 void topo_engine_ranking_free(struct topo_engine_ranking *ranking);

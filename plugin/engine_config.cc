@@ -161,6 +161,17 @@ bool read_placement_key(EngineConfig& c, const std::string& key, const std::stri
     if (!n || *n < 1 || *n > 64 || *n != static_cast<int>(*n))
       throw ParseError(file, line, fmt::format("Candidates '{}': expected a whole number from 1 to 64", shown(value)));
     c.candidates = static_cast<int>(*n);
+  } else if (key == "deferabove" || key == "defershare") {
+    auto n = parse_number(value);
+    DeferRule rule = c.defer;
+    (key == "deferabove" ? rule.above_slowdown : rule.max_wait_share) = n ? *n : -1;
+    if (std::string problem = defer_rule_problem(rule); !n || !problem.empty())
+      throw ParseError(file, line,
+                       fmt::format("{} '{}': expected {}", key == "deferabove" ? "DeferAbove" : "DeferShare",
+                                   shown(value),
+                                   key == "deferabove" ? "0 (never) or a slowdown above 1, e.g. 1.10"
+                                                       : "a share of the job's time limit above 0, e.g. 1"));
+    c.defer = rule;
   } else {
     return false;
   }
@@ -229,9 +240,10 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
         !read_nccl_hint(c.nccl, key, value, path, line))
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
-                                   "Partitions, Candidates, HealthErrorsPerHour, HealthXmitWaitShare, RoceHca, "
-                                   "RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection, "
-                                   "HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond)",
+                                   "Partitions, Candidates, DeferAbove, DeferShare, HealthErrorsPerHour, "
+                                   "HealthXmitWaitShare, RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, "
+                                   "EcmpQpsPerConnection, HealthPausesPerSecond, HealthEcnOverMedian, "
+                                   "HealthEcnMarksPerSecond)",
                                    shown(spelled)));
   }
   if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);

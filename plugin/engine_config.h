@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "placement/defer.h"
 #include "placement/objective.h"
 #include "placement/request.h"
 #include "topology/host_naming.h"
@@ -48,6 +49,7 @@ struct EngineConfig {
   bool strict = false;
   std::set<std::string> partitions;
   int candidates = 8;
+  DeferRule defer;          // DeferAbove, DeferShare: off unless DeferAbove is set
   HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
   NcclSiteHints nccl;       // RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection
   NicThresholds nic;        // HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond

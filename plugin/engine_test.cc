@@ -766,6 +766,78 @@ TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
   EXPECT_EQ(best(), alone);
 }
 
+// DeferAbove=: a job whose only hosts would share a degraded leaf's
+// uplinks with a running ring waits, until it has waited its share of its
+// time limit or the ring has ended; a job without a time limit (or an
+// evaluation that cannot start it) never does.
+TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) {
+  save(kFabric);
+  open(conf("DbPath=" + path("fabric.db") + "\nDeferAbove=1.10\nDeferShare=0.5\n"));
+  // Job 1 on leaf01 and leaf02 but gpu008 and gpu016: its ring crosses
+  // their uplinks, leaf02's with the 1x cable.
+  record_fallback(1, {"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu009", "gpu010",
+                      "gpu011", "gpu012", "gpu013", "gpu014", "gpu015"});
+  std::vector<int> free(32, -1);
+  free[7] = free[15] = 8;  // gpu008 and gpu016: the job's only choice
+  auto rank_waited = [&](double waited_s, double time_limit_s, topo_engine_ranking* r) {
+    topo_engine_job job{};
+    job.job_id = 2;
+    job.nodes = 2;
+    job.gpus_per_node = 8;
+    job.request.topo_aware = true;
+    job.waited_s = waited_s;
+    job.time_limit_s = time_limit_s;
+    return topo_engine_rank(engine_, &job, free.data(), free.size(), r, msg_, sizeof msg_);
+  };
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  EXPECT_EQ(r.count, 0u);
+  EXPECT_NE(std::string(msg_).find("job 2: deferred: its best placement now is estimated at"), std::string::npos)
+      << msg_;
+  EXPECT_NE(std::string(msg_).find("DeferAbove=1.1 times its best on the idle fabric (1.00x)"), std::string::npos)
+      << msg_;
+  EXPECT_NE(std::string(msg_).find("waited 0 s of 1800"), std::string::npos) << msg_;
+  ASSERT_EQ(rank_waited(1799, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  ASSERT_EQ(rank_waited(1800, 3600, &r), TOPO_ENGINE_OK) << msg_;  // waited its share
+  EXPECT_GT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
+  topo_engine_ranking_free(&r);
+  ASSERT_EQ(rank_waited(0, 0, &r), TOPO_ENGINE_OK) << msg_;  // no time limit
+  topo_engine_ranking_free(&r);
+
+  ASSERT_EQ(topo_engine_job_ended(engine_, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_OK) << msg_;  // nothing beside it now
+  EXPECT_LT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
+  topo_engine_ranking_free(&r);
+
+  // Off by default.
+  record_fallback(1, {"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu009", "gpu010",
+                      "gpu011", "gpu012", "gpu013", "gpu014", "gpu015"});
+  conf("DbPath=" + path("fabric.db") + "\n");
+  ASSERT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
+      << msg_;
+  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking_free(&r);
+}
+
+TEST_F(EngineTest, BadDeferKeysNameFileLineAndField) {
+  for (const auto& [line, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"DeferAbove=1", "DeferAbove '1': expected 0 (never) or a slowdown above 1"},
+           {"DeferAbove=0.5", "DeferAbove '0.5': expected 0 (never) or a slowdown above 1"},
+           {"DeferAbove=fast", "DeferAbove 'fast': expected"},
+           {"DeferAbove=inf", "DeferAbove 'inf': expected"},
+           {"DeferShare=0", "DeferShare '0': expected a share of the job's time limit above 0"},
+           {"DeferShare=-1", "DeferShare '-1': expected"},
+           {"DeferShare=nan", "DeferShare 'nan': expected"}}) {
+    std::string bad = conf("DbPath=" + path("fabric.db") + "\n" + line + "\n");
+    topo_engine_t* e = nullptr;
+    EXPECT_EQ(topo_engine_open(bad.c_str(), &e, msg_, sizeof msg_), TOPO_ENGINE_CONFIG) << line;
+    EXPECT_NE(std::string(msg_).find(bad + ":2"), std::string::npos) << msg_;
+    EXPECT_NE(std::string(msg_).find(expected), std::string::npos) << msg_;
+    topo_engine_close(e);
+  }
+  open(conf("DeferAbove=0\nDeferShare=2\n"));  // 0: never, spelled out
+}
+
 // A suspended job's traffic leaves the fabric model and comes back on
 // resume: new jobs avoid its uplinks only while it runs.
 TEST_F(EngineTest, ASuspendedJobsTrafficLeavesUntilItResumes) {

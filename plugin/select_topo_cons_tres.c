@@ -135,26 +135,6 @@ extern int fini(void)
 
 /* Adds a GPU gres state's free count to *free (list_for_each: no iterator
  * to allocate per node and call). */
-static int add_free_gpus(void *x, void *arg)
-{
-  gres_state_t *gres_state = x;
-  gres_node_state_t *ns = gres_state->gres_data;
-  int *free = arg;
-  if (gres_state->gres_name && !xstrcmp(gres_state->gres_name, "gpu") && ns &&
-      ns->gres_cnt_avail > ns->gres_cnt_alloc)
-    *free += (int)(ns->gres_cnt_avail - ns->gres_cnt_alloc);
-  return 0;
-}
-
-/* Free GPUs of a node as slurmctld counts them. */
-static int free_gpus(node_record_t *node_ptr)
-{
-  int free = 0;
-  if (node_ptr->gres_list)
-    list_for_each(node_ptr->gres_list, add_free_gpus, &free);
-  return free;
-}
-
 /* Records the placement and hands the ring order to the job. */
 static void record(topo_engine_t *e, const struct topo_engine_job *job, job_record_t *job_ptr,
                    const struct topo_engine_ranking *ranking, long chosen, bitstr_t *allocated,
@@ -232,7 +212,7 @@ static int rank_again(topo_engine_t *e, const struct topo_engine_job *job, bitst
   int *free = topo_shim_free_gpus_take();
   for (int i = 0; i < node_record_count; i++)
     free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
-                ? free_gpus(node_record_table_ptr[i]) : -1;
+                ? topo_shim_node_free_gpus(node_record_table_ptr[i]) : -1;
   bool timed = topo_shim_time_engine_cpu();
   uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0, t0 = topo_shim_now_us();
   int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, sizeof(msg));
@@ -269,6 +249,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   topo_engine_t *e;
   int rc;
   long chosen = -1;
+  const char *waiting = "waiting (Strict=yes)";
 
   /* Test-only (at submission: can this job ever run?) must see every
    * node, or a job that fits the cluster only off our candidates is
@@ -298,7 +279,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
     uint32_t usable = 0;
     for (int i = 0; i < node_record_count; i++) {
       free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
-                  ? free_gpus(node_record_table_ptr[i]) : -1;
+                  ? topo_shim_node_free_gpus(node_record_table_ptr[i]) : -1;
       if (free[i] >= 0 && (!job.gpus_per_node || free[i] >= (int)job.gpus_per_node))
         usable++;
     }
@@ -325,6 +306,12 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
   }
   if (rc != TOPO_ENGINE_OK) {
     snprintf(why, sizeof(why), "%s", msg);
+    /* DeferAbove= holds it back for a better moment: it waits, as a job
+     * that does not fit. */
+    if (rc == TOPO_ENGINE_DEFERRED) {
+      waiting = "waiting";
+      goto wait;
+    }
     /* A busy cluster is no engine failure: the job waits like any other. */
     if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
       goto wait;
@@ -360,9 +347,9 @@ wait:
   /* Slurm sets the pending reason itself (Resources) after a failed test
    * and clears state_desc, so the why goes into the admin comment. */
   {
-    char note[300];
-    debug("JobId=%u waits (Strict=yes): %s", job_ptr->job_id, why);
-    snprintf(note, sizeof(note), "waiting (Strict=yes): %.200s", why);
+    char note[400];
+    debug("JobId=%u %s: %s", job_ptr->job_id, waiting, why);
+    snprintf(note, sizeof(note), "%s: %.300s", waiting, why);
     topo_shim_note(job_ptr, note);
   }
   return SLURM_ERROR;

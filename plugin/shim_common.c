@@ -207,7 +207,30 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
   if (!job.gpus_per_node && job.nodes)
     job.gpus_per_node = (topo_shim_gpus_in_tres(job_ptr->tres_per_job) + job.nodes - 1) / job.nodes;
   job.request = *request;
+  if (job_ptr->details && job_ptr->details->submit_time)
+    job.waited_s = difftime(time(NULL), job_ptr->details->submit_time);
+  if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
+    job.time_limit_s = 60.0 * job_ptr->time_limit;
   return job;
+}
+
+static int add_free_gpus(void *x, void *arg)
+{
+  gres_state_t *gres_state = x;
+  gres_node_state_t *ns = gres_state->gres_data;
+  int *free = arg;
+  if (gres_state->gres_name && !xstrcmp(gres_state->gres_name, "gpu") && ns &&
+      ns->gres_cnt_avail > ns->gres_cnt_alloc)
+    *free += (int)(ns->gres_cnt_avail - ns->gres_cnt_alloc);
+  return 0;
+}
+
+int topo_shim_node_free_gpus(node_record_t *node_ptr)
+{
+  int free = 0;
+  if (node_ptr->gres_list)
+    list_for_each(node_ptr->gres_list, add_free_gpus, &free);
+  return free;
 }
 
 /* --- the job record ------------------------------------------------------------ */

@@ -71,11 +71,16 @@ void topo_shim_free_gpus_give_back(void);
 struct topo_network_request topo_shim_request(job_record_t *job_ptr, bool log_bad,
                                               bool apply_partitions);
 
-/* The engine's view of the job: host count and GPUs per host. */
+/* The engine's view of the job: host count and GPUs per host, how long
+ * it has waited since its submission and its time limit (none: 0, never
+ * deferred). */
 struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
                                             const struct topo_network_request *request,
                                             uint32_t min_nodes, uint32_t max_nodes,
                                             uint32_t req_nodes);
+
+/* Free GPUs of a node as slurmctld counts them now. */
+int topo_shim_node_free_gpus(node_record_t *node_ptr);
 
 /* GPUs per node in a TRES string such as "gres:gpu:8", "gres/gpu:a100:4",
  * "gpu:2" or "gres:gpu" (1); 0 when it names no GPU. */

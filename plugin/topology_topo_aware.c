@@ -822,6 +822,23 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
   return rc;
 }
 
+/* Whether this evaluation may start the job now.  eval_nodes serves
+ * test-only (at submission) and backfill's will-run plans too and says
+ * not which; those offer nodes with GPUs that are not free now (the idle
+ * cluster, the planned future), a start offers none.  Only a start may be
+ * deferred (DeferAbove=): a test-only evaluation that failed would refuse
+ * the job for good.  A job without GPUs cannot tell them apart: never. */
+static bool starts_now(const topology_eval_t *ev, uint32_t gpus_per_node)
+{
+  if (!gpus_per_node)
+    return false;
+  for (int i = 0; next_node_bitmap(ev->node_map, &i); i++)
+    if (can_take_job(ev, i) &&
+        ev->avail_res_array[i]->avail_gpus > topo_shim_node_free_gpus(node_record_table_ptr[i]))
+      return false;
+  return true;
+}
+
 /* The engine's best candidate first, which Slurm nearly always takes;
  * only when Slurm refuses it are the others ranked (their estimates cost
  * most of a search) and tried. */
@@ -845,11 +862,14 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
   struct pending *entry = xmalloc(sizeof(*entry));
   int rc;
   topo_engine_t *e = topo_shim_engine();
+  const char *waiting = "waiting (Strict=yes)";
 
   entry->job_id = job_ptr->job_id;
   entry->restarts = job_ptr->restart_cnt;
   entry->chosen = -1;
   entry->job = topo_shim_engine_job(job_ptr, request, ev->min_nodes, ev->max_nodes, ev->req_nodes);
+  if (!starts_now(ev, entry->job.gpus_per_node))
+    entry->job.time_limit_s = 0; /* never deferred */
   writer_start();
   if (!e) {
     snprintf(entry->why, sizeof(entry->why), "topo_aware.conf could not be read");
@@ -862,6 +882,12 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
 
   rc = rank(e, ev, entry, spent);
   if (rc != TOPO_ENGINE_OK) {
+    /* DeferAbove= holds it back for a better moment: it waits, as a job
+     * that does not fit. */
+    if (rc == TOPO_ENGINE_DEFERRED) {
+      waiting = "waiting";
+      goto wait;
+    }
     /* A busy cluster is no engine failure: the job waits like any other. */
     if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
       goto wait;
@@ -907,7 +933,7 @@ wait:
    * the why goes into the AdminComment. */
   {
     char note[500];
-    snprintf(note, sizeof(note), "waiting (Strict=yes): %.400s", entry->why);
+    snprintf(note, sizeof(note), "%s: %.400s", waiting, entry->why);
     topo_shim_note(job_ptr, note);
   }
   pending_free(entry);

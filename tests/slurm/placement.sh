@@ -15,7 +15,9 @@
 #   3. backfill: a large topo-aware job gets a start time, small jobs run
 #   4. corrupt database, missing config, bad config line, bad option: the
 #      job still runs (logged fallback, ring hints over Slurm's own nodes
-#      with TOPO_FALLBACK=1) or is refused; slurmctld answers
+#      with TOPO_FALLBACK=1) or is refused; slurmctld answers; DeferAbove=:
+#      a job that would run slow beside a running ring waits, for its
+#      share of its time limit or until the ring ends
 #   5. NCCL_IB_HCA per node from each host's hwloc data (hosts of two builds
 #      in one job), and per task its GPU's rail first
 #   6. RoCE: on a snapshot routed ecmp:1, the site's NCCL settings from
@@ -319,6 +321,45 @@ else
   check "  ... and stays pending" pending "$d2"
   scancel "$d2"
 fi
+# DeferAbove=: leaf03 and leaf04 held by a plain job, a topo-aware job on
+# leaf01 and leaf02 but gpu008 and gpu016, whose ring crosses their uplinks
+# (leaf02's with the 1x cable); a 2-node job offered only gpu008 and gpu016
+# would run 1.86x its ideal beside it (plugin/engine_test.cc): it waits.
+printf 'DbPath=%s\nDeferAbove=1.10\nDeferShare=0.05\n' "$db" >"$dir/etc/topo_aware.conf"
+scontrol reconfigure
+wait_until 30 ping_up || true
+cancel_all
+deferred_note() {
+  local said="AdminComment=topo-aware: waiting: job $1: deferred: its best placement now is estimated at"
+  wait_until 15 sh -c "scontrol show job -o $1 | grep -qF -- \"\$0\"" "$said"
+}
+running_on_within() { wait_state "$1" RUNNING "$3" && got_nodes "$1" "$2"; }
+waited_at_least() { # job seconds: it started that long after its submission or later
+  local waited
+  [ "$(job_field "$1" JobState)" = RUNNING ] || { echo "  job $1 is not running" >&2; return 1; }
+  waited=$(($(date -d "$(job_field "$1" StartTime)" +%s) - $(date -d "$(job_field "$1" SubmitTime)" +%s)))
+  [ "$waited" -ge "$2" ] || { echo "  job $1 started $waited s after its submission" >&2; return 1; }
+}
+hold=$(submit -w 'gpu[017-032]' -N16 --exclusive --wrap 'sleep 600')
+wait_state "$hold" RUNNING 30
+ring=$(topo_job -N14 -x 'gpu[008,016]' --gres=gpu:8)
+check "DeferAbove: a ring across leaf01 and leaf02 runs" running "$ring"
+e1=$(topo_job -N2 --gres=gpu:8 -t 600)
+check "DeferAbove: a job whose only hosts would run slow beside it is deferred, and says why" deferred_note "$e1"
+check "  ... and stays pending" pending "$e1"
+scancel "$e1"
+e2=$(topo_job -N2 --gres=gpu:8 -t 2)
+# Slurm tries a pending job again when something changes or at its next
+# periodic pass (sched_interval, 60 s): the share ends within that.
+check "DeferAbove: a job deferred for its share (DeferShare=0.05 of 2 minutes) then runs on those hosts" \
+  running_on_within "$e2" 'gpu[008,016]' 90
+check "  ... after waiting at least its 6 s" waited_at_least "$e2" 6
+scancel "$e2"
+e3=$(topo_job -N2 --gres=gpu:8 -t 600)
+check "DeferAbove: another is deferred" deferred_note "$e3"
+scancel "$ring"
+check "  ... and runs once the ring beside it has ended" running "$e3"
+scancel "$e3" "$hold"
 printf 'DbPath=%s\nPartitions=gpu\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
 p1=$(submit -N3 --exclusive --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 600')
