@@ -308,12 +308,15 @@ static void collect_bucket(const struct ctld_api *api, struct pending **p, struc
   while (*p) {
     struct pending *entry = *p;
     job_record_t *job_ptr = api->find_job(entry->job_id);
-    bool gone = !job_ptr;
+    /* Slurm keeps an ended job's node list; a job cancelled while pending
+     * never had one, though it gets a start time (its end's). */
+    bool allocated = job_ptr && job_ptr->nodes && job_ptr->nodes[0];
+    bool gone = !job_ptr || (IS_JOB_FINISHED(job_ptr) && !allocated);
     /* Started, whether still running or already ended between two rounds
      * of the writer (short jobs do). */
-    bool running = job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time;
+    bool running = !gone && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time && allocated;
     /* Started and already requeued: pending again, with one restart more. */
-    bool ran = job_ptr && !running && job_ptr->restart_cnt > entry->restarts;
+    bool ran = !gone && !running && job_ptr->restart_cnt > entry->restarts;
     if (!gone && !running && !ran) {
       p = &entry->next;
       continue;

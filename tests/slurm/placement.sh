@@ -354,6 +354,9 @@ e2=$(topo_job -N2 --gres=gpu:8 -t 2)
 check "DeferAbove: a job deferred for its share (DeferShare=0.05 of 2 minutes) then runs on those hosts" \
   running_on_within "$e2" 'gpu[008,016]' 90
 check "  ... after waiting at least its 6 s" waited_at_least "$e2" 6
+# By now the writer has had its rounds since the first one was cancelled.
+check "  ... and the job cancelled while deferred left no placement record" \
+  sh -c "! grep -q 'JobId=$e1 placed' '$log' && ! '$topoctl' job $e1 --db '$db' >/dev/null 2>&1"
 scancel "$e2"
 e3=$(topo_job -N2 --gres=gpu:8 -t 600)
 check "DeferAbove: another is deferred" deferred_note "$e3"
