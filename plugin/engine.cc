@@ -846,6 +846,8 @@ void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice
 
 bool topo_engine_strict(const topo_engine_t* engine) { return engine && engine->config.strict; }
 
+bool topo_engine_defers(const topo_engine_t* engine) { return engine && engine->config.defer.enabled(); }
+
 bool topo_engine_partition_selected(const topo_engine_t* engine, const char* partition) {
   try {
     return engine && partition && engine->config.partitions.count(partition) > 0;

@@ -175,6 +175,8 @@ typedef void (*topo_engine_notice_fn)(const char *line);
 void topo_engine_on_snapshot(topo_engine_t *engine, topo_engine_notice_fn notice);
 
 bool topo_engine_strict(const topo_engine_t *engine);
+/* Whether DeferAbove= may hold jobs back (it is set and not 0). */
+bool topo_engine_defers(const topo_engine_t *engine);
 /* Whether Partitions= names `partition`. */
 bool topo_engine_partition_selected(const topo_engine_t *engine, const char *partition);
 /* The profile a request stands for, with DefaultProfile applied: "allreduce", ... */

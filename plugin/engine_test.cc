@@ -789,6 +789,7 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
     job.time_limit_s = time_limit_s;
     return topo_engine_rank(engine_, &job, free.data(), free.size(), r, msg_, sizeof msg_);
   };
+  EXPECT_TRUE(topo_engine_defers(engine_));
   topo_engine_ranking r{};
   ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
   EXPECT_EQ(r.count, 0u);
@@ -815,6 +816,7 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
   conf("DbPath=" + path("fabric.db") + "\n");
   ASSERT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
       << msg_;
+  EXPECT_FALSE(topo_engine_defers(engine_));
   ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_OK) << msg_;
   topo_engine_ranking_free(&r);
 }

@@ -133,8 +133,6 @@ extern int fini(void)
 }
 
 
-/* Adds a GPU gres state's free count to *free (list_for_each: no iterator
- * to allocate per node and call). */
 /* Records the placement and hands the ring order to the job. */
 static void record(topo_engine_t *e, const struct topo_engine_job *job, job_record_t *job_ptr,
                    const struct topo_engine_ranking *ranking, long chosen, bitstr_t *allocated,

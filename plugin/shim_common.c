@@ -214,6 +214,8 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
   return job;
 }
 
+/* Adds a GPU gres state's free count to *free (list_for_each: no iterator
+ * to allocate per node and call). */
 static int add_free_gpus(void *x, void *arg)
 {
   gres_state_t *gres_state = x;

@@ -871,7 +871,8 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
   entry->restarts = job_ptr->restart_cnt;
   entry->chosen = -1;
   entry->job = topo_shim_engine_job(job_ptr, request, ev->min_nodes, ev->max_nodes, ev->req_nodes);
-  if (!starts_now(ev, entry->job.gpus_per_node))
+  /* Asked only when deferring is on: it reads every offered node's GPUs. */
+  if (!topo_engine_defers(e) || !starts_now(ev, entry->job.gpus_per_node))
     entry->job.time_limit_s = 0; /* never deferred */
   writer_start();
   if (!e) {
