@@ -222,12 +222,12 @@ struct SimulateOptions {
   bool json = false;
 };
 
-// A finite number for which `holds` is true, else "must be WHAT, not TEXT".
+// A number for which `holds` is true, else "must be WHAT, not TEXT".
 CLI::Validator number_where(bool (*holds)(double), const std::string& what) {
   return CLI::Validator(
       [holds, what](std::string& text) {
         double v = 0;
-        bool ok = CLI::detail::lexical_cast(text, v) && std::isfinite(v) && holds(v);
+        bool ok = CLI::detail::lexical_cast(text, v) && holds(v);
         return ok ? std::string() : fmt::format("must be {}, not {}", what, text);
       },
       what);
@@ -255,16 +255,19 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
                  "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
                  "alltoall, pipeline, mixed, none");
   cmd.add_option("--defer-above", o.defer_rule.above_slowdown,
-                 "leave a job queued while the model estimates its best placement slower than this (e.g. "
-                 "1.10), for at most --defer-share of its run; topo-aware only (Slurm's policies have no "
-                 "estimate); 0: never")
+                 "leave a job queued while the model estimates its best placement more than this many times "
+                 "slower than its best on the idle fabric (e.g. 1.10), for at most --defer-share of its run; "
+                 "topo-aware only (Slurm's policies have no estimate); 0: never")
       ->capture_default_str()
-      ->check(number_where([](double v) { return v == 0 || v > 1; }, "0 (never) or a slowdown above 1"));
+      ->check(number_where(
+          [](double v) { return topo::defer_rule_problem({.above_slowdown = v}).empty(); },
+          "0 (never) or a slowdown above 1"));
   cmd.add_option("--defer-share", o.defer_rule.max_wait_share,
                  "the longest a job is deferred, as a share of its run time (the trace's stand-in for its "
                  "time limit)")
       ->capture_default_str()
-      ->check(number_where([](double v) { return v > 0; }, "a share above 0"));
+      ->check(number_where(
+          [](double v) { return topo::defer_rule_problem({.max_wait_share = v}).empty(); }, "a share above 0"));
   cmd.add_option("--threads", o.threads, "policies replayed at once (default: one per core)");
   cmd.add_option("--title", o.title, "the run's title in the results and the report");
   cmd.add_option("--output", o.output, "write the results with every job (for topoctl report) to FILE");
@@ -334,7 +337,8 @@ Run add_simulate(CLI::App& app) {
     c.trace = trace.source + scaling;
     c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
     if (o.defer_rule.enabled())
-      c.trace += fmt::format(", jobs deferred while estimated above {} (at most {} of their run)",
+      c.trace += fmt::format(", jobs deferred while estimated above {} times their best on the idle fabric "
+                             "(at most {} of their run)",
                              o.defer_rule.above_slowdown, o.defer_rule.max_wait_share);
     c.title = o.title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G) : o.title;
     return emit(c, o.json, o.output);
