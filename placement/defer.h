@@ -20,6 +20,9 @@
 // holding it back would cost its wait and buy nothing.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "placement/search.h"
 
 namespace topo {
@@ -39,13 +42,13 @@ struct DeferRule {
 
 // Whether `placement`, found for a job that has waited `waited_s` of a
 // time limit of `time_limit_s`, should be declined for now: its estimated
-// slowdown is above rule.above_slowdown x `idle_slowdown` (the same job's
-// best placement on the idle fabric, >= 1). Never for an infeasible
-// placement, one without an estimate, or one of a single host. As
-// idle_slowdown >= 1, a placement that is not deferred with 1 is not
-// deferred with any: callers may skip finding the idle one.
-bool defer(const DeferRule& rule, const Placement& placement, double idle_slowdown, double waited_s,
-           double time_limit_s);
+// slowdown is above rule.above_slowdown x the same job's best placement
+// on the idle fabric (>= 1), which `idle_slowdown` gives: it is asked only
+// for a placement slow enough that the answer matters, since finding it is
+// a search. Never for an infeasible placement, one without an estimate,
+// or one of a single host.
+bool defer(const DeferRule& rule, const Placement& placement, const std::function<double()>& idle_slowdown,
+           double waited_s, double time_limit_s);
 
 // Why a rule is not usable ("" when it is): a threshold that is neither 0
 // nor above 1, a share that is not positive and finite.

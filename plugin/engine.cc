@@ -686,10 +686,10 @@ double idle_slowdown(topo_engine& e, const NodeMap& map, const Question& q) {
 std::string deferral(topo_engine& e, const NodeMap& map, const Question& q, const topo_engine_job& job,
                      const Placement& best) {
   const DeferRule& rule = e.config.defer;
-  // With 1 for the idle fabric's slowdown first: the least it can be.
-  if (job.time_limit_s <= 0 || !defer(rule, best, 1.0, job.waited_s, job.time_limit_s)) return "";
-  const double idle = idle_slowdown(e, map, q);
-  if (!defer(rule, best, idle, job.waited_s, job.time_limit_s)) return "";
+  double idle = 1;
+  if (job.time_limit_s <= 0 ||
+      !defer(rule, best, [&] { return idle = idle_slowdown(e, map, q); }, job.waited_s, job.time_limit_s))
+    return "";
   return fmt::format("deferred: its best placement now is estimated at {:.2f}x its ideal, more than "
                      "DeferAbove={} times its best on the idle fabric ({:.2f}x); waited {:.0f} s of {:.0f} "
                      "(DeferShare={} of a time limit of {:.0f} s)",

@@ -179,11 +179,9 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       return false;
     }
     // Deferring needs a job that will end and free hosts; the trace's run
-    // time stands for the time limit it does not record. The idle fabric's
-    // placement is found only for a placement slow enough to be deferred.
-    const double waited = now - job.trace->submit_s, limit = job.trace->duration_s;
-    if (!running.empty() && defer(options.defer_rule, p, 1.0, waited, limit) &&
-        defer(options.defer_rule, p, idle_slowdown(job.request), waited, limit)) {
+    // time stands for the time limit it does not record.
+    if (!running.empty() && defer(options.defer_rule, p, [&] { return idle_slowdown(job.request); },
+                                  now - job.trace->submit_s, job.trace->duration_s)) {
       ++deferrals;
       deferred.insert(job.trace);
       return false;

@@ -791,6 +791,11 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
               "in %d\n", trials, reached_best, best_at_floor);
 }
 
+// The idle fabric's slowdown, as defer() asks for it.
+std::function<double()> idle(double slowdown) {
+  return [slowdown] { return slowdown; };
+}
+
 TEST(PlacementDefer, OnlyAMultiHostPlacementSlowerThanTheIdleFabricsWaitsWithinItsShare) {
   Placement p;
   p.feasible = true;
@@ -799,30 +804,33 @@ TEST(PlacementDefer, OnlyAMultiHostPlacementSlowerThanTheIdleFabricsWaitsWithinI
   p.score.ideal_s = 1.0;
   p.score.slowdown = 1.5;
   const DeferRule rule{1.10, 0.5};
-  EXPECT_TRUE(defer(rule, p, 1.0, 0, 100));
-  EXPECT_TRUE(defer(rule, p, 1.0, 49.9, 100));
-  EXPECT_FALSE(defer(rule, p, 1.0, 50, 100));  // waited its share
-  EXPECT_FALSE(defer(DeferRule{}, p, 1.0, 0, 100));  // off by default
-  EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, 1.0, 0, 100));
+  EXPECT_TRUE(defer(rule, p, idle(1.0), 0, 100));
+  EXPECT_TRUE(defer(rule, p, idle(1.0), 49.9, 100));
+  EXPECT_FALSE(defer(rule, p, idle(1.0), 50, 100));  // waited its share
+  EXPECT_FALSE(defer(DeferRule{}, p, idle(1.0), 0, 100));  // off by default
+  EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, idle(1.0), 0, 100));
   // Against the idle fabric's best: 1.5 is within 10% of 1.4, not of 1.3.
-  EXPECT_FALSE(defer(rule, p, 1.4, 0, 100));
-  EXPECT_TRUE(defer(rule, p, 1.3, 0, 100));
+  EXPECT_FALSE(defer(rule, p, idle(1.4), 0, 100));
+  EXPECT_TRUE(defer(rule, p, idle(1.3), 0, 100));
   Placement fast = p;
   fast.score.slowdown = 1.10;  // at the threshold: starts
-  EXPECT_FALSE(defer(rule, fast, 1.0, 0, 100));
+  EXPECT_FALSE(defer(rule, fast, idle(1.0), 0, 100));
+  bool asked = false;  // finding the idle fabric's best is a search: not for a placement this fast
+  EXPECT_FALSE(defer(rule, fast, [&] { asked = true; return 1.0; }, 0, 100));
+  EXPECT_FALSE(asked);
   Placement full = p;  // a cable the job needs is full: the estimate is infinite
   full.score.estimate_s = std::numeric_limits<double>::infinity();
   full.score.slowdown = 10.9;
-  EXPECT_TRUE(defer(rule, full, 1.0, 0, 100));
+  EXPECT_TRUE(defer(rule, full, idle(1.0), 0, 100));
   Placement one_host = p;
   one_host.hosts = {1};
-  EXPECT_FALSE(defer(rule, one_host, 1.0, 0, 100));
+  EXPECT_FALSE(defer(rule, one_host, idle(1.0), 0, 100));
   Placement no_estimate = p;
   no_estimate.score.estimate_s = no_estimate.score.ideal_s = 0;  // Slurm's policies: nothing to judge by
-  EXPECT_FALSE(defer(rule, no_estimate, 1.0, 0, 100));
+  EXPECT_FALSE(defer(rule, no_estimate, idle(1.0), 0, 100));
   Placement infeasible = p;
   infeasible.feasible = false;
-  EXPECT_FALSE(defer(rule, infeasible, 1.0, 0, 100));
+  EXPECT_FALSE(defer(rule, infeasible, idle(1.0), 0, 100));
 
   EXPECT_EQ(defer_rule_problem(rule), "");
   EXPECT_EQ(defer_rule_problem(DeferRule{}), "");
