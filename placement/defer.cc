@@ -8,10 +8,10 @@
 namespace topo {
 
 bool defer(const DeferRule& rule, const Placement& placement, const std::function<double()>& idle_slowdown,
-           double waited_s, double time_limit_s) {
+           double deferred_s, double time_limit_s) {
   if (!rule.enabled() || !placement.feasible || placement.hosts.size() < 2) return false;
   if (placement.score.ideal_s <= 0) return false;  // no estimate (a full cable's is infinite, and counts)
-  if (waited_s >= rule.max_wait_share * time_limit_s) return false;
+  if (deferred_s >= rule.max_wait_share * time_limit_s) return false;
   // The idle fabric's slowdown is at least 1: below the rule with 1, below it with any.
   if (placement.score.slowdown <= rule.above_slowdown) return false;
   return placement.score.slowdown > rule.above_slowdown * std::max(idle_slowdown(), 1.0);

@@ -4,6 +4,14 @@
 // best hosts it has. Slurm has no such rule: a job starts as soon as
 // enough nodes are free, whichever they are.
 //
+// The share is counted from the first pass that deferred the job, not
+// from its submission: the time it queued for lack of hosts is not what
+// deferring costs it. On a saturated cluster that difference is the rule:
+// every job has queued longer than its share by the time enough hosts are
+// free, and the hosts then free are the scattered ones the last jobs left,
+// so a share counted from submission never holds a job back where it
+// matters most (measured: README, "Deferring slow placements").
+//
 // Why it pays on a busy cluster: a job that starts the moment it fits by
 // count often gets the last free host of several leaves (no choice of
 // hosts, only of their ring order), and under static routing its
@@ -33,22 +41,25 @@ struct DeferRule {
   // defers (the default: deferring trades a job's start for its speed, an
   // admin's choice).
   double above_slowdown = 0;
-  // The longest a job waits for a better placement, as a share of its
-  // time limit (the replay: of its run time, the trace's only figure).
+  // The longest a job waits for a better placement, from the first pass
+  // that deferred it, as a share of its time limit (the replay: of its run
+  // time, the trace's only figure).
   double max_wait_share = 1.0;
 
   bool enabled() const { return above_slowdown > 0; }
 };
 
-// Whether `placement`, found for a job that has waited `waited_s` of a
-// time limit of `time_limit_s`, should be declined for now: its estimated
-// slowdown is above rule.above_slowdown x the same job's best placement
-// on the idle fabric (>= 1), which `idle_slowdown` gives: it is asked only
-// for a placement slow enough that the answer matters, since finding it is
-// a search. Never for an infeasible placement, one without an estimate,
-// or one of a single host.
+// Whether `placement`, found for a job with a time limit of
+// `time_limit_s` that has been deferred for `deferred_s` so far (0 at the
+// first pass that would defer it; the caller keeps when that was), should
+// be declined for now: its estimated slowdown is above
+// rule.above_slowdown x the same job's best placement on the idle fabric
+// (>= 1), which `idle_slowdown` gives: it is asked only for a placement
+// slow enough that the answer matters, since finding it is a search.
+// Never for an infeasible placement, one without an estimate, or one of a
+// single host.
 bool defer(const DeferRule& rule, const Placement& placement, const std::function<double()>& idle_slowdown,
-           double waited_s, double time_limit_s);
+           double deferred_s, double time_limit_s);
 
 // Why a rule is not usable ("" when it is): a threshold that is neither 0
 // nor above 1, a share that is not positive and finite.

@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <condition_variable>
 #include <utility>
 
@@ -329,6 +330,13 @@ struct topo_engine {
   // Each job shape's best estimated slowdown on the idle fabric, for
   // DeferAbove= (idle_slowdown below); dropped with the tree or the map.
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool, Profile>, double> idle_slowdowns;
+  // When each job held back by DeferAbove= was first held back, by job id:
+  // its share of its time limit counts from then, since the time it queued
+  // for lack of hosts is not what deferring costs it (on a saturated
+  // cluster every job has queued longer than its share before it fits).
+  // Dropped when the job starts; lost with slurmctld, so a job deferred
+  // across a restart waits its share again.
+  std::unordered_map<uint32_t, double> deferred_since;
   Question question;  // the rank call's, kept for its room
   // The search's view of the fabric: the running traffic copied in once
   // per change of it (a map of cables), the free GPUs per call.
@@ -682,18 +690,34 @@ double idle_slowdown(topo_engine& e, const NodeMap& map, const Question& q) {
   return it->second;
 }
 
+// A job cancelled while deferred never starts, so its entry in
+// deferred_since would stay: past kKeptDeferrals entries, those of jobs
+// first deferred over a week ago go (a week past any share a job waiting
+// for a placement is likely to have).
+void forget_stale_deferrals(topo_engine& e, double now_s) {
+  constexpr size_t kKeptDeferrals = 10000;
+  constexpr double kWeek_s = 7 * 24 * 3600.0;
+  if (e.deferred_since.size() < kKeptDeferrals) return;
+  std::erase_if(e.deferred_since, [&](const auto& entry) { return now_s - entry.second > kWeek_s; });
+}
+
 // Why DeferAbove= holds the job back now, or "" when it does not.
 std::string deferral(topo_engine& e, const NodeMap& map, const Question& q, const topo_engine_job& job,
                      const Placement& best) {
   const DeferRule& rule = e.config.defer;
+  if (job.time_limit_s <= 0) return "";
+  auto since = e.deferred_since.find(job.job_id);
+  const double deferred_s = since == e.deferred_since.end() ? 0 : std::max(0.0, job.now_s - since->second);
   double idle = 1;
-  if (job.time_limit_s <= 0 ||
-      !defer(rule, best, [&] { return idle = idle_slowdown(e, map, q); }, job.waited_s, job.time_limit_s))
-    return "";
+  if (!defer(rule, best, [&] { return idle = idle_slowdown(e, map, q); }, deferred_s, job.time_limit_s)) return "";
+  if (since == e.deferred_since.end()) {
+    forget_stale_deferrals(e, job.now_s);
+    e.deferred_since.emplace(job.job_id, job.now_s);
+  }
   return fmt::format("deferred: its best placement now is estimated at {:.2f}x its ideal, more than "
-                     "DeferAbove={} times its best on the idle fabric ({:.2f}x); waited {:.0f} s of {:.0f} "
+                     "DeferAbove={} times its best on the idle fabric ({:.2f}x); deferred for {:.0f} s of {:.0f} "
                      "(DeferShare={} of a time limit of {:.0f} s)",
-                     best.score.slowdown, rule.above_slowdown, idle, job.waited_s,
+                     best.score.slowdown, rule.above_slowdown, idle, deferred_s,
                      rule.max_wait_share * job.time_limit_s, rule.max_wait_share, job.time_limit_s);
 }
 
@@ -972,6 +996,7 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
     if (!engine || !job || !ring_order || (allocated_count && !allocated))
       throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_record: missing argument");
     std::lock_guard guard(engine->lock);
+    engine->deferred_since.erase(job->job_id);  // it starts
     const RankingDetail* detail = ranking ? static_cast<const RankingDetail*>(ranking->detail) : nullptr;
     if (chosen >= 0 && (!detail || static_cast<size_t>(chosen) >= detail->answer->placements.size()))
       throw EngineError(TOPO_ENGINE_INVALID, fmt::format("topo_engine_record: no candidate {}", chosen));

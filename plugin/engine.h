@@ -192,11 +192,12 @@ struct topo_engine_job {
    * takes it, so the shims ask this first and ranking.more says whether
    * asking again with true may give others.  true: up to Candidates=. */
   bool all_candidates;
-  /* For DeferAbove=: seconds since the job was submitted, and its time
-   * limit in seconds.  A time limit of 0 (none, or an evaluation that
-   * does not start the job: test-only at submission, backfill's plans)
-   * is never deferred. */
-  double waited_s, time_limit_s;
+  /* For DeferAbove=: the time of this evaluation (seconds since the
+   * epoch: a job's share is counted from the first evaluation that
+   * deferred it), and the job's time limit in seconds.  A time limit of 0
+   * (none, or an evaluation that does not start the job: test-only at
+   * submission, backfill's plans) is never deferred. */
+  double now_s, time_limit_s;
 };
 
 struct topo_engine_candidate {

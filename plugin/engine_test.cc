@@ -767,9 +767,10 @@ TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
 }
 
 // DeferAbove=: a job whose only hosts would share a degraded leaf's
-// uplinks with a running ring waits, until it has waited its share of its
-// time limit or the ring has ended; a job without a time limit (or an
-// evaluation that cannot start it) never does.
+// uplinks with a running ring waits, until it has been deferred for its
+// share of its time limit (counted from the first evaluation that deferred
+// it, not from its submission) or the ring has ended; a job without a time
+// limit (or an evaluation that cannot start it) never does.
 TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) {
   save(kFabric);
   open(conf("DbPath=" + path("fabric.db") + "\nDeferAbove=1.10\nDeferShare=0.5\n"));
@@ -779,34 +780,47 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
                       "gpu011", "gpu012", "gpu013", "gpu014", "gpu015"});
   std::vector<int> free(32, -1);
   free[7] = free[15] = 8;  // gpu008 and gpu016: the job's only choice
-  auto rank_waited = [&](double waited_s, double time_limit_s, topo_engine_ranking* r) {
+  auto rank_at = [&](uint32_t job_id, double now_s, double time_limit_s, topo_engine_ranking* r) {
     topo_engine_job job{};
-    job.job_id = 2;
+    job.job_id = job_id;
     job.nodes = 2;
     job.gpus_per_node = 8;
     job.request.topo_aware = true;
-    job.waited_s = waited_s;
+    job.now_s = now_s;
     job.time_limit_s = time_limit_s;
     return topo_engine_rank(engine_, &job, free.data(), free.size(), r, msg_, sizeof msg_);
   };
   EXPECT_TRUE(topo_engine_defers(engine_));
   topo_engine_ranking r{};
-  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  // Job 2 first asked at 1e6 s (whenever it was submitted).
+  ASSERT_EQ(rank_at(2, 1e6, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
   EXPECT_EQ(r.count, 0u);
   EXPECT_NE(std::string(msg_).find("job 2: deferred: its best placement now is estimated at"), std::string::npos)
       << msg_;
   EXPECT_NE(std::string(msg_).find("DeferAbove=1.1 times its best on the idle fabric (1.00x)"), std::string::npos)
       << msg_;
-  EXPECT_NE(std::string(msg_).find("waited 0 s of 1800"), std::string::npos) << msg_;
-  ASSERT_EQ(rank_waited(1799, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
-  ASSERT_EQ(rank_waited(1800, 3600, &r), TOPO_ENGINE_OK) << msg_;  // waited its share
+  EXPECT_NE(std::string(msg_).find("deferred for 0 s of 1800"), std::string::npos) << msg_;
+  ASSERT_EQ(rank_at(3, 1e6 + 1000, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;  // its share starts now
+  EXPECT_NE(std::string(msg_).find("job 3: deferred: "), std::string::npos) << msg_;
+  ASSERT_EQ(rank_at(2, 1e6 + 1799, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  EXPECT_NE(std::string(msg_).find("deferred for 1799 s of 1800"), std::string::npos) << msg_;
+  ASSERT_EQ(rank_at(2, 1e6 + 1800, 3600, &r), TOPO_ENGINE_OK) << msg_;  // deferred for its share
   EXPECT_GT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
-  topo_engine_ranking_free(&r);
-  ASSERT_EQ(rank_waited(0, 0, &r), TOPO_ENGINE_OK) << msg_;  // no time limit
+  ASSERT_EQ(rank_at(3, 1e6 + 1800, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;  // 800 s of its 1800
+  EXPECT_NE(std::string(msg_).find("deferred for 800 s of 1800"), std::string::npos) << msg_;
+  ASSERT_EQ(rank_at(4, 1e6, 0, &r), TOPO_ENGINE_OK) << msg_;  // no time limit
   topo_engine_ranking_free(&r);
 
+  // Job 3 started (on Slurm's choice): a later job of that id, once
+  // requeued, is deferred for a share of its own.
+  ASSERT_EQ(rank_at(3, 1e6 + 2000, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  record_fallback(3, {"gpu008", "gpu016"});
+  ASSERT_EQ(topo_engine_job_ended(engine_, 3, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(rank_at(3, 1e6 + 5000, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
+  EXPECT_NE(std::string(msg_).find("deferred for 0 s of 1800"), std::string::npos) << msg_;
+
   ASSERT_EQ(topo_engine_job_ended(engine_, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
-  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_OK) << msg_;  // nothing beside it now
+  ASSERT_EQ(rank_at(5, 1e6, 3600, &r), TOPO_ENGINE_OK) << msg_;  // nothing beside it now
   EXPECT_LT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
   topo_engine_ranking_free(&r);
 
@@ -817,7 +831,7 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
   ASSERT_EQ(topo_engine_reconfigure(engine_, path("topo_aware.conf").c_str(), msg_, sizeof msg_), TOPO_ENGINE_OK)
       << msg_;
   EXPECT_FALSE(topo_engine_defers(engine_));
-  ASSERT_EQ(rank_waited(0, 3600, &r), TOPO_ENGINE_OK) << msg_;
+  ASSERT_EQ(rank_at(6, 1e6, 3600, &r), TOPO_ENGINE_OK) << msg_;
   topo_engine_ranking_free(&r);
 }
 

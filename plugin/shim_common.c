@@ -207,8 +207,7 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
   if (!job.gpus_per_node && job.nodes)
     job.gpus_per_node = (topo_shim_gpus_in_tres(job_ptr->tres_per_job) + job.nodes - 1) / job.nodes;
   job.request = *request;
-  if (job_ptr->details && job_ptr->details->submit_time)
-    job.waited_s = difftime(time(NULL), job_ptr->details->submit_time);
+  job.now_s = (double)time(NULL);
   if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
     job.time_limit_s = 60.0 * job_ptr->time_limit;
   return job;

@@ -148,7 +148,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   std::vector<double> call_us;
   int failures = 0;
   int deferrals = 0;
-  std::set<const TraceJob*> deferred;
+  std::map<const TraceJob*, double> deferred;  // the time each deferred job was first deferred
 
   TrafficMap traffic(tree.fabric());
   SeamRoutes routes(tree.paths());  // the tree's routes, asked again and again over the replay
@@ -179,12 +179,17 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
       return false;
     }
     // Deferring needs a job that will end and free hosts; the trace's run
-    // time stands for the time limit it does not record.
-    if (!running.empty() && defer(options.defer_rule, p, [&] { return idle_slowdown(job.request); },
-                                  now - job.trace->submit_s, job.trace->duration_s)) {
-      ++deferrals;
-      deferred.insert(job.trace);
-      return false;
+    // time stands for the time limit it does not record, and the job's
+    // share counts from its first deferral.
+    if (!running.empty()) {
+      auto first = deferred.find(job.trace);
+      double deferred_s = first == deferred.end() ? 0 : now - first->second;
+      if (defer(options.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s,
+                job.trace->duration_s)) {
+        ++deferrals;
+        deferred.try_emplace(job.trace, now);
+        return false;
+      }
     }
     ScheduledJob s;
     s.id = job.trace->id;

@@ -74,9 +74,10 @@ struct ReplayOptions {
   double message_bytes = kMessageBytes;  // what its collectives move
   size_t backfill_depth = 100;           // queued jobs looked at per pass, as Slurm's bf_max_job_test
   // Jobs whose best placement now is estimated slower than this wait for a
-  // later pass (placement/defer.h); the trace's run time stands for their
-  // time limit. Off by default. A deferred job at the head of the queue
-  // holds EASY's reservation, as a job that does not fit would.
+  // later pass (placement/defer.h), their share counted from the first
+  // pass that deferred them; the trace's run time stands for their time
+  // limit. Off by default. A deferred job at the head of the queue holds
+  // EASY's reservation, as a job that does not fit would.
   DeferRule defer_rule;
   // Called now and then with the share of jobs submitted so far; from the
   // replaying thread.

@@ -380,6 +380,19 @@ TEST(SimulationReplay, ADeferredJobWaitsForAFasterPlacementUpToItsShare) {
   EXPECT_EQ(by_id["job"].start_s, 60);  // waited 50 s >= 40: starts on the slow hosts
   EXPECT_EQ(by_id["tick"].start_s, 60);
 
+  // Its share counts from the first pass that deferred it, not from its
+  // submission: queued 45 s for lack of hosts (one-host jobs, never
+  // deferred, hold them), past its 10 s, it is still deferred once they
+  // are free, at 50, and starts at the first pass past 60.
+  o.defer_rule.max_wait_share = 0.1;
+  s = replay(tree,
+             trace_of({{"blocker", 0, 200, 8}, {"a", 1, 49, 8}, {"b", 1, 49, 8}, {"c", 1, 49, 8},
+                       {"late", 5, 100, 16}, {"tick", 70, 1, 1}}),
+             slow_while_busy(f, first), o);
+  for (const ScheduledJob& j : s.jobs) by_id[j.id] = j;
+  EXPECT_EQ(by_id["late"].start_s, 70);
+  EXPECT_EQ(s.scheduler["deferred_jobs"], 1);
+
   // Off by default: the same trace starts the job on arrival.
   s = replay(tree, t, slow_while_busy(f, first), {});
   for (const ScheduledJob& j : s.jobs) by_id[j.id] = j;

@@ -358,6 +358,17 @@ check "  ... after waiting at least its 6 s" waited_at_least "$e2" 6
 check "  ... and the job cancelled while deferred left no placement record" \
   sh -c "! grep -q 'JobId=$e1 placed' '$log' && ! '$topoctl' job $e1 --db '$db' >/dev/null 2>&1"
 scancel "$e2"
+# The share counts from the first evaluation that deferred the job: one
+# that queued past its share for lack of nodes is still deferred once
+# they are free.
+filler=$(submit -w 'gpu[008,016]' -N2 --exclusive --wrap 'sleep 600')
+wait_state "$filler" RUNNING 30
+e4=$(topo_job -N2 --gres=gpu:8 -t 2)
+sleep 10
+scancel "$filler"
+check "DeferAbove: a job that queued past its share (6 s) for lack of nodes is deferred once they are free" \
+  deferred_note "$e4"
+scancel "$e4"
 e3=$(topo_job -N2 --gres=gpu:8 -t 600)
 check "DeferAbove: another is deferred" deferred_note "$e3"
 scancel "$ring"
