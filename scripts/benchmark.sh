@@ -13,7 +13,9 @@
 #     static:minhop and adaptive; and the default profile mix under
 #     adaptive routing; and static:ftree again with jobs deferred while
 #     their best placement is estimated above 1.10, for at most their run
-#     time (--defer-above 1.10 --defer-share 1). Writes
+#     time from their first deferral (--defer-above 1.10 --defer-share 1),
+#     and for at most three times it (--defer-share 3); and the default mix
+#     under adaptive routing with --defer-above 1.10 --defer-share 1. Writes
 #     sim-goal-itp<NN>-<routing>.json and goal-report/.
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
@@ -124,13 +126,18 @@ if [ "$routing_goal" = 1 ]; then
   for t in "${goal_list[@]}"; do
     csv=$root/../shared/traces/itp/cluster$t.csv
     [ -r "$csv" ] || die "no trace $csv"
-    for routing in static:ftree static:minhop adaptive mix static:ftree-deferred; do
+    for routing in static:ftree static:minhop adaptive mix static:ftree-deferred static:ftree-deferred-share3 \
+      mix-deferred; do
       name=goal-itp$t-${routing/:/-}
       say "routing goal: ITP cluster$t, $routing ($(($(date +%s) - started)) s so far)"
       if [ "$routing" = mix ]; then
         args=(--routing adaptive)  # the default --mix
       elif [ "$routing" = static:ftree-deferred ]; then
         args=(--routing static:ftree --profile allreduce --defer-above 1.10 --defer-share 1)
+      elif [ "$routing" = mix-deferred ]; then
+        args=(--routing adaptive --defer-above 1.10 --defer-share 1)
+      elif [ "$routing" = static:ftree-deferred-share3 ]; then
+        args=(--routing static:ftree --profile allreduce --defer-above 1.10 --defer-share 3)
       else
         args=(--routing "$routing" --profile allreduce)
       fi

@@ -263,8 +263,8 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
           [](double v) { return topo::defer_rule_problem({.above_slowdown = v}).empty(); },
           "0 (never) or a slowdown above 1"));
   cmd.add_option("--defer-share", o.defer_rule.max_wait_share,
-                 "the longest a job is deferred, as a share of its run time (the trace's stand-in for its "
-                 "time limit)")
+                 "the longest a job is deferred, from its first deferral, as a share of its run time (the "
+                 "trace's stand-in for its time limit)")
       ->capture_default_str()
       ->check(number_where(
           [](double v) { return topo::defer_rule_problem({.max_wait_share = v}).empty(); }, "a share above 0"));
@@ -338,7 +338,7 @@ Run add_simulate(CLI::App& app) {
     c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
     if (o.defer_rule.enabled())
       c.trace += fmt::format(", jobs deferred while estimated above {} times their best on the idle fabric "
-                             "(at most {} of their run)",
+                             "(at most {} of their run from their first deferral)",
                              o.defer_rule.above_slowdown, o.defer_rule.max_wait_share);
     c.title = o.title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G) : o.title;
     return emit(c, o.json, o.output);
