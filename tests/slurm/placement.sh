@@ -372,7 +372,10 @@ scancel "$e4"
 e3=$(topo_job -N2 --gres=gpu:8 -t 600)
 check "DeferAbove: another is deferred" deferred_note "$e3"
 scancel "$ring"
-check "  ... and runs once the ring beside it has ended" running "$e3"
+# Slurm's pass at the ring's end may come before the engine has dropped the
+# ring's traffic (its writer looks once a second); the next is backfill's
+# (bf_interval, 30 s) or the periodic one (sched_interval, 60 s).
+check "  ... and runs once the ring beside it has ended" wait_state "$e3" RUNNING 90
 scancel "$e3" "$hold"
 printf 'DbPath=%s\nPartitions=gpu\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
