@@ -1,6 +1,6 @@
 // What ECMP hashing costs a collective: the spread over hash draws.
 //
-// Under `ecmp:QPS` routing (topology/routing.h) each queue pair keeps the
+// Under `ecmp:QPS` routing (fabric/routing.h) each queue pair keeps the
 // one path the switches' hash gives it, so a run's time depends on where
 // the hash put its QPs: two QPs on one uplink while another stays idle is a
 // collision, and the collective goes at the pace of its most loaded cable.

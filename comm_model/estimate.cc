@@ -13,8 +13,8 @@
 #include "comm_model/routes.h"
 #include "comm_model/time.h"
 #include "comm_model/traffic.h"
-#include "topology/error.h"
-#include "topology/route.h"
+#include "common/error.h"
+#include "routing/route.h"
 
 namespace topo {
 namespace {

@@ -79,7 +79,7 @@ struct ModelOptions {
   // false: the textbook alpha-beta model, with no protocol overheads and
   // these latencies per step.
   bool nccl_tuning = true;
-  // ECMP routing (topology/routing.h): which draw of the switches' hash to
+  // ECMP routing (fabric/routing.h): which draw of the switches' hash to
   // take; one draw is one run of the job. Other routings ignore it.
   uint64_t ecmp_draw = 0;
   // ECMP: queue pairs per connection this job runs with (its
@@ -94,7 +94,7 @@ struct Bottleneck {
   enum class Where : uint8_t { None, Cable, NvLink };
   Where where = Where::None;
   std::optional<LinkId> cable;
-  int directed_cable = -1;  // topology/route.h directed_cable(); -1 when not a cable
+  int directed_cable = -1;  // routing/route.h directed_cable(); -1 when not a cable
   NodeId from = 0;          // traffic leaves this end of the cable
   std::string name;         // "leaf01:9 -> spine01:1", or "NVLink"
   double flows = 0;         // this collective's flows on it; fractional under ECMP

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
-#include "topology/route.h"
+#include "common/error.h"
+#include "routing/route.h"
 
 namespace topo {
 namespace {

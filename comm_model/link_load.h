@@ -68,7 +68,7 @@ class LinkLoad {
   // takes.
   double bytes_on(LinkId cable, NodeId from) const;
   // (directed cable, bytes) for every directed cable that carries some,
-  // ordered by cable (topology/route.h directed_cable).
+  // ordered by cable (routing/route.h directed_cable).
   std::span<const std::pair<int, double>> cables() const { return routed().bytes; }
 
  private:

@@ -58,7 +58,7 @@ class Neighbours {
   const PathIndex& index() const { return *index_; }
 
   // A neighbour as the sharing sees it: flows per directed cable (dense id,
-  // topology/route.h directed_cable; fractional under adaptive spread) and
+  // routing/route.h directed_cable; fractional under adaptive spread) and
   // the rate one of its flows asks for, in Gb/s; and its estimate alone,
   // which that rate rests on.
   struct Job {

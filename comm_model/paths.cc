@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topo {
 namespace {

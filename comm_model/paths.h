@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "topology/fabric.h"
-#include "topology/route.h"
+#include "fabric/fabric.h"
+#include "routing/route.h"
 
 namespace topo {
 
@@ -101,7 +101,7 @@ class PathIndex {
 
   // Load keys: one integer space for what per-cable tables (loads, flows,
   // room) are indexed by. Keys below 2 x the fabric's cable count are
-  // directed cables (topology/route.h directed_cable); key
+  // directed cables (routing/route.h directed_cable); key
   // trunk_key(k) stands for every cable of trunks()[k] at once, each
   // carrying the entry. An even spread never loads a trunk's cables
   // differently, so it names the trunk once: a scattered job then loads

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
-#include "topology/route.h"
+#include "common/error.h"
+#include "routing/route.h"
 
 namespace topo {
 namespace {
@@ -209,7 +209,7 @@ int spread(const PathIndex& index, const Allocation& al, const Traffic& t, Accum
 // Tables route by destination alone, so any other entry for a port of the
 // leaf itself cannot deliver (it comes back and leaves again): the walk
 // names that error. Without a LID at either end the walk reports the flow
-// unrouted (topology/route.h), so those are left to it too.
+// unrouted (routing/route.h), so those are left to it too.
 bool delivered_by_its_leaf(const Fabric& f, NodeId leaf, const PathIndex::Port& to) {
   if (to.lid == 0 || f.node(leaf).lid == 0) return false;
   const int s = f.switch_index(leaf);

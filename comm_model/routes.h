@@ -9,7 +9,7 @@
 //   the base LID for every queue pair, so extra QPs add no path diversity).
 //   The path from a leaf on depends only on the leaf and the receiver, so a
 //   pattern walks each (leaf, receiving port) once.
-// - ECMP (`ecmp:QPS`, topology/routing.h): a flow is split into QPS equal
+// - ECMP (`ecmp:QPS`, fabric/routing.h): a flow is split into QPS equal
 //   queue pairs and each QP takes one path: at every switch from the
 //   sender's leaf on, the next cable is drawn uniformly among those on a
 //   shortest up/down path (the cables adaptive routing spreads over), from a
@@ -20,7 +20,7 @@
 //   adaptive spread puts on it; a single draw is what one run sees.
 //
 // Loads are named by load key (PathIndex::trunk_key): a directed cable
-// (topology/route.h directed_cable), or under adaptive routing a whole
+// (routing/route.h directed_cable), or under adaptive routing a whole
 // directed trunk between switches, whose cables the spread loads alike.
 // per_cable() gives the same load cable by cable.
 #pragma once

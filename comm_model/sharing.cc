@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "topology/route.h"
+#include "routing/route.h"
 
 namespace topo {
 namespace {

@@ -19,7 +19,7 @@
 
 namespace topo {
 
-// Room per directed cable (topology/route.h directed_cable), in Gb/s; built
+// Room per directed cable (routing/route.h directed_cable), in Gb/s; built
 // on a PathIndex, also per trunk key (PathIndex::trunk_key): a trunk whose
 // cables carry alike fills at its tightest cable.
 class CableRoom {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topo {
 

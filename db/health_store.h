@@ -2,7 +2,7 @@
 // (schema 4; NIC counters schema 5).
 //
 // A collection is one reading of every port's counters
-// (topology/port_counters.h), saved against the snapshot whose cables the
+// (health/port_counters.h), saved against the snapshot whose cables the
 // ports belong to, with the time it was taken to the millisecond so that
 // rates between two close readings stay exact. Collections of a snapshot
 // form its time series; nothing is rewritten or deleted.
@@ -11,7 +11,7 @@
 //   int64_t id = store.add(snapshot_id, samples, "libibmad:mlx5_0", {});
 //   auto last_two = store.latest(snapshot_id, 2);   // newest last
 //
-// NIC counters of a RoCE fabric (topology/ethtool_counters.h) are
+// NIC counters of a RoCE fabric (health/ethtool_counters.h) are
 // collections of their own kind in the same series:
 //   int64_t id = store.add_nics(snapshot_id, nics, "ethtool:/srv/ethtool", {});
 //   auto last_two = store.latest_nics(snapshot_id, 2);
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "db/connection.h"
-#include "topology/nic_health.h"
-#include "topology/port_health.h"
+#include "health/nic_health.h"
+#include "health/port_health.h"
 
 namespace topo {
 
@@ -77,12 +77,12 @@ class HealthStore {
 };
 
 // The health of every cable between the snapshot's two newest collections
-// (topology/port_health.h); empty when it has fewer than two. `fabric` is
+// (health/port_health.h); empty when it has fewer than two. `fabric` is
 // that snapshot's.
 std::vector<CableHealth> latest_cable_health(const HealthStore& store, const Fabric& fabric, int64_t snapshot_id);
 
 // The rates of every NIC between the snapshot's two newest NIC counter
-// collections (topology/nic_health.h); empty when it has fewer than two.
+// collections (health/nic_health.h); empty when it has fewer than two.
 std::vector<NicRates> latest_nic_rates(const HealthStore& store, const Fabric& fabric, int64_t snapshot_id);
 
 }  // namespace topo

@@ -1,7 +1,7 @@
 // nccl-tests runs in the snapshot database (schema 4), each with its host
 // set and, row by row, the comm_model's bus bandwidth for the same hosts
 // and size. The oldest run of a host set and test is its baseline; later
-// runs are compared with it (comm_model/nccl_baseline.h, `topoctl baseline
+// runs are compared with it (health/nccl_baseline.h, `topoctl baseline
 // check`). The record itself is NcclRunRecord, a value of that header.
 //
 // Every failure is a DbError naming the database path (db/error.h).
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "comm_model/nccl_baseline.h"
+#include "health/nccl_baseline.h"
 #include "db/connection.h"
 
 namespace topo {

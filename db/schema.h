@@ -32,7 +32,7 @@
 //             (comma-separated host names), profile, estimate_s, ideal_s,
 //             reasons (one a line), fallback (0/1), fallback_why
 //
-// Version 3 adds how the fabric routes (topology/routing.h) and the LIDs
+// Version 3 adds how the fabric routes (fabric/routing.h) and the LIDs
 // its tables are indexed by:
 //
 //   snapshot  + routing ('adaptive' / 'static'), routing_engine ('ftree',
@@ -54,7 +54,7 @@
 //             ('libibmad:mlx5_0'), ports (answered), unanswered (one
 //             "<node>:<port>" a line)
 //   port_sample (collection_id, node, port) the counters of one port as
-//             read (topology/port_counters.h), node being the Fabric vertex
+//             read (health/port_counters.h), node being the Fabric vertex
 //             id: symbol_errors, link_recoveries, link_downed, rcv_errors,
 //             xmit_discards, xmit_wait, xmit_data and rcv_data (4-octet
 //             words), xmit_packets, rcv_packets, extended (0/1); 64-bit
@@ -71,7 +71,7 @@
 //             comm_model's prediction for the same hosts and size; NULL
 //             when the collective has no model)
 //
-// Version 5 adds NIC counters of RoCE fabrics (topology/ethtool_counters.h)
+// Version 5 adds NIC counters of RoCE fabrics (health/ethtool_counters.h)
 // to the same time series; nothing earlier changes:
 //
 //   health_collection + kind ('port': port counters, every collection

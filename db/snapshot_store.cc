@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "db/schema.h"
-#include "topology/classify.h"
-#include "topology/error.h"
+#include "fabric/classify.h"
+#include "common/error.h"
 
 namespace topo {
 namespace {

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "db/connection.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topo {
 

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
-#include "topology/hosts_field.h"
-#include "topology/line_source.h"
-#include "topology/quote.h"
+#include "common/error.h"
+#include "fabric/hosts_field.h"
+#include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topo {
 

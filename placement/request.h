@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "comm_model/link_load.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topo {
 
@@ -74,7 +74,7 @@ struct FreeMap {
   // first): their rings and profiles; their average Gb/s on each cable, what
   // the estimate subtracts from the room of a cable and tier 3 of the
   // objective reads on a leaf's uplinks; and under static routing, their
-  // flows on each directed switch-to-switch cable (topology/route.h
+  // flows on each directed switch-to-switch cable (routing/route.h
   // directed_cable), weighted by duty, where the seam search keeps the
   // job's own cross-leaf flows off.
   std::vector<RunningJob> running;

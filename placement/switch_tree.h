@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "comm_model/paths.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topo {
 

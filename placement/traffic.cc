@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "topology/route.h"
+#include "routing/route.h"
 
 namespace topo {
 

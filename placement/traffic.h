@@ -34,7 +34,7 @@ std::vector<Request> profile_requests(Profile profile, double bytes, int gpus_pe
 // that where its seams fall matters: every profile but AllToAll and None.
 bool follows_ring(Profile profile);
 
-// The directed switch-to-switch cables (topology/route.h directed_cable) the
+// The directed switch-to-switch cables (routing/route.h directed_cable) the
 // flows from host `from` to host `to` cross under the fabric's static
 // tables, one flow per rail both hosts have, appended to `out`. Hosts' own
 // cables are left out: no other job shares them. A route the tables do not

@@ -15,7 +15,7 @@
 #include "placement/traffic.h"
 #include "placement/ring_order.h"
 #include "simulation/percentile.h"
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topo {
 namespace {

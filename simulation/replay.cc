@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "placement/baseline.h"
+#include "placement/slurm_policy.h"
 #include "placement/defer.h"
 #include "placement/traffic.h"
 #include "simulation/percentile.h"

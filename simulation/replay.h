@@ -55,7 +55,7 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric);
 
 // Whether a policy's jobs get the Slurm plugin's NCCL hints in their
 // environment (topo-aware's do: NCCL_IB_QPS_PER_CONNECTION for rings that
-// cross leaves under ECMP, plugin/engine.h), so that a judge runs them
+// cross leaves under ECMP, plugin/engine/engine.h), so that a judge runs them
 // with those hints (OutcomeOptions::ecmp_qps_hint). Slurm's own policies
 // set none.
 bool policy_sets_nccl_hints(std::string_view name);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "placement/request.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topo {
 

@@ -15,9 +15,9 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
-#include "topology/line_source.h"
-#include "topology/quote.h"
+#include "common/error.h"
+#include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topo {
 

@@ -28,7 +28,7 @@ struct Trace {
 
 // Reads "job_id,submission_time,duration,num_gpu" (header required; columns
 // found by name, extra columns ignored; times in seconds). Throws ParseError
-// (topology/error.h) naming the file, line and column for a malformed row,
+// (common/error.h) naming the file, line and column for a malformed row,
 // a negative time or a GPU count below 1. Rows are sorted by submission.
 Trace read_trace_csv(const std::string& path);
 

@@ -8,9 +8,9 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/sizing.h"
-#include "topology/route.h"
-#include "topology/routing_engine.h"
-#include "topology/synthetic.h"
+#include "routing/route.h"
+#include "routing/routing_engine.h"
+#include "fabric/synthetic.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "topology/fabric.h"
-#include "topology/ibnetdiscover.h"
+#include "fabric/fabric.h"
+#include "discovery/ibnetdiscover.h"
 
 namespace topo {
 namespace {

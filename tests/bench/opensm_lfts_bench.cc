@@ -24,10 +24,10 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "topology/fabric.h"
-#include "topology/opensm_lfts.h"
-#include "topology/routing_engine.h"
-#include "topology/synthetic.h"
+#include "fabric/fabric.h"
+#include "routing/opensm_lfts.h"
+#include "routing/routing_engine.h"
+#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {

@@ -14,8 +14,8 @@
 #include "placement/seams.h"
 #include "placement/search.h"
 #include "placement/traffic.h"
-#include "tests/dmodk_routing.h"
-#include "topology/synthetic.h"
+#include "tests/support/dmodk_routing.h"
+#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
-#include "topology/synthetic.h"
+#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "tools/view/fabric_scene.h"
 #include "tools/view/render.h"
-#include "topology/synthetic.h"
+#include "fabric/synthetic.h"
 
 namespace topo::view {
 namespace {

@@ -12,7 +12,7 @@
 #include "comm_model/concurrent_file.h"
 #include "comm_model/paths.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/synthetic.h"
+#include "fabric/synthetic.h"
 
 namespace {
 

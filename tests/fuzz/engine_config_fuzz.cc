@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "plugin/engine_config.h"
-#include "topology/routing.h"
+#include "plugin/engine/engine_config.h"
+#include "fabric/routing.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

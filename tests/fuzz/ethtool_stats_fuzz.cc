@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/ethtool_counters.h"
+#include "health/ethtool_counters.h"
 
 namespace {
 

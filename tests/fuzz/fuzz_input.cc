@@ -53,8 +53,8 @@ void check_parse_error(const topo::ParseError& e, std::string_view file, size_t 
 
 }  // namespace topo_fuzz
 
-#include "topology/diff.h"
-#include "topology/fabric.h"
+#include "fabric/diff.h"
+#include "fabric/fabric.h"
 
 namespace topo_fuzz {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topo_fuzz {
 
@@ -62,7 +62,7 @@ class Fabric;
 
 namespace topo_fuzz {
 
-// Empty when the two fabrics are the same (topology/diff.h finds no change,
+// Empty when the two fabrics are the same (fabric/diff.h finds no change,
 // and every node keeps its id, name, GUID and LID); else the first
 // difference, for fail().
 std::string fabric_difference(const topo::Fabric& a, const topo::Fabric& b);

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace {
 constexpr uint64_t kMaxNames = 256;

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/ibnetdisc.h"
-#include "topology/ibnetdiscover.h"
+#include "discovery/ibnetdisc.h"
+#include "discovery/ibnetdiscover.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static topo_fuzz::MemFile file;

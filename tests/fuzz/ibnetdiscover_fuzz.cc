@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/ibnetdiscover.h"
+#include "discovery/ibnetdiscover.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = "fuzz.ibnetdiscover";

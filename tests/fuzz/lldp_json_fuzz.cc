@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/lldp.h"
+#include "discovery/lldp.h"
 
 namespace {
 

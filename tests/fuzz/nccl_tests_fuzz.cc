@@ -3,7 +3,7 @@
 // accepts is a table of positive sizes in the order the test printed them.
 #include <fmt/format.h>
 
-#include "comm_model/nccl_tests.h"
+#include "health/nccl_tests.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "plugin/network_option.h"
+#include "plugin/slurm/common/network_option.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/opensm_lfts.h"
+#include "discovery/ibnetdiscover.h"
+#include "routing/opensm_lfts.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const topo::Fabric fabric =

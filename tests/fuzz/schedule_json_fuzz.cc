@@ -8,7 +8,7 @@
 
 #include "tests/fuzz/fuzz_input.h"
 #include "tools/topoctl/schedule_json.h"
-#include "topology/synthetic.h"
+#include "fabric/synthetic.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const topo::Fabric fabric = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");

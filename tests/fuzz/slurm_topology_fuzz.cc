@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "topology/slurm_topology.h"
+#include "discovery/slurm_topology.h"
 
 namespace {
 

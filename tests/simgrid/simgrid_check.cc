@@ -2,7 +2,7 @@
 //
 // Each snapshot puts several jobs at once on a 32-host leaf/spine fabric
 // (2:1), with random host sets and ring orders, routed by static tables
-// (OpenSM's ftree and minhop as topology/routing_engine.h emulates them) or
+// (OpenSM's ftree and minhop as routing/routing_engine.h emulates them) or
 // adaptively. SimGrid runs every job's ring
 // AllReduce (2(n-1) steps of size/n per ring edge, a step ends when its
 // slowest edge has arrived) as an S4U actor, on explicit routes: the path
@@ -55,9 +55,9 @@
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
 #include "comm_model/sharing.h"
-#include "topology/route.h"
-#include "topology/routing_engine.h"
-#include "topology/synthetic.h"
+#include "routing/route.h"
+#include "routing/routing_engine.h"
+#include "fabric/synthetic.h"
 
 namespace sg4 = simgrid::s4u;
 using namespace topo;

@@ -324,7 +324,7 @@ fi
 # DeferAbove=: leaf03 and leaf04 held by a plain job, a topo-aware job on
 # leaf01 and leaf02 but gpu008 and gpu016, whose ring crosses their uplinks
 # (leaf02's with the 1x cable); a 2-node job offered only gpu008 and gpu016
-# would run 1.86x its ideal beside it (plugin/engine_test.cc): it waits.
+# would run 1.86x its ideal beside it (tests/plugin/engine_test.cc): it waits.
 printf 'DbPath=%s\nDeferAbove=1.10\nDeferShare=0.05\n' "$db" >"$dir/etc/topo_aware.conf"
 scontrol reconfigure
 wait_until 30 ping_up || true

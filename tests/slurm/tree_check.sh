@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Our reimplementation of Slurm 22.05's topology/tree selection
-# (placement/baseline.h place_tree) held against a real slurmctld: for each
+# (placement/slurm_policy.h place_tree) held against a real slurmctld: for each
 # fabric, a cluster (tests/slurm/cluster.sh, select/cons_tres, the
 # topology.conf `topoctl export --slurm-topology` writes), hosts and GPUs
 # taken by long sleep jobs pinned with --nodelist/--gres, then probe jobs

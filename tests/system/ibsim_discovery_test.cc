@@ -33,10 +33,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/system/ibsim_processes.h"
-#include "topology/classify.h"
-#include "topology/ibnetdisc.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/synthetic.h"
+#include "fabric/classify.h"
+#include "discovery/ibnetdisc.h"
+#include "discovery/ibnetdiscover.h"
+#include "fabric/synthetic.h"
 
 extern char** environ;
 

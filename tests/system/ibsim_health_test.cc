@@ -26,9 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/system/ibsim_processes.h"
-#include "topology/classify.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/synthetic.h"
+#include "fabric/classify.h"
+#include "discovery/ibnetdiscover.h"
+#include "fabric/synthetic.h"
 
 extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
 
@@ -158,7 +158,7 @@ TEST(IbsimHealth, SymbolErrorsRaisedOnOneCableAreNamedByHealthLintAndPlacement) 
 }
 
 // PortCounters.PortXmitWait is 32 bits: ibsim takes at most 4,294,967,295.
-// A tick is the time the link sends 4 octets (topology/port_health.h), so
+// A tick is the time the link sends 4 octets (health/port_health.h), so
 // 4e9 ticks are 12.8 s of waiting at 4x SDR and 0.64 s at 4x HDR. On this
 // fabric it reads as 100% over the 1.2 s between the collections; the
 // conf's HealthXmitWaitShare=0.02 (read through --conf) keeps the case

@@ -21,9 +21,9 @@
 
 #include <fmt/format.h>
 
-#include "tests/temp_dir.h"
-#include "topology/fabric.h"
-#include "topology/ibnetdiscover.h"
+#include "tests/support/temp_dir.h"
+#include "fabric/fabric.h"
+#include "discovery/ibnetdiscover.h"
 
 namespace topo::system_test {
 

@@ -26,9 +26,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/topoctl_run.h"
-#include "topology/classify.h"
-#include "topology/lldp.h"
+#include "tests/support/topoctl_run.h"
+#include "fabric/classify.h"
+#include "discovery/lldp.h"
 
 namespace topo {
 namespace {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/topoctl_run.h"
+#include "tests/support/topoctl_run.h"
 
 namespace topo {
 namespace {

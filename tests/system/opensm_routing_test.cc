@@ -41,13 +41,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/system/ibsim_processes.h"
-#include "topology/error.h"
-#include "topology/ibnetdisc.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/opensm_lfts.h"
-#include "topology/route.h"
-#include "topology/routing_engine.h"
-#include "topology/synthetic.h"
+#include "common/error.h"
+#include "discovery/ibnetdisc.h"
+#include "discovery/ibnetdiscover.h"
+#include "routing/opensm_lfts.h"
+#include "routing/route.h"
+#include "routing/routing_engine.h"
+#include "fabric/synthetic.h"
 
 extern char** environ;
 

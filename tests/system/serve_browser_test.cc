@@ -28,7 +28,7 @@
 
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
-#include "tests/topoctl_run.h"
+#include "tests/support/topoctl_run.h"
 
 namespace topo {
 namespace {

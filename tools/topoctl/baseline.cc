@@ -1,7 +1,7 @@
 // topoctl baseline: nccl-tests runs kept per host set (import), compared
 // with their first run and with the model (check), and the bisection a slow
 // job needs (plan). In code the concept is the nccl baseline, apart from
-// placement/baseline.h (Slurm's own placements).
+// placement/slurm_policy.h (Slurm's own placements).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -12,14 +12,14 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "comm_model/nccl_baseline.h"
-#include "comm_model/nccl_tests.h"
+#include "health/nccl_baseline.h"
+#include "health/nccl_tests.h"
 #include "db/nccl_baseline_store.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace topoctl {
 namespace {

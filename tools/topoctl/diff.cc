@@ -9,7 +9,7 @@
 #include "db/snapshot_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/diff.h"
+#include "fabric/diff.h"
 
 namespace topoctl {
 namespace {

@@ -10,13 +10,13 @@
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/fabric_report.h"
 #include "tools/topoctl/lldp_input.h"
-#include "topology/hwloc_affinity.h"
-#include "topology/ibnetdisc.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/lldp.h"
-#include "topology/opensm_lfts.h"
-#include "topology/slurm_topology.h"
-#include "topology/synthetic.h"
+#include "discovery/hwloc_affinity.h"
+#include "discovery/ibnetdisc.h"
+#include "discovery/ibnetdiscover.h"
+#include "discovery/lldp.h"
+#include "routing/opensm_lfts.h"
+#include "discovery/slurm_topology.h"
+#include "fabric/synthetic.h"
 
 namespace topoctl {
 

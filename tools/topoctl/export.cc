@@ -4,8 +4,8 @@
 
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/ibnetdiscover.h"
-#include "topology/slurm_topology.h"
+#include "discovery/ibnetdiscover.h"
+#include "discovery/slurm_topology.h"
 
 namespace topoctl {
 

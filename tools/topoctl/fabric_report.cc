@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include "topology/classify.h"
-#include "topology/hostlist.h"
+#include "fabric/classify.h"
+#include "common/hostlist.h"
 
 namespace topoctl {
 namespace {

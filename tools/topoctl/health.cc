@@ -3,12 +3,12 @@
 // the rates between the snapshot's last two collections: errors per hour per
 // cable, with both ends, and the share of time each waited to transmit.
 // Cables past a threshold are findings (exit 1); lint and placement treat
-// them as degraded (tools/topoctl/input.cc, plugin/engine.cc).
+// them as degraded (tools/topoctl/input.cc, plugin/engine/engine.cc).
 // On RoCE, --ethtool DIR (files per host) or --ethtool-local (this host)
-// store NIC counters (topology/ethtool_counters.h) as a collection of their
+// store NIC counters (health/ethtool_counters.h) as a collection of their
 // own; the rates between the last two (pauses, time paused, ECN marks,
 // CNPs, discards) are shown beside the cables', pause storms and ECN
-// outliers being findings too (topology/nic_health.h).
+// outliers being findings too (health/nic_health.h).
 #include <algorithm>
 #include <iostream>
 #include <unistd.h>
@@ -21,10 +21,10 @@
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/nic_input.h"
-#include "topology/ethtool_counters.h"
-#include "topology/nic_health.h"
-#include "topology/port_counters.h"
-#include "topology/port_health.h"
+#include "health/ethtool_counters.h"
+#include "health/nic_health.h"
+#include "health/port_counters.h"
+#include "health/port_health.h"
 
 namespace topoctl {
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "db/health_store.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace topoctl {
 namespace {

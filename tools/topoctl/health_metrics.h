@@ -8,7 +8,7 @@
 //   topo_aware_port_symbol_errors_total{host="gpu001",hca="mlx5_0",port="1"} 0
 //   topo_aware_cable_errors_per_hour{link="gpu001 mlx5_0:1 <-> leaf01:1"} 0.5
 //
-// RoCE NICs (topology/nic_health.h), from the last two NIC collections:
+// RoCE NICs (health/nic_health.h), from the last two NIC collections:
 //   topo_aware_nic_pause_frames_total{host="gpu03",nic="eth1",direction="rx"} 1523
 //   topo_aware_nic_pause_frames_per_second{host=,nic=,direction=} 2.5e4
 //   topo_aware_nic_paused_ratio{host=,nic=,direction=}   (where the NIC counts pause time)
@@ -27,9 +27,9 @@
 
 #include "db/nccl_baseline_store.h"
 #include "tools/topoctl/metrics.h"
-#include "topology/fabric.h"
-#include "topology/nic_health.h"
-#include "topology/port_health.h"
+#include "fabric/fabric.h"
+#include "health/nic_health.h"
+#include "health/port_health.h"
 
 namespace topoctl {
 

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "db/health_store.h"
-#include "plugin/engine_config.h"
+#include "plugin/engine/engine_config.h"
 #include "db/snapshot_store.h"
-#include "topology/routing_engine.h"
-#include "topology/synthetic.h"
+#include "routing/routing_engine.h"
+#include "fabric/synthetic.h"
 
 namespace topoctl {
 

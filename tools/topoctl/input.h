@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "placement/request.h"
-#include "plugin/engine_config.h"
-#include "topology/fabric.h"
-#include "topology/port_health.h"
+#include "plugin/engine/engine_config.h"
+#include "fabric/fabric.h"
+#include "health/port_health.h"
 
 namespace topoctl {
 
@@ -25,7 +25,7 @@ struct FabricInput {
 };
 
 // The Slurm engine's topo_aware.conf, read by the engine's own reader
-// (plugin/engine_config.h), so that topoctl judges cables as the scheduler
+// (plugin/engine/engine_config.h), so that topoctl judges cables as the scheduler
 // does: a cable whose port counters pass HealthErrorsPerHour or
 // HealthXmitWaitShare is degraded in lint, place, show and the rest.
 inline constexpr const char* kDefaultConf = "/etc/slurm/topo_aware.conf";

@@ -8,7 +8,7 @@
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace topoctl {
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
-#include "topology/json_nesting.h"
-#include "topology/line_source.h"
-#include "topology/quote.h"
+#include "common/error.h"
+#include "common/json_nesting.h"
+#include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topoctl {
 

@@ -1,7 +1,7 @@
 // A JSON document that topoctl reads from a file: a schedule, a results file.
 //
 // Read within a byte bound, its nesting measured before nlohmann builds a
-// node per level (topology/json_nesting.h), and every way it can fail a
+// node per level (common/json_nesting.h), and every way it can fail a
 // ParseError naming the file.
 #pragma once
 

@@ -11,7 +11,7 @@
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/fabric_report.h"
 #include "tools/topoctl/lldp_input.h"
-#include "topology/routing_check.h"
+#include "routing/routing_check.h"
 
 namespace topoctl {
 

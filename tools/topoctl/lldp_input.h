@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "topology/lldp.h"
+#include "discovery/lldp.h"
 
 namespace topoctl {
 

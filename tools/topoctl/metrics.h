@@ -20,7 +20,7 @@
 
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topoctl {
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topoctl {
 namespace {

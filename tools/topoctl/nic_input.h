@@ -1,7 +1,7 @@
 // NIC counters for topoctl health: read on this host, and shown.
 //
 // The local read runs `ethtool -S IFACE` (no shell; ethtool as found on
-// PATH) for each NIC and keeps the counters topology/ethtool_counters.h
+// PATH) for each NIC and keeps the counters health/ethtool_counters.h
 // keeps. Two other places add to it, both world-readable, no root needed:
 //   /sys/class/net/IFACE/statistics/{rx,tx}_{bytes,dropped}, when ethtool
 //     printed no _phy byte counter (veth, virtio, a driver without
@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "topology/ethtool_counters.h"
-#include "topology/nic_health.h"
+#include "health/ethtool_counters.h"
+#include "health/nic_health.h"
 
 namespace topoctl {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/topoctl/json_file.h"
-#include "topology/error.h"
+#include "common/error.h"
 
 namespace topoctl {
 namespace {

@@ -9,7 +9,7 @@
 // ({"switch": ..., "out_port": ...}); the last reaches the destination HCA.
 //
 // Static routing: the one path the switches' tables give
-// (topology/route.h). Adaptive routing: every shortest up/down path, each
+// (routing/route.h). Adaptive routing: every shortest up/down path, each
 // with the share of the flow it carries when every switch spreads the flow
 // evenly over the cables that lie on one (as comm_model's PathIndex does).
 #include <algorithm>
@@ -24,7 +24,7 @@
 
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/route.h"
+#include "routing/route.h"
 
 namespace topoctl {
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "placement/baseline.h"
+#include "placement/slurm_policy.h"
 #include "placement/busy_file.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
@@ -17,7 +17,7 @@
 #include "placement/traffic.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace topoctl {
 

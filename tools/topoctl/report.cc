@@ -19,7 +19,7 @@
 #include "tools/view/cdf_scene.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/render.h"
-#include "topology/synthetic.h"
+#include "fabric/synthetic.h"
 
 namespace topoctl {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/topoctl/json_file.h"
-#include "topology/error.h"
-#include "topology/quote.h"
+#include "common/error.h"
+#include "common/quote.h"
 
 namespace topoctl {
 

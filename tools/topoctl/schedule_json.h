@@ -9,7 +9,7 @@
 #include <string>
 
 #include "simulation/schedule.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topoctl {
 

@@ -42,9 +42,9 @@
 #include "tools/view/html.h"
 #include "tools/view/jobs.h"
 #include "tools/view/render.h"
-#include "topology/diff.h"
-#include "topology/hostlist.h"
-#include "topology/routing_check.h"
+#include "fabric/diff.h"
+#include "common/hostlist.h"
+#include "routing/routing_check.h"
 
 namespace topoctl {
 namespace {

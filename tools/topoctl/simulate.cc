@@ -23,8 +23,8 @@
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/outcome_json.h"
 #include "tools/topoctl/schedule_json.h"
-#include "topology/error.h"
-#include "topology/quote.h"
+#include "common/error.h"
+#include "common/quote.h"
 
 namespace topoctl {
 

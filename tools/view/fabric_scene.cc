@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/view/html.h"
-#include "topology/hostlist.h"
+#include "common/hostlist.h"
 
 namespace topo::view {
 namespace {

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "tools/view/scene.h"
-#include "topology/fabric.h"
+#include "fabric/fabric.h"
 
 namespace topo::view {
 

@@ -1,0 +1,36 @@
+// Synthetic fabrics for tests, benchmarks and what-if simulation.
+//
+// A spec is "<shape>:key=value,key=value,...":
+//   leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2
+//   railopt:hosts=16,rails=4,spines=2[,hosts_per_leaf=H]
+//   clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4[,spines_per_pod=S,cores=C,oversub=O]
+//   fattree:k=8
+// Keys every shape takes:
+//   rate=4xNDR            rate of every cable (host and switch links alike)
+//   naming=contiguous     host i on leaf i / hosts_per_leaf; `interleaved`
+//                         puts host i on leaf i mod leaves, as racks cabled
+//                         across rows
+//   degrade=leaf02:9      the cable on that switch port runs at 1x (repeatable)
+//   unplug=leaf02:9       the cable on that switch port is absent (repeatable)
+// Names: hosts gpu001.., switches leaf01.., spine01.., core01..; HCA
+// descriptions "gpu001 mlx5_0" so the default host naming applies. Leaf
+// ports 1..hosts_per_leaf face hosts, uplinks follow.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "fabric/fabric.h"
+
+namespace topo {
+
+// The largest fabric a spec may describe. 262,144 hosts (a leafspine of
+// 4,096 leaves of 64 and 64 spines) take 12 s and 1 GB to build.
+inline constexpr int kMaxSyntheticHcas = 1 << 20;
+inline constexpr int kMaxSyntheticCables = 1 << 22;
+
+// Throws FabricError naming the key that is unknown, missing or out of
+// range, or the fabric's size when it passes the bounds above.
+Fabric make_synthetic(std::string_view spec);
+
+}  // namespace topo

@@ -1,0 +1,138 @@
+#include "plugin/engine/placement_writer.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <vector>
+
+#include "db/error.h"
+
+namespace topo {
+
+PlacementWriter::PlacementWriter(std::string db_path, std::string journal_path, Replayed* replayed)
+    : db_path_(std::move(db_path)), journal_(std::move(journal_path)) {
+  PlacementJournal::Contents left = journal_.read();
+  Replayed r;
+  r.unreadable_lines = left.unreadable_lines;
+  if (!left.records.empty()) {
+    PlacementStore store(db_path_);  // full sync: a replay is rare
+    r.added = store.record_all(left.records, true);
+    r.already_there = left.records.size() - r.added;
+  }
+  journal_.clear(0);
+  journal_.clear(1);
+  if (replayed) *replayed = r;
+  thread_ = std::thread([this] { run(); });
+}
+
+PlacementWriter::~PlacementWriter() {
+  {
+    std::lock_guard guard(lock_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PlacementWriter::submit(PlacementRecord record) {
+  bool first;
+  {
+    std::lock_guard guard(lock_);
+    if (record.placed_at.empty()) record.placed_at = placement_time_now();
+    journal_.append(record);
+    first = queue_.empty();
+    queue_.push_back(std::move(record));
+  }
+  // Only the first record of a batch wakes the thread: with records queued
+  // it is gathering or storing and takes this one with them, and a wake
+  // (a futex call in the scheduling thread) would only put it back to
+  // sleep.
+  if (first) wake_.notify_one();
+}
+
+std::optional<std::string> PlacementWriter::flush() {
+  std::unique_lock guard(lock_);
+  uint64_t seen = attempts_;
+  ++flush_waiters_;
+  wake_.notify_one();
+  drained_.wait(guard, [&] { return (queue_.empty() && in_flight_ == 0) || (attempts_ > seen && error_); });
+  --flush_waiters_;
+  if (queue_.empty() && in_flight_ == 0) return std::nullopt;
+  return error_;
+}
+
+std::optional<std::string> PlacementWriter::last_error() const {
+  std::lock_guard guard(lock_);
+  return error_;
+}
+
+void PlacementWriter::run() {
+  // Its own connection: the engine's is used by the scheduling thread.
+  // Each transaction is synced before the journal side is emptied, so a
+  // machine crash finds every record in one or the other.
+  std::unique_ptr<PlacementStore> store;
+  // A database replaced under its name (restored, moved into place) is
+  // reopened, or the records would go to the file that was unlinked.
+  struct stat opened {};
+  auto same_file = [&] {
+    struct stat now {};
+    return ::stat(db_path_.c_str(), &now) == 0 && now.st_dev == opened.st_dev && now.st_ino == opened.st_ino;
+  };
+  std::unique_lock guard(lock_);
+  for (;;) {
+    wake_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    // A scheduling pass places several jobs at once: gather them into one
+    // sync and one transaction (they are safe in the journal meanwhile).
+    wake_.wait_for(guard, kGather, [&] { return stopping_ || flush_waiters_ > 0; });
+    std::vector<PlacementRecord> batch(std::make_move_iterator(queue_.begin()),
+                                       std::make_move_iterator(queue_.end()));
+    queue_.clear();
+    in_flight_ = batch.size();
+    // Every line of the sealed side is in this batch (or stored before).
+    int sealed = journal_.seal();
+    guard.unlock();
+
+    std::optional<std::string> failed;
+    try {
+      journal_.sync(sealed);
+      if (store && !same_file()) store.reset();
+      if (!store) {
+        store = std::make_unique<PlacementStore>(db_path_);
+        ::stat(db_path_.c_str(), &opened);
+      }
+      store->record_all(batch, false);
+    } catch (const std::exception& e) {
+      failed = e.what();
+      store.reset();  // the file may be replaced meanwhile: reopen
+    }
+    // Stored: empty the sealed side. Outside the lock (a truncate may wait
+    // for the disk): appends go to the other side until this thread seals
+    // again.
+    std::optional<std::string> clear_failed;
+    if (!failed) try {
+        journal_.clear(sealed);
+      } catch (const std::exception& e) {
+        clear_failed = e.what();  // harmless: a replay skips stored records
+      }
+
+    guard.lock();
+    in_flight_ = 0;
+    ++attempts_;
+    if (failed) {
+      // Back to the front, in order; stopping gives up (they stay in the
+      // journal for the next start).
+      queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+      error_ = failed;
+      drained_.notify_all();
+      if (stopping_) return;
+      wake_.wait_for(guard, std::chrono::seconds(1), [&] { return stopping_; });
+      if (stopping_ && queue_.empty()) return;
+      continue;
+    }
+    error_ = clear_failed;
+    drained_.notify_all();
+  }
+}
+
+}  // namespace topo

@@ -1,0 +1,140 @@
+// topoctl simulate and topoctl score, as a script would run them.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/topoctl_run.h"
+
+namespace {
+
+using topo::testing::Ran;
+using topo::testing::run_topoctl;
+
+const std::string kInterleaved =
+    "--synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved";
+const std::string kItp4 = std::string(TOPO_FIXTURES) + "/../../../shared/traces/itp/cluster04.csv";
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "simulation_cli." + std::to_string(getpid()) + "." + name;
+}
+
+TEST(SimulationCli, JsonHasTheIssuesKeysPerPolicy) {
+  Ran r = run_topoctl("simulate --generate jobs=300,load=0.9,seed=2,median=600 --json " + kInterleaved);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* policy : {"linear", "tree", "topo-aware"}) {
+    ASSERT_TRUE(j["policies"].contains(policy)) << policy;
+    const auto& p = j["policies"][policy];
+    for (const char* key : {"mean_allreduce_slowdown", "p95_allreduce_slowdown", "spine_ring_edges", "makespan_s",
+                            "gpu_utilization", "mean_wait_s", "multi_host_jobs", "scheduler"})
+      EXPECT_TRUE(p.contains(key)) << policy << " " << key;
+    EXPECT_FALSE(p.contains("jobs")) << "the summary leaves the per-job list to --output";
+    EXPECT_GE(p["mean_allreduce_slowdown"].get<double>(), 1.0);
+    EXPECT_GT(p["gpu_utilization"].get<double>(), 0.0);
+    EXPECT_LE(p["gpu_utilization"].get<double>(), 1.0);
+  }
+  EXPECT_LT(j["policies"]["topo-aware"]["spine_ring_edges"].get<long>(),
+            j["policies"]["tree"]["spine_ring_edges"].get<long>());
+  EXPECT_NE(r.err.find("100% of jobs submitted"), std::string::npos) << "progress goes to stderr";
+}
+
+TEST(SimulationCli, ReplaysARealTraceScaledToTheFabric) {
+  if (!std::filesystem::exists(kItp4)) GTEST_SKIP() << "no ../shared/traces beside the checkout";
+  Ran r = run_topoctl("simulate --trace " + kItp4 + " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " +
+                      kInterleaved);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["policies"].size(), 2u);
+  EXPECT_NE(j["trace"].get<std::string>().find("cluster04.csv"), std::string::npos);
+  EXPECT_NE(j["trace"].get<std::string>().find("400 jobs"), std::string::npos);
+}
+
+TEST(SimulationCli, OutputFeedsTheReport) {
+  std::string results = temp_path("results.json"), dir = temp_path("report");
+  Ran r = run_topoctl("simulate --generate jobs=200,seed=3 --policies tree,topo-aware --output " + results + " " +
+                      kInterleaved);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(std::ifstream(results));
+  EXPECT_EQ(doc["policies"]["tree"]["jobs"].size(), 200u);
+  Ran report = run_topoctl("report --results " + results + " --out " + dir);
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.md"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/slowdown-cdf.svg"));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(results);
+}
+
+TEST(SimulationCli, BadInputExitsTwoAndSaysWhy) {
+  Ran policy = run_topoctl("simulate --generate jobs=10 --policies tree,random " + kInterleaved);
+  EXPECT_EQ(policy.code, 2);
+  EXPECT_NE(policy.err.find("random"), std::string::npos) << policy.err;
+
+  std::string bad = std::string(TOPO_FIXTURES) + "/trace/bad_duration.csv";
+  Ran trace = run_topoctl("simulate --trace " + bad + " " + kInterleaved);
+  EXPECT_EQ(trace.code, 2);
+  EXPECT_NE(trace.err.find("bad_duration.csv:"), std::string::npos) << trace.err;
+
+  // Each value whole and jobs bounded: "1e9" is not 1, "-1" not 2^64 - 1.
+  const std::vector<std::pair<std::string, std::string>> shapes{
+      {"jobs=ten", "jobs=ten"}, {"jobs=1e9", "jobs=1e9"}, {"jobs=-1", "jobs=-1"},
+      {"jobs=1000000000", "jobs=1000000000"}, {"jobs=10,load=0.9x", "load=0.9x"}};
+  for (const auto& [spec, bad_item] : shapes) {
+    Ran shape = run_topoctl("simulate --generate " + spec + " " + kInterleaved);
+    EXPECT_EQ(shape.code, 2) << spec;
+    EXPECT_NE(shape.err.find("bad '" + bad_item + "'"), std::string::npos) << shape.err;
+  }
+
+  Ran both = run_topoctl("simulate --generate jobs=10 --trace " + bad + " " + kInterleaved);
+  EXPECT_EQ(both.code, 2);
+
+  EXPECT_EQ(run_topoctl("simulate --help").code, 0);
+  EXPECT_EQ(run_topoctl("score --help").code, 0);
+}
+
+// A schedule as tests/slurm/replay.sh writes it: two jobs whose rings cross
+// the same uplinks at the same time.
+std::string write_schedule(const std::string& name, const std::string& host_a) {
+  std::string path = temp_path(name);
+  nlohmann::json doc = {
+      {"policy", "tree"},
+      {"trace", "hand-made"},
+      {"scheduler", {{"sdiag_main_mean_cycle_us", 120}}},
+      {"jobs",
+       {{{"id", "1"}, {"gpus", 16}, {"submit_s", 0}, {"start_s", 1}, {"end_s", 11},
+         {"ring", {host_a, "gpu002"}}, {"host_gpus", {8, 8}}},
+        {{"id", "2"}, {"gpus", 8}, {"submit_s", 2}, {"start_s", 2}, {"end_s", 5},
+         {"ring", {"gpu003"}}, {"host_gpus", {8}}}}}};
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
+TEST(SimulationCli, ScoreJudgesARealClustersSchedule) {
+  std::string schedule = write_schedule("good.json", "gpu001");
+  Ran r = run_topoctl("score --schedule " + schedule + " --json " + kInterleaved);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& tree = j["policies"]["tree"];
+  EXPECT_EQ(tree["multi_host_jobs"], 1);
+  // Interleaved names: gpu001 and gpu002 sit on different leaves.
+  EXPECT_EQ(tree["spine_ring_edges"], 2);
+  EXPECT_DOUBLE_EQ(tree["makespan_s"].get<double>(), 11);
+  EXPECT_DOUBLE_EQ(tree["mean_wait_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(tree["scheduler"]["sdiag_main_mean_cycle_us"].get<double>(), 120);
+  std::filesystem::remove(schedule);
+}
+
+TEST(SimulationCli, ScoreNamesAnUnknownHostAndTheFile) {
+  std::string schedule = write_schedule("unknown.json", "nosuch7");
+  Ran r = run_topoctl("score --schedule " + schedule + " " + kInterleaved);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nosuch7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown.json"), std::string::npos) << r.err;
+  std::filesystem::remove(schedule);
+}
+
+}  // namespace
