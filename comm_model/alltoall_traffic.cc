@@ -26,8 +26,10 @@ class Crossings {
   Crossings(const Leaves& lv, bool per_leaf, Traffic& t)
       : lv_(lv), t_(t), per_leaf_(per_leaf), sums_(per_leaf ? lv.used.size() * lv.used.size() : 0, 0.0) {}
   void add(size_t x, size_t y, int host, int port, double bytes) {
-    if (per_leaf_) sums_[x * lv_.used.size() + y] += bytes;
-    else t_.crossings.push_back({lv_.used[x], host, port, bytes});
+    if (per_leaf_)
+      sums_[x * lv_.used.size() + y] += bytes;
+    else
+      t_.crossings.push_back({lv_.used[x], host, port, bytes});
   }
   void finish() {
     const size_t n = lv_.used.size();
@@ -79,8 +81,8 @@ void rail_hopping(const PathIndex& index, const Allocation& al, double per_rank,
   const int N = al.size();
   const int G = al.gpus_per_host;
   const double remote_ranks = static_cast<double>(N - 1) * G;
-  std::map<int, double> gpus_on_rail;            // rail -> GPUs of the allocation behind it
-  std::map<int, std::vector<double>> senders;    // rail -> lanes per used leaf
+  std::map<int, double> gpus_on_rail;          // rail -> GPUs of the allocation behind it
+  std::map<int, std::vector<double>> senders;  // rail -> lanes per used leaf
   for (int i = 0; i < N; ++i)
     for (const Lane& l : al.lanes(i)) gpus_on_rail[l.rail] += l.gpus;
   for (int i = 0; i < N; ++i)
@@ -111,8 +113,10 @@ Traffic alltoall_traffic(const PathIndex& index, const Allocation& al, double pe
   // At most one crossing per receiving lane (or leaf) and sending leaf.
   t.crossings.reserve((per_leaf ? lv.used.size() : static_cast<size_t>(al.lane_begin.back())) * lv.used.size());
   Crossings out(lv, per_leaf, t);
-  if (pxn) rail_hopping(index, al, per_rank, lv, t, out);
-  else plain(index, al, per_rank, lv, t, out);
+  if (pxn)
+    rail_hopping(index, al, per_rank, lv, t, out);
+  else
+    plain(index, al, per_rank, lv, t, out);
   out.finish();
   return t;
 }

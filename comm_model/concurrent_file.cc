@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "fabric/hosts_field.h"
 #include "common/line_source.h"
 #include "common/quote.h"
+#include "fabric/hosts_field.h"
 
 namespace topo {
 namespace {
@@ -45,8 +45,9 @@ class JobLine {
       double bytes = number(key, word, value);
       int element = dtype_bytes(job_.request.dtype);
       if (!(bytes > 0 && bytes <= kMaxBytes) || std::fmod(bytes, element) != 0)
-        fail(key, word, fmt::format("expected size=BYTES, a whole number of {} elements ({} bytes each) up to 1e15",
-                                    name(job_.request.dtype), element));
+        fail(key, word,
+             fmt::format("expected size=BYTES, a whole number of {} elements ({} bytes each) up to 1e15",
+                         name(job_.request.dtype), element));
       job_.request.bytes = bytes;
     } else if (key == "gpus-per-host") {
       int gpus = 0;

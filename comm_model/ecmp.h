@@ -19,11 +19,11 @@ namespace topo {
 
 struct EcmpSpread {
   int draws = 0;
-  double mean_s = 0;    // expected time over the draws
-  double p95_s = 0;     // 95th percentile (nearest rank)
+  double mean_s = 0;  // expected time over the draws
+  double p95_s = 0;   // 95th percentile (nearest rank)
   double best_s = 0;
   double worst_s = 0;
-  double even_s = 0;    // the even spread's time (adaptive routing)
+  double even_s = 0;  // the even spread's time (adaptive routing)
   // Share of draws slower than the even spread (by more than 0.1%): how
   // often the hash makes QPs collide on a cable that sets the pace.
   double collision_probability = 0;

@@ -30,8 +30,8 @@ void check_options(const Request& r, const ModelOptions& o) {
   if (r.gpus_per_host < 1)
     throw std::invalid_argument(fmt::format("{} GPUs per host: need at least one", r.gpus_per_host));
   if (o.algorithm && !supports(r.collective, *o.algorithm))
-    throw std::invalid_argument(fmt::format("NCCL does not run {} with the {} algorithm", name(r.collective),
-                                            name(*o.algorithm)));
+    throw std::invalid_argument(
+        fmt::format("NCCL does not run {} with the {} algorithm", name(r.collective), name(*o.algorithm)));
   if (o.protocol == Protocol::LL128 && r.collective == Collective::AllToAll)
     throw std::invalid_argument("AllToAll runs point-to-point, which has no LL128 protocol");
   if (!(o.nvlink_gbps > 0)) throw std::invalid_argument("nvlink_gbps must be positive");
@@ -140,8 +140,12 @@ Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Pa
       std::vector<std::pair<int, bool>> variants;  // pattern, pxn
       switch (a) {
         case Algorithm::Ring:
-        case Algorithm::Hierarchical: variants = {{ps.ring, false}}; break;
-        case Algorithm::Tree: variants = {{ps.tree, false}}; break;
+        case Algorithm::Hierarchical:
+          variants = {{ps.ring, false}};
+          break;
+        case Algorithm::Tree:
+          variants = {{ps.tree, false}};
+          break;
         case Algorithm::Direct:
           if (ps.plain >= 0 || sh.hosts < 2) variants.push_back({ps.plain, false});
           if (ps.pxn >= 0) variants.push_back({ps.pxn, true});
@@ -198,8 +202,10 @@ int neighbours_met(const Routed& p, std::span<const Sharer> neighbours) {
     auto a = p.flows.begin();
     auto b = s.flows.begin();
     while (a != p.flows.end() && b != s.flows.end() && a->first != b->first) {
-      if (a->first < b->first) ++a;
-      else ++b;
+      if (a->first < b->first)
+        ++a;
+      else
+        ++b;
     }
     met += a != p.flows.end() && b != s.flows.end();
   }
@@ -211,8 +217,7 @@ int neighbours_met(const Routed& p, std::span<const Sharer> neighbours) {
 namespace detail {
 
 Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
-                    const BackgroundLoad& background, std::span<const Sharer> neighbours,
-                    const ModelOptions& options) {
+                    const BackgroundLoad& background, std::span<const Sharer> neighbours, const ModelOptions& options) {
   check_options(request, options);
   const Allocation al = allocate(index, hosts, request.gpus_per_host);
   const Shape shape{al.size(), request.gpus_per_host, 0};
@@ -224,8 +229,8 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
   out.gpus_per_host = shape.gpus_per_host;
   out.ranks = shape.hosts * shape.gpus_per_host;
   out.bytes = request.bytes;
-  out.algorithm = options.algorithm.value_or(request.collective == Collective::AllToAll ? Algorithm::Direct
-                                                                                         : Algorithm::Ring);
+  out.algorithm =
+      options.algorithm.value_or(request.collective == Collective::AllToAll ? Algorithm::Direct : Algorithm::Ring);
   out.protocol = options.protocol.value_or(Protocol::Simple);
   if (out.ranks < 2 || request.bytes == 0) return ev;
 

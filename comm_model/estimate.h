@@ -94,13 +94,13 @@ struct Bottleneck {
   enum class Where : uint8_t { None, Cable, NvLink };
   Where where = Where::None;
   std::optional<LinkId> cable;
-  int directed_cable = -1;  // routing/route.h directed_cable(); -1 when not a cable
-  NodeId from = 0;          // traffic leaves this end of the cable
-  std::string name;         // "leaf01:9 -> spine01:1", or "NVLink"
-  double flows = 0;         // this collective's flows on it; fractional under ECMP
+  int directed_cable = -1;     // routing/route.h directed_cable(); -1 when not a cable
+  NodeId from = 0;             // traffic leaves this end of the cable
+  std::string name;            // "leaf01:9 -> spine01:1", or "NVLink"
+  double flows = 0;            // this collective's flows on it; fractional under ECMP
   double neighbour_flows = 0;  // other jobs' flows on it (neighbours.h)
-  double gbps = 0;          // room on it for this collective
-  double share_gbps = 0;    // gbps / flows: what each flow gets
+  double gbps = 0;             // room on it for this collective
+  double share_gbps = 0;       // gbps / flows: what each flow gets
 };
 
 struct Estimate {

@@ -24,7 +24,6 @@ struct Evaluation {
 // (sharing.h) -> time (time.h), for every algorithm and protocol in play;
 // the fastest wins. Throws like estimate().
 Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
-                    const BackgroundLoad& background, std::span<const Sharer> neighbours,
-                    const ModelOptions& options);
+                    const BackgroundLoad& background, std::span<const Sharer> neighbours, const ModelOptions& options);
 
 }  // namespace topo::detail

@@ -84,9 +84,9 @@ void LinkLoad::add(int from, int from_port, int to, int to_port, double bytes) {
     why = "no up/down path";
   }
   if (!why.empty())
-    throw FabricError(fmt::format("no path from {} (leaf {}) to {} (leaf {}): {}", f.node(f.hosts()[al_.host[from]]).name,
-                                  f.node(index_->leaves()[src.leaf]).name, f.node(f.hosts()[al_.host[to]]).name,
-                                  f.node(index_->leaves()[dst.leaf]).name, why));
+    throw FabricError(fmt::format("no path from {} (leaf {}) to {} (leaf {}): {}",
+                                  f.node(f.hosts()[al_.host[from]]).name, f.node(index_->leaves()[src.leaf]).name,
+                                  f.node(f.hosts()[al_.host[to]]).name, f.node(index_->leaves()[dst.leaf]).name, why));
   traffic_.up[traffic_.offset[from] + from_port] += bytes;
   traffic_.down[traffic_.offset[to] + to_port] += bytes;
   traffic_.crossings.push_back({src.leaf, to, to_port, bytes, from, from_port});

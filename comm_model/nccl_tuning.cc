@@ -9,9 +9,12 @@ bool tree_row(Algorithm a) { return a == Algorithm::Tree; }
 
 int protocol_column(Protocol p) {
   switch (p) {
-    case Protocol::LL: return 0;
-    case Protocol::LL128: return 1;
-    case Protocol::Simple: return 2;
+    case Protocol::LL:
+      return 0;
+    case Protocol::LL128:
+      return 1;
+    case Protocol::Simple:
+      return 2;
   }
   return 2;
 }
@@ -32,14 +35,14 @@ constexpr double kNetOverheadUs = 1.0;
 constexpr double kNetOverheadSimpleFactor = 3.0;
 
 // NCCL 2.20.3 src/graph/tuning.cc, ring refinements.
-constexpr double kRingLlFactor = 1.0 / 4.0;          // across hosts, or AllReduce
+constexpr double kRingLlFactor = 1.0 / 4.0;  // across hosts, or AllReduce
 constexpr double kRingLlSingleHostFactor = 1.0 / 3.0;
-constexpr double kRingLl128Factor = 0.92;            // "120.0/128.0", ppn >= 2
-constexpr double kRingLl128OnePerHostFactor = 0.7;   // ppn < 2
+constexpr double kRingLl128Factor = 0.92;           // "120.0/128.0", ppn >= 2
+constexpr double kRingLl128OnePerHostFactor = 0.7;  // ppn < 2
 // NCCL 2.20.3 src/graph/tuning.cc, tree refinements.
 constexpr double kTreeFactor = 0.92;
 constexpr double kTreeLlFactor = 1.0 / 3.8;
-constexpr double kTreeLl128Factor = 120.0 / 128.0;   // across hosts
+constexpr double kTreeLl128Factor = 120.0 / 128.0;  // across hosts
 constexpr double kTreeLl128SingleHostFactor = 7.0 / 9.0;
 
 // NCCL 2.20.3 src/graph/tuning.cc, llMaxBws (GB/s): Hopper row for one
@@ -70,8 +73,10 @@ double bandwidth_factor(Collective c, Algorithm a, Protocol p, int hosts, int gp
   switch (p) {
     case Protocol::LL:
       return hosts > 1 || c == Collective::AllReduce ? kRingLlFactor : kRingLlSingleHostFactor;
-    case Protocol::LL128: return gpus_per_host < 2 ? kRingLl128OnePerHostFactor : kRingLl128Factor;
-    case Protocol::Simple: return 1.0;
+    case Protocol::LL128:
+      return gpus_per_host < 2 ? kRingLl128OnePerHostFactor : kRingLl128Factor;
+    case Protocol::Simple:
+      return 1.0;
   }
   return 1.0;
 }

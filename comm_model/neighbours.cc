@@ -43,8 +43,7 @@ void Neighbours::add(const NeighbourJob& job, const ModelOptions& options) {
 
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
                   const Neighbours& neighbours, const ModelOptions& options) {
-  if (&neighbours.index() != &index)
-    throw std::invalid_argument("the neighbours were routed on another path index");
+  if (&neighbours.index() != &index) throw std::invalid_argument("the neighbours were routed on another path index");
   std::vector<Sharer> others = sharers_of(neighbours.jobs(), neighbours.size());
   return detail::evaluate(index, hosts, request, BackgroundLoad(), others, options).estimate;
 }

@@ -103,9 +103,12 @@ void PathIndex::index_hosts() {
   for (const std::vector<Port>& ports : ports_) {
     std::vector<int> leaves;
     for (const Port& p : ports) leaves.push_back(p.leaf);
-    if (std::find(leaves.begin(), leaves.end(), -1) != leaves.end()) leaf_set_.push_back(-1);
-    else if (leaves.size() == 1) leaf_set_.push_back(leaves[0]);
-    else leaf_set_.push_back(sets.try_emplace(leaves, static_cast<int>(leaves_.size() + sets.size())).first->second);
+    if (std::find(leaves.begin(), leaves.end(), -1) != leaves.end())
+      leaf_set_.push_back(-1);
+    else if (leaves.size() == 1)
+      leaf_set_.push_back(leaves[0]);
+    else
+      leaf_set_.push_back(sets.try_emplace(leaves, static_cast<int>(leaves_.size() + sets.size())).first->second);
   }
   leaf_set_count_ = static_cast<int>(leaves_.size() + sets.size());
 
@@ -285,8 +288,10 @@ void PathIndex::walk(int leaf_b, int left, double bytes, std::span<double> trunk
         add_bytes(trunk_bytes, t, bytes * share, scratch.touched);
         auto same = std::find_if(next.begin(), next.end(),
                                  [&, to = to](const Scratch::Step& s) { return s.slot == to && s.down == descend; });
-        if (same != next.end()) same->share += share;
-        else next.push_back({to, descend, share});
+        if (same != next.end())
+          same->share += share;
+        else
+          next.push_back({to, descend, share});
       }
     }
     frontier.swap(next);
@@ -319,8 +324,10 @@ void PathIndex::spread_from(int leaf_a, std::span<const std::pair<int, double>> 
           trunks.emplace_back(t, share);
           int to = to_slot_[t];
           auto same = std::find_if(above.begin(), above.end(), [&](const Scratch::Step& s) { return s.slot == to; });
-          if (same != above.end()) same->share += share;
-          else above.push_back({to, false, share});
+          if (same != above.end())
+            same->share += share;
+          else
+            above.push_back({to, false, share});
         }
       }
       climb.push_back(std::move(above));

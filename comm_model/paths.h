@@ -40,15 +40,15 @@ class PathIndex {
   // An HCA port of a host as routing sees it: only Active cables count.
   struct Port {
     NodeId hca = 0;
-    LinkId cable;      // HCA <-> leaf
-    int rail = -1;     // the HCA's rail; -1 when its name carries none
-    int leaf = -1;     // index into leaves()
-    double gbps = 0;   // line rate of the cable
+    LinkId cable;     // HCA <-> leaf
+    int rail = -1;    // the HCA's rail; -1 when its name carries none
+    int leaf = -1;    // index into leaves()
+    double gbps = 0;  // line rate of the cable
     // The cable's two directions as load keys (directed_cable), and the
     // leaf's port and HCA's LID a table forwards by: every estimate reads
     // them for every host, so they are kept here rather than on the graph.
-    int up = -1;       // HCA -> leaf
-    int down = -1;     // leaf -> HCA
+    int up = -1;    // HCA -> leaf
+    int down = -1;  // leaf -> HCA
     int leaf_port = 0;
     uint32_t lid = 0;  // 0 when the snapshot has none
   };
@@ -117,7 +117,7 @@ class PathIndex {
 
   // Where a cable sits in the index, looked up by LinkId.
   struct CableRef {
-    int host = -1;       // an HCA cable: the host index and its port
+    int host = -1;  // an HCA cable: the host index and its port
     int port = -1;
     int trunk_ab = -1;   // a switch cable: the trunk leaving Link::end_a
     int trunk_ba = -1;   // and the one leaving Link::end_b
@@ -189,37 +189,35 @@ class PathIndex {
   void index_descent(const std::vector<int>& rank, const std::vector<int>& order);
 
   uint8_t down_hops(int slot, int leaf) const { return down_[static_cast<size_t>(slot) * leaves_.size() + leaf]; }
-  uint8_t updown_hops(int slot, int leaf) const {
-    return updown_[static_cast<size_t>(slot) * leaves_.size() + leaf];
-  }
+  uint8_t updown_hops(int slot, int leaf) const { return updown_[static_cast<size_t>(slot) * leaves_.size() + leaf]; }
 
   const Fabric* fabric_;
-  std::vector<std::vector<Port>> ports_;   // by host index
-  std::vector<int> leaf_set_;              // by host index
+  std::vector<std::vector<Port>> ports_;  // by host index
+  std::vector<int> leaf_set_;             // by host index
   int leaf_set_count_ = 0;
   std::vector<NodeId> leaves_;
-  std::vector<int> slot_;                  // switch slot by NodeId, -1 for non-switches
+  std::vector<int> slot_;  // switch slot by NodeId, -1 for non-switches
   std::vector<NodeId> slot_node_;
-  std::vector<int> leaf_slot_;             // slot of each leaf
+  std::vector<int> leaf_slot_;  // slot of each leaf
   std::vector<Trunk> trunks_;
   std::vector<std::vector<int>> up_trunks_, down_trunks_;  // by slot
-  std::vector<uint8_t> down_, updown_;     // hops, slot x leaf
+  std::vector<uint8_t> down_, updown_;                     // hops, slot x leaf
   // Walks `frontier` (whose paths have `left` hops to go) down to leaf_b.
   void walk(int leaf_b, int left, double bytes, std::span<double> trunk_bytes, Scratch& scratch) const;
 
   // Hot-loop copies of trunk facts, kept dense so a walk stays in cache.
-  std::vector<int> to_slot_;               // by trunk: slot it leads to
-  std::vector<double> width_;              // by trunk: its cable count
-  std::vector<int> up_begin_, up_list_;    // up trunks of each slot, flattened
-  std::vector<int> reverse_;               // the trunk of the other direction
-  std::vector<bool> uniform_climb_;        // by slot: all parents reach every leaf in as many hops
-  int ranks_ = 0;                          // highest rank + 1
+  std::vector<int> to_slot_;             // by trunk: slot it leads to
+  std::vector<double> width_;            // by trunk: its cable count
+  std::vector<int> up_begin_, up_list_;  // up trunks of each slot, flattened
+  std::vector<int> reverse_;             // the trunk of the other direction
+  std::vector<bool> uniform_climb_;      // by slot: all parents reach every leaf in as many hops
+  int ranks_ = 0;                        // highest rank + 1
   // Switches k hops straight above each leaf: ancestors_[leaf * ranks_ + k].
   std::vector<std::vector<int>> ancestors_;
-  std::vector<CableRef> cables_;           // by Link::id
-  int trunk_key_base_ = 0;                 // 2 x the fabric's cable count
-  std::vector<double> cable_gbps_;         // by Link::id
-  std::vector<int> gpu_rails_;             // by host index, a slice from gpu_rails_begin_
+  std::vector<CableRef> cables_;    // by Link::id
+  int trunk_key_base_ = 0;          // 2 x the fabric's cable count
+  std::vector<double> cable_gbps_;  // by Link::id
+  std::vector<int> gpu_rails_;      // by host index, a slice from gpu_rails_begin_
   std::vector<int> gpu_rails_begin_;
 };
 

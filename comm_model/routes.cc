@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 
@@ -29,7 +29,9 @@ class Accumulator {
     }
   }
   // A route that threw leaves the arena as it found it.
-  ~Accumulator() { drain([](int, double) {}); }
+  ~Accumulator() {
+    drain([](int, double) {});
+  }
   Accumulator(const Accumulator&) = delete;
   Accumulator& operator=(const Accumulator&) = delete;
   void add(int directed, double bytes) {
@@ -67,7 +69,7 @@ class Accumulator {
   }
   struct Arena {
     std::vector<double> bytes;
-    std::vector<uint64_t> marked;  // a bit per key with bytes added
+    std::vector<uint64_t> marked;     // a bit per key with bytes added
     size_t low = SIZE_MAX, high = 0;  // the marked words lie in [low, high)
   };
   static Arena& arena() {
@@ -120,14 +122,14 @@ int cross_leaves(const PathIndex& index, const Allocation& al, const Traffic& t,
 // the fabric's leaves and trunks, it would cost a small job more to make
 // and clear than to spread; between calls every entry is zero or empty.
 struct SpreadArena {
-  std::vector<int> head, tail;      // by source leaf: its first and last crossing, -1 when none
+  std::vector<int> head, tail;                  // by source leaf: its first and last crossing, -1 when none
   std::vector<std::pair<int, double>> crossed;  // by crossing that leaves its leaf: (receiving leaf, bytes)
-  std::vector<int> next;            // by crossing: the next one from the same leaf
-  std::vector<int> from_leaves;     // source leaves with a crossing
-  std::vector<double> to_bytes;     // by receiving leaf: one source leaf's bytes to it
-  std::vector<int> to_leaves;       // receiving leaves with bytes in to_bytes
-  std::vector<double> trunk_bytes;  // by trunk
-  PathIndex::Scratch scratch;       // its touched: trunks with bytes in trunk_bytes
+  std::vector<int> next;                        // by crossing: the next one from the same leaf
+  std::vector<int> from_leaves;                 // source leaves with a crossing
+  std::vector<double> to_bytes;                 // by receiving leaf: one source leaf's bytes to it
+  std::vector<int> to_leaves;                   // receiving leaves with bytes in to_bytes
+  std::vector<double> trunk_bytes;              // by trunk
+  PathIndex::Scratch scratch;                   // its touched: trunks with bytes in trunk_bytes
 
   static SpreadArena& of(const PathIndex& index) {
     thread_local SpreadArena a;
@@ -288,8 +290,8 @@ class NextHops {
 };
 
 // One QP from leaf a to leaf b, its path drawn switch by switch.
-void hash_qp(const PathIndex& index, const std::vector<Hop>& hops, int leaf_a, int leaf_b, uint64_t seed,
-             double bytes, Accumulator& acc) {
+void hash_qp(const PathIndex& index, const std::vector<Hop>& hops, int leaf_a, int leaf_b, uint64_t seed, double bytes,
+             Accumulator& acc) {
   const Fabric& f = index.fabric();
   NodeId at = index.leaves()[leaf_a];
   const NodeId to = index.leaves()[leaf_b];
@@ -311,20 +313,21 @@ void hash_qp(const PathIndex& index, const std::vector<Hop>& hops, int leaf_a, i
 }
 
 // ECMP: every crossing as flows, every flow as QPs, every QP hashed.
-int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int qps, uint64_t draw,
-             Accumulator& acc) {
+int hash_qps(const PathIndex& index, const Allocation& al, const Traffic& t, int qps, uint64_t draw, Accumulator& acc) {
   NextHops next(index);
   return cross_leaves(index, al, t, [&](const Traffic::Crossing& c, int to) {
     const std::vector<Hop>& hops = next.between(c.leaf, to);
     // One sending port: one connection. A sum of flows: one per flow_bytes.
     long flows = c.from >= 0 ? 1 : std::max(1L, std::lround(c.bytes / t.flow_bytes));
     uint64_t receiver = mix(static_cast<uint64_t>(al.host[c.host]) << 8 ^ static_cast<uint64_t>(c.port));
-    uint64_t sender = c.from >= 0 ? mix(static_cast<uint64_t>(al.host[c.from]) << 8 ^ static_cast<uint64_t>(c.from_port))
-                                  : mix(0x1eafULL << 32 ^ static_cast<uint64_t>(c.leaf));
+    uint64_t sender = c.from >= 0
+                          ? mix(static_cast<uint64_t>(al.host[c.from]) << 8 ^ static_cast<uint64_t>(c.from_port))
+                          : mix(0x1eafULL << 32 ^ static_cast<uint64_t>(c.leaf));
     double bytes = c.bytes / static_cast<double>(flows * qps);
     for (long k = 0; k < flows; ++k)
       for (int q = 0; q < qps; ++q) {
-        uint64_t seed = mix(mix(mix(draw) ^ sender) ^ receiver) ^ mix(static_cast<uint64_t>(k) << 16 ^ static_cast<uint64_t>(q));
+        uint64_t seed =
+            mix(mix(mix(draw) ^ sender) ^ receiver) ^ mix(static_cast<uint64_t>(k) << 16 ^ static_cast<uint64_t>(q));
         hash_qp(index, hops, c.leaf, to, seed, bytes, acc);
       }
   });

@@ -35,8 +35,8 @@ namespace topo {
 
 struct CableLoad {
   std::vector<std::pair<int, double>> bytes;  // (load key, bytes on each of its cables), ordered by key
-  int max_switches = 0;  // the most switches any flow passes; 0 before any crossing
-  double flow_bytes = 1;  // bytes of one flow (Traffic::flow_bytes): bytes / flow_bytes = flows
+  int max_switches = 0;                       // the most switches any flow passes; 0 before any crossing
+  double flow_bytes = 1;                      // bytes of one flow (Traffic::flow_bytes): bytes / flow_bytes = flows
 
   double on(int key) const;  // 0 for a key no flow takes
 };
@@ -51,7 +51,6 @@ CableLoad per_cable(const PathIndex& index, const CableLoad& load);
 // receiving host.
 // `draw` picks the ECMP hash draw and `qps` (when above 0) replaces the
 // routing's queue pairs per connection; other routings ignore both.
-CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw = 0,
-                int qps = 0);
+CableLoad route(const PathIndex& index, const Allocation& al, const Traffic& traffic, uint64_t draw = 0, int qps = 0);
 
 }  // namespace topo

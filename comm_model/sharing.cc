@@ -186,8 +186,10 @@ std::vector<Share> fill(std::span<const Sharer> sharers, const CableRoom& room, 
     size_t before = left;
     for (size_t s = 0; s < sharers.size(); ++s) {
       if (!rising[s]) continue;
-      if (why[s].second >= 0) stop(static_cast<int>(s), level, why[s].second);
-      else if (sharers[s].demand_gbps <= level + tol) stop(static_cast<int>(s), sharers[s].demand_gbps, -1);
+      if (why[s].second >= 0)
+        stop(static_cast<int>(s), level, why[s].second);
+      else if (sharers[s].demand_gbps <= level + tol)
+        stop(static_cast<int>(s), sharers[s].demand_gbps, -1);
     }
     if (left == before) break;  // nothing bounds the rest: no flows, no demand
     if (until_first && !rising[0]) break;

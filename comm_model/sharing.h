@@ -43,7 +43,7 @@ class CableRoom {
   int cable_of(int key) const;
 
  private:
-  double line_gbps(size_t id) const;          // read from fabric_
+  double line_gbps(size_t id) const;           // read from fabric_
   double background_gbps(int directed) const;  // 0 where there is none
   double trunk_gbps(int key) const;
   const Fabric* fabric_;

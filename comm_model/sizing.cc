@@ -57,8 +57,8 @@ std::vector<NodeId> spread_over_leaves(const PathIndex& index, int count, int le
     ++used;
   }
   if (used < leaves)
-    throw FabricError(fmt::format("cannot spread {} hosts over {} leaves: only {} leaves have {} hosts or more",
-                                  count, leaves, used, count / leaves + (count % leaves ? 1 : 0)));
+    throw FabricError(fmt::format("cannot spread {} hosts over {} leaves: only {} leaves have {} hosts or more", count,
+                                  leaves, used, count / leaves + (count % leaves ? 1 : 0)));
   return out;
 }
 

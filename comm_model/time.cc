@@ -83,17 +83,24 @@ void cost(const Request& r, const ModelOptions& o, const Shape& sh, const Pace* 
   const Steps st{o};
   Work w;
   switch (c.algorithm) {
-    case Algorithm::Ring: w = ring_work(r, st, sh, c.protocol, switches); break;
-    case Algorithm::Hierarchical: w = hierarchical_work(r, st, sh, c.protocol, switches); break;
-    case Algorithm::Tree: w = tree_work(r, st, sh, c.protocol, switches); break;
-    case Algorithm::Direct: w = direct_work(r, st, sh, c.protocol, switches, c.pxn); break;
+    case Algorithm::Ring:
+      w = ring_work(r, st, sh, c.protocol, switches);
+      break;
+    case Algorithm::Hierarchical:
+      w = hierarchical_work(r, st, sh, c.protocol, switches);
+      break;
+    case Algorithm::Tree:
+      w = tree_work(r, st, sh, c.protocol, switches);
+      break;
+    case Algorithm::Direct:
+      w = direct_work(r, st, sh, c.protocol, switches, c.pxn);
+      break;
   }
   double net = networked ? w.net_units * (ideal ? pace->ideal_seconds : pace->seconds) : 0.0;
   double nvl = w.nvl_bytes / (o.nvlink_gbps * 1e9 / 8);
   const int n = sh.hosts * sh.gpus_per_host;
-  double factor = o.nccl_tuning ? nccl::bandwidth_factor(r.collective, c.algorithm, c.protocol, sh.hosts,
-                                                         sh.gpus_per_host)
-                                : 1.0;
+  double factor =
+      o.nccl_tuning ? nccl::bandwidth_factor(r.collective, c.algorithm, c.protocol, sh.hosts, sh.gpus_per_host) : 1.0;
   double bw = (w.sequential ? net + nvl : std::max(net, nvl)) / factor;
   if (o.nccl_tuning && c.protocol == Protocol::LL)
     bw = std::max(bw, bus_factor(r.collective, n) * r.bytes / (nccl::ll_max_busbw_gbytes(sh.hosts) * 1e9));

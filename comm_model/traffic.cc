@@ -99,17 +99,20 @@ Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int g
     seen[i] = true;
     add_lanes(index, i, gpus, al);
     if (hosts.size() > 1 && al.lanes(al.size() - 1).empty())
-      throw FabricError(fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts",
-                                    fabric.node(h).name));
+      throw FabricError(
+          fmt::format("host {} has no Active HCA cable: it cannot reach the other hosts", fabric.node(h).name));
   }
   return al;
 }
 
 double ring_edge_bytes(Collective c, int ranks, double bytes) {
   switch (c) {
-    case Collective::AllReduce: return 2.0 * (ranks - 1) / ranks * bytes;
-    case Collective::Broadcast: return bytes;
-    default: return 1.0 * (ranks - 1) / ranks * bytes;
+    case Collective::AllReduce:
+      return 2.0 * (ranks - 1) / ranks * bytes;
+    case Collective::Broadcast:
+      return bytes;
+    default:
+      return 1.0 * (ranks - 1) / ranks * bytes;
   }
 }
 

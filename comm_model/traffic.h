@@ -47,7 +47,7 @@ struct Allocation {
 Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int gpus);
 
 struct Traffic {
-  std::vector<int> offset;  // port slot of position i, port p: offset[i] + p
+  std::vector<int> offset;       // port slot of position i, port p: offset[i] + p
   std::vector<double> up, down;  // bytes into and out of the leaf, by port slot
   struct Crossing {
     int leaf;  // the sending port's leaf (PathIndex::leaves())
@@ -55,7 +55,7 @@ struct Traffic {
     int port;
     double bytes;
     int from = -1, from_port = -1;  // the sending port, when one port sends it all
-    int to_leaf = -1;  // the receiving leaf, when summed per leaf (host -1)
+    int to_leaf = -1;               // the receiving leaf, when summed per leaf (host -1)
   };
   std::vector<Crossing> crossings;  // through the leaf switch, to a port
   double flow_bytes = 1;            // bytes one host-to-host flow carries

@@ -60,9 +60,12 @@ std::string posix_syntax(std::string_view pattern) {
       i = end;
     } else if (c == '\\' && i + 1 < pattern.size()) {
       char next = pattern[++i];
-      if (next == 'd') out += "[0-9]";
-      else if (next == 'D') out += "[^0-9]";
-      else out += {c, next};
+      if (next == 'd')
+        out += "[0-9]";
+      else if (next == 'D')
+        out += "[^0-9]";
+      else
+        out += {c, next};
     } else {
       out += c;
     }
@@ -127,11 +130,11 @@ struct CompileCost {
 
 CompileCost compile_cost(std::string_view pattern, uint64_t cap) {
   struct Group {
-    uint64_t done = 0;           // the group's pieces before the last
-    uint64_t last = 0;           // the last piece, which a repeat multiplies
-    bool done_empty = true;      // the pieces before the last can all match the empty string
-    bool last_empty = true;      // and so can the last
-    bool branch_empty = false;   // an earlier branch (before a '|') can
+    uint64_t done = 0;          // the group's pieces before the last
+    uint64_t last = 0;          // the last piece, which a repeat multiplies
+    bool done_empty = true;     // the pieces before the last can all match the empty string
+    bool last_empty = true;     // and so can the last
+    bool branch_empty = false;  // an earlier branch (before a '|') can
   };
   std::vector<Group> open{Group{}};
   auto piece = [&](uint64_t size, bool empty) {
@@ -205,19 +208,21 @@ HostPattern::HostPattern(std::string pattern) : pattern_(std::move(pattern)) {
   std::string posix = posix_syntax(pattern_);
   const CompileCost cost = compile_cost(posix, kMaxPatternNodes);
   if (cost.nodes > kMaxPatternNodes)
-    throw std::invalid_argument(
-        "'" + shown(pattern_) + "' repeats too much: written out as regcomp does (x+ as x x*, x{n,m} as m copies) "
-        "it is over " + std::to_string(kMaxPatternNodes) + " pieces; expected a host name pattern like (gpu[0-9]+)");
+    throw std::invalid_argument("'" + shown(pattern_) +
+                                "' repeats too much: written out as regcomp does (x+ as x x*, x{n,m} as m copies) "
+                                "it is over " +
+                                std::to_string(kMaxPatternNodes) +
+                                " pieces; expected a host name pattern like (gpu[0-9]+)");
   if (cost.copied_empty)
-    throw std::invalid_argument(
-        "'" + shown(pattern_) + "' repeats a part that can match nothing with '" +
-        shown(posix.substr(*cost.copied_empty, 1)) + "' (as in (x?)+ or (x*){2}), which regcomp takes unbounded "
-        "time over; write (x?)+ as x* and (x?){n} as x{0,n}");
+    throw std::invalid_argument("'" + shown(pattern_) + "' repeats a part that can match nothing with '" +
+                                shown(posix.substr(*cost.copied_empty, 1)) +
+                                "' (as in (x?)+ or (x*){2}), which regcomp takes unbounded "
+                                "time over; write (x?)+ as x* and (x?){n} as x{0,n}");
   if (cost.stacked_repeat)
-    throw std::invalid_argument(
-        "'" + shown(pattern_) + "' puts a repeat right after a repeat ('" +
-        shown(posix.substr(*cost.stacked_repeat - 1, 2)) + "'), which POSIX leaves undefined and regcomp can take "
-        "unbounded time over; write one (x* for x**, x+ for x++)");
+    throw std::invalid_argument("'" + shown(pattern_) + "' puts a repeat right after a repeat ('" +
+                                shown(posix.substr(*cost.stacked_repeat - 1, 2)) +
+                                "'), which POSIX leaves undefined and regcomp can take "
+                                "unbounded time over; write one (x* for x**, x+ for x++)");
   if (int rc = regcomp(&re, posix.c_str(), REG_EXTENDED); rc != 0) {
     char why[256];
     regerror(rc, &re, why, sizeof why);
@@ -235,8 +240,8 @@ std::optional<std::vector<std::string>> HostPattern::search(std::string_view tex
   if (regexec(&compiled_->re, subject.c_str(), m.size(), m.data(), 0) != 0) return std::nullopt;
   std::vector<std::string> out;
   for (const regmatch_t& g : m)
-    out.push_back(g.rm_so < 0 ? std::string() : subject.substr(static_cast<size_t>(g.rm_so),
-                                                                  static_cast<size_t>(g.rm_eo - g.rm_so)));
+    out.push_back(g.rm_so < 0 ? std::string()
+                              : subject.substr(static_cast<size_t>(g.rm_so), static_cast<size_t>(g.rm_eo - g.rm_so)));
   return out;
 }
 

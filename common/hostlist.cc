@@ -87,8 +87,7 @@ Pattern parse_name(std::string_view expr, size_t begin, size_t end) {
       continue;
     }
     if (p.ranges.size() == kMaxGroups)
-      throw HostlistError(std::string(expr), pos,
-                          fmt::format("more than {} bracket groups in one name", kMaxGroups));
+      throw HostlistError(std::string(expr), pos, fmt::format("more than {} bracket groups in one name", kMaxGroups));
     size_t close = expr.find(']', pos);  // the caller has checked it exists and nothing nests
     p.text.push_back(std::move(text));
     text.clear();

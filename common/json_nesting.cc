@@ -15,8 +15,10 @@ size_t end_of_json_value(std::string_view text, size_t pos, int max_depth, const
   for (size_t at = pos; at < text.size(); ++at) {
     char c = text[at];
     if (in_string) {
-      if (c == '\\') ++at;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++at;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {

@@ -15,10 +15,13 @@ namespace {
 // hold a line longer than the block.
 constexpr size_t kFirstBlock = 4 << 10;
 constexpr size_t kBlock = 64 << 10;
-}
+}  // namespace
 
 LineSource::LineSource(std::istream& in, std::string file, size_t max_line, uint64_t max_bytes)
-    : in_(in), file_(std::move(file)), max_line_(max_line), max_bytes_(max_bytes),
+    : in_(in),
+      file_(std::move(file)),
+      max_line_(max_line),
+      max_bytes_(max_bytes),
       buf_(std::min(kFirstBlock, max_line + 1)) {}
 
 bool LineSource::next(std::string_view& line) {

@@ -25,8 +25,7 @@ inline constexpr size_t kMaxLineBytes = 1 << 20;
 class LineSource {
  public:
   // `file` names the input in errors; `max_bytes` bounds the whole input.
-  LineSource(std::istream& in, std::string file, size_t max_line = kMaxLineBytes,
-             uint64_t max_bytes = UINT64_MAX);
+  LineSource(std::istream& in, std::string file, size_t max_line = kMaxLineBytes, uint64_t max_bytes = UINT64_MAX);
 
   // The next line, without its '\n' (a '\r' before it stays); false at the
   // end. The view lives until the next call. Throws ParseError for a line

@@ -9,14 +9,21 @@ namespace {
 
 DbErrorKind kind_of(int rc) {
   switch (rc & 0xff) {
-    case SQLITE_NOTADB: return DbErrorKind::NotADatabase;
-    case SQLITE_CORRUPT: return DbErrorKind::Corrupt;
+    case SQLITE_NOTADB:
+      return DbErrorKind::NotADatabase;
+    case SQLITE_CORRUPT:
+      return DbErrorKind::Corrupt;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return DbErrorKind::Locked;
-    case SQLITE_CANTOPEN: return DbErrorKind::CantOpen;
-    case SQLITE_FULL: return DbErrorKind::Full;
-    case SQLITE_IOERR: return DbErrorKind::Io;
-    default: return DbErrorKind::Sqlite;
+    case SQLITE_LOCKED:
+      return DbErrorKind::Locked;
+    case SQLITE_CANTOPEN:
+      return DbErrorKind::CantOpen;
+    case SQLITE_FULL:
+      return DbErrorKind::Full;
+    case SQLITE_IOERR:
+      return DbErrorKind::Io;
+    default:
+      return DbErrorKind::Sqlite;
   }
 }
 
@@ -68,8 +75,8 @@ int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid
 
 Statement::Statement(const Connection& connection, std::string_view sql, std::string doing)
     : connection_(&connection), doing_(doing.empty() ? fmt::format("cannot run '{}'", sql) : std::move(doing)) {
-  int rc = sqlite3_prepare_v3(connection.handle(), sql.data(), static_cast<int>(sql.size()),
-                              SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  int rc = sqlite3_prepare_v3(connection.handle(), sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                              &stmt_, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt_);
     stmt_ = nullptr;

@@ -6,17 +6,28 @@ namespace topo {
 
 std::string_view name(DbErrorKind k) {
   switch (k) {
-    case DbErrorKind::CantOpen: return "cant_open";
-    case DbErrorKind::NotADatabase: return "not_a_database";
-    case DbErrorKind::Corrupt: return "corrupt";
-    case DbErrorKind::NotOurs: return "not_ours";
-    case DbErrorKind::SchemaTooNew: return "schema_too_new";
-    case DbErrorKind::Locked: return "locked";
-    case DbErrorKind::Full: return "full";
-    case DbErrorKind::Io: return "io";
-    case DbErrorKind::UnknownSnapshot: return "unknown_snapshot";
-    case DbErrorKind::Inconsistent: return "inconsistent";
-    case DbErrorKind::Sqlite: return "sqlite";
+    case DbErrorKind::CantOpen:
+      return "cant_open";
+    case DbErrorKind::NotADatabase:
+      return "not_a_database";
+    case DbErrorKind::Corrupt:
+      return "corrupt";
+    case DbErrorKind::NotOurs:
+      return "not_ours";
+    case DbErrorKind::SchemaTooNew:
+      return "schema_too_new";
+    case DbErrorKind::Locked:
+      return "locked";
+    case DbErrorKind::Full:
+      return "full";
+    case DbErrorKind::Io:
+      return "io";
+    case DbErrorKind::UnknownSnapshot:
+      return "unknown_snapshot";
+    case DbErrorKind::Inconsistent:
+      return "inconsistent";
+    case DbErrorKind::Sqlite:
+      return "sqlite";
   }
   return "?";
 }

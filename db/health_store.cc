@@ -36,8 +36,9 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 CollectionInfo info_row(const Statement& s) {
-  return {s.column_int(0), s.column_int(1), s.column_text(2), s.column_int(3), s.column_text(4),
-          static_cast<int>(s.column_int(5)), lines(s.column_text(6)), s.column_text(7)};
+  return {s.column_int(0),         s.column_int(1),  s.column_text(2),
+          s.column_int(3),         s.column_text(4), static_cast<int>(s.column_int(5)),
+          lines(s.column_text(6)), s.column_text(7)};
 }
 
 int64_t now_ms() {
@@ -79,9 +80,9 @@ std::vector<CollectionInfo> list_kind(const Connection& c, int64_t snapshot_id, 
 
 // The newest `count` collection ids of a kind, oldest first.
 std::vector<int64_t> newest_ids(const Connection& c, int64_t snapshot_id, std::string_view kind, int count) {
-  Statement s = c.prepare(
-      "SELECT id FROM health_collection WHERE snapshot_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT ?3",
-      "cannot list the counter collections");
+  Statement s =
+      c.prepare("SELECT id FROM health_collection WHERE snapshot_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT ?3",
+                "cannot list the counter collections");
   s.bind(1, snapshot_id).bind(2, std::string(kind)).bind(3, count);
   std::vector<int64_t> ids;
   while (s.step()) ids.push_back(s.column_int(0));
@@ -98,8 +99,8 @@ HealthStore::HealthStore(std::string path) : connection_(std::move(path), std::c
 int64_t HealthStore::add(int64_t snapshot_id, const std::vector<PortSample>& samples, const std::string& source,
                          const std::vector<std::string>& unanswered, std::optional<int64_t> taken_ms) {
   Transaction tx(connection_, "a port counter collection");
-  int64_t id = insert_collection(connection_, "port", snapshot_id, taken_ms.value_or(now_ms()), source,
-                                 samples.size(), unanswered);
+  int64_t id = insert_collection(connection_, "port", snapshot_id, taken_ms.value_or(now_ms()), source, samples.size(),
+                                 unanswered);
   Statement s = connection_.prepare(
       fmt::format("INSERT INTO port_sample (collection_id, {}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
                   "?11, ?12, ?13, ?14)",
@@ -125,8 +126,8 @@ int64_t HealthStore::add_nics(int64_t snapshot_id, const std::vector<NicSample>&
     taken_ms = std::max_element(nics.begin(), nics.end(), [](const NicSample& a, const NicSample& b) {
                  return a.taken_ms < b.taken_ms;
                })->taken_ms;
-  int64_t id = insert_collection(connection_, "ethtool", snapshot_id, taken_ms.value_or(now_ms()), source,
-                                 nics.size(), unread);
+  int64_t id =
+      insert_collection(connection_, "ethtool", snapshot_id, taken_ms.value_or(now_ms()), source, nics.size(), unread);
   Statement n = connection_.prepare("INSERT INTO nic (collection_id, host, iface, taken_ms) VALUES (?1, ?2, ?3, ?4)",
                                     "cannot save a NIC");
   Statement k = connection_.prepare(
@@ -199,17 +200,17 @@ NicCollection HealthStore::load_nics(int64_t collection_id) const {
     throw DbError(DbErrorKind::UnknownSnapshot, connection_.path(),
                   fmt::format("no NIC counter collection {}", collection_id));
   NicCollection out{collection_id, h.column_text(0), h.column_int(1), {}};
-  Statement n = connection_.prepare("SELECT host, iface, taken_ms FROM nic WHERE collection_id = ?1 ORDER BY host, iface",
-                                    "cannot read a collection's NICs");
+  Statement n =
+      connection_.prepare("SELECT host, iface, taken_ms FROM nic WHERE collection_id = ?1 ORDER BY host, iface",
+                          "cannot read a collection's NICs");
   n.bind(1, collection_id);
   std::map<std::pair<std::string, std::string>, size_t> at;
   while (n.step()) {
     at[{n.column_text(0), n.column_text(1)}] = out.nics.size();
     out.nics.push_back({n.column_text(0), n.column_text(1), {}, n.column_int(2)});
   }
-  Statement k = connection_.prepare(
-      "SELECT host, iface, counter, value FROM nic_counter WHERE collection_id = ?1",
-      "cannot read a collection's NIC counters");
+  Statement k = connection_.prepare("SELECT host, iface, counter, value FROM nic_counter WHERE collection_id = ?1",
+                                    "cannot read a collection's NIC counters");
   k.bind(1, collection_id);
   while (k.step()) {
     auto it = at.find({k.column_text(0), k.column_text(1)});

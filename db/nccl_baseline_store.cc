@@ -32,8 +32,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 }  // namespace
 
-NcclBaselineStore::NcclBaselineStore(std::string path)
-    : connection_(std::move(path), std::chrono::milliseconds(5000)) {
+NcclBaselineStore::NcclBaselineStore(std::string path) : connection_(std::move(path), std::chrono::milliseconds(5000)) {
   prepare_schema(connection_);
 }
 

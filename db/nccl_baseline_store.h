@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "health/nccl_baseline.h"
 #include "db/connection.h"
+#include "health/nccl_baseline.h"
 
 namespace topo {
 

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 
@@ -23,10 +23,10 @@ namespace {
 }  // namespace
 
 std::string journal_line(const PlacementRecord& r, uint64_t seq) {
-  nlohmann::json j = {{"job_id", r.job_id},       {"placed_at", r.placed_at}, {"hosts", r.hosts},
-                      {"ring_order", r.ring_order}, {"profile", r.profile},     {"estimate_s", r.estimate_s},
-                      {"ideal_s", r.ideal_s},     {"reasons", r.reasons},     {"fallback", r.fallback},
-                      {"fallback_why", r.fallback_why}};
+  nlohmann::json j = {
+      {"job_id", r.job_id},     {"placed_at", r.placed_at},      {"hosts", r.hosts},     {"ring_order", r.ring_order},
+      {"profile", r.profile},   {"estimate_s", r.estimate_s},    {"ideal_s", r.ideal_s}, {"reasons", r.reasons},
+      {"fallback", r.fallback}, {"fallback_why", r.fallback_why}};
   j["snapshot_id"] = r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json(nullptr);
   j["seq"] = seq;
   // Invalid UTF-8 (a byte of a Slurm comment) is replaced, not refused.
@@ -113,12 +113,15 @@ PlacementJournal::Contents PlacementJournal::read() const {
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
-      if (auto l = parse_journal_line(line)) lines.push_back(std::move(*l));
-      else ++out.unreadable_lines;
+      if (auto l = parse_journal_line(line))
+        lines.push_back(std::move(*l));
+      else
+        ++out.unreadable_lines;
     }
     if (in.bad()) fail_io(file(side), "cannot read the placement journal", errno);
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const JournalLine& a, const JournalLine& b) { return a.seq < b.seq; });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const JournalLine& a, const JournalLine& b) { return a.seq < b.seq; });
   for (JournalLine& l : lines) out.records.push_back(std::move(l.record));
   return out;
 }

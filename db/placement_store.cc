@@ -87,8 +87,7 @@ void check_placement_record(const PlacementRecord& r) {
 
 PlacementStore::PlacementStore(std::string path) : PlacementStore(std::move(path), Options{}) {}
 
-PlacementStore::PlacementStore(std::string path, Options options)
-    : connection_(std::move(path), options.busy_timeout) {
+PlacementStore::PlacementStore(std::string path, Options options) : connection_(std::move(path), options.busy_timeout) {
   prepare_schema(connection_);
   if (!options.sync_each_record)
     connection_.exec("PRAGMA synchronous = NORMAL", "cannot relax the placement log's syncing");
@@ -125,9 +124,9 @@ size_t PlacementStore::record_all(std::span<const PlacementRecord> records, bool
 }
 
 std::optional<PlacementRecord> PlacementStore::latest_for_job(uint32_t job_id) const {
-  Statement s = connection_.prepare(
-      fmt::format("SELECT {} FROM placement WHERE job_id = ?1 ORDER BY id DESC LIMIT 1", kColumns),
-      fmt::format("cannot read the placement of job {}", job_id));
+  Statement s =
+      connection_.prepare(fmt::format("SELECT {} FROM placement WHERE job_id = ?1 ORDER BY id DESC LIMIT 1", kColumns),
+                          fmt::format("cannot read the placement of job {}", job_id));
   s.bind(1, static_cast<int64_t>(job_id));
   if (!s.step()) return std::nullopt;
   return read_record(s);

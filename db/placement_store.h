@@ -27,17 +27,17 @@
 namespace topo {
 
 struct PlacementRecord {
-  int64_t id = 0;                     // set by record()
+  int64_t id = 0;  // set by record()
   uint32_t job_id = 0;
-  std::string placed_at;              // UTC ISO-8601; record() fills it when empty
-  std::optional<int64_t> snapshot_id; // the fabric snapshot placement used
-  std::vector<std::string> hosts;     // as Slurm allocated them (node order)
+  std::string placed_at;               // UTC ISO-8601; record() fills it when empty
+  std::optional<int64_t> snapshot_id;  // the fabric snapshot placement used
+  std::vector<std::string> hosts;      // as Slurm allocated them (node order)
   std::vector<std::string> ring_order;
-  std::string profile;                // "allreduce", "alltoall", "mixed", "none"
+  std::string profile;  // "allreduce", "alltoall", "mixed", "none"
   double estimate_s = 0;
   double ideal_s = 0;
   std::vector<std::string> reasons;
-  bool fallback = false;              // cons_tres's own choice was used
+  bool fallback = false;  // cons_tres's own choice was used
   std::string fallback_why;
 };
 

@@ -230,9 +230,9 @@ int check_ours(const Connection& c) {
                               "topo-aware snapshot database",
                               static_cast<uint32_t>(app)));
   if (app == 0 && tables > 0)
-    throw DbError(DbErrorKind::NotOurs, c.path(),
-                  fmt::format("an SQLite database with {} tables of its own, not a topo-aware snapshot database",
-                              tables));
+    throw DbError(
+        DbErrorKind::NotOurs, c.path(),
+        fmt::format("an SQLite database with {} tables of its own, not a topo-aware snapshot database", tables));
   return static_cast<int>(version);
 }
 

@@ -9,9 +9,9 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "db/schema.h"
 #include "fabric/classify.h"
-#include "common/error.h"
 
 namespace topo {
 namespace {
@@ -93,9 +93,15 @@ class SnapshotReader {
         const StoredNode& n = nodes_[i];
         NodeId v = 0;
         switch (n.kind) {
-          case NodeKind::Host: v = builder.add_host(n.name); break;
-          case NodeKind::Hca: v = builder.add_hca(n.id, n.name, n.ports, n.guid); break;
-          case NodeKind::Switch: v = builder.add_switch(n.id, n.name, n.ports, n.guid); break;
+          case NodeKind::Host:
+            v = builder.add_host(n.name);
+            break;
+          case NodeKind::Hca:
+            v = builder.add_hca(n.id, n.name, n.ports, n.guid);
+            break;
+          case NodeKind::Switch:
+            v = builder.add_switch(n.id, n.name, n.ports, n.guid);
+            break;
         }
         if (v != i) fail(fmt::format("node '{}' lands at position {} instead of {}", n.id, v, i));
       }
@@ -187,9 +193,9 @@ class SnapshotReader {
 
   // The routing row and, for static routing, one table per switch.
   void read_routing(Fabric& fabric) const {
-    Statement s = c_.prepare(
-        "SELECT routing, routing_engine, routing_emulated, routing_source FROM snapshot WHERE id = ?1",
-        fmt::format("cannot read the routing of snapshot {}", id_));
+    Statement s =
+        c_.prepare("SELECT routing, routing_engine, routing_emulated, routing_source FROM snapshot WHERE id = ?1",
+                   fmt::format("cannot read the routing of snapshot {}", id_));
     s.bind(1, id_);
     if (!s.step()) fail("its row is gone");
     Routing routing;
@@ -245,8 +251,8 @@ class SnapshotReader {
         fail(fmt::format("link {} has width '{}', speed '{}', state '{}'", ordinal, width, speed, state));
       builder.connect(links.column_text(1), static_cast<int>(links.column_int(2)), links.column_text(3),
                       static_cast<int>(links.column_int(4)), LinkRate{*w, *s}, *st);
-      links_.push_back({links.column_text(8), links.column_text(9), links.column_double(10),
-                        links.column_int(11) != 0});
+      links_.push_back(
+          {links.column_text(8), links.column_text(9), links.column_double(10), links.column_int(11) != 0});
     }
   }
 
@@ -281,10 +287,10 @@ class SnapshotReader {
       const Node& n = f.node(i);
       if (s.kind == NodeKind::Switch) {
         if (s.level != name(n.level) || s.pod != n.pod || s.down_gbps != n.down_gbps || s.up_gbps != n.up_gbps)
-          fail(fmt::format("switch {} was saved as {} of pod {} ({:g} Gb/s down, {:g} up) but classifies as {} "
-                           "of pod {} ({:g} down, {:g} up)",
-                           n.name, s.level, s.pod, s.down_gbps, s.up_gbps, name(n.level), n.pod, n.down_gbps,
-                           n.up_gbps));
+          fail(fmt::format(
+              "switch {} was saved as {} of pod {} ({:g} Gb/s down, {:g} up) but classifies as {} "
+              "of pod {} ({:g} down, {:g} up)",
+              n.name, s.level, s.pod, s.down_gbps, s.up_gbps, name(n.level), n.pod, n.down_gbps, n.up_gbps));
       } else if (s.kind == NodeKind::Hca) {
         if (s.host != n.host || s.device != n.device || s.rail != n.rail)
           fail(fmt::format("HCA '{}' was saved as host {} device {} rail {} but reads as host {} device {} rail {}",
@@ -296,17 +302,16 @@ class SnapshotReader {
       const Link& l = f.link(e);
       if (l.kind != LinkKind::Cable) continue;
       const StoredLink& s = links_.at(k++);
-      if (s.tier != name(l.tier) || s.expected != l.expected.str() || s.degraded != l.degraded ||
-          s.gbps != l.gbps())
+      if (s.tier != name(l.tier) || s.expected != l.expected.str() || s.degraded != l.degraded || s.gbps != l.gbps())
         fail(fmt::format("link {} was saved as {} (expected {}, {}) but classifies as {} (expected {}, {})",
                          describe_link(f, e), s.tier, s.expected, s.degraded ? "degraded" : "not degraded",
                          name(l.tier), l.expected.str(), l.degraded ? "degraded" : "not degraded"));
     }
     const FabricSummary& a = f.summary();
     const FabricSummary& b = info.summary;
-    if (a.hosts != b.hosts || a.hcas != b.hcas || a.leaves != b.leaves || a.spines != b.spines ||
-        a.cores != b.cores || a.links != b.links || a.pods != b.pods || a.rails != b.rails ||
-        a.rail_optimized != b.rail_optimized || static_cast<int>(f.faults().size()) != info.faults)
+    if (a.hosts != b.hosts || a.hcas != b.hcas || a.leaves != b.leaves || a.spines != b.spines || a.cores != b.cores ||
+        a.links != b.links || a.pods != b.pods || a.rails != b.rails || a.rail_optimized != b.rail_optimized ||
+        static_cast<int>(f.faults().size()) != info.faults)
       fail("its summary counts differ from the rebuilt fabric's");
   }
 
@@ -320,8 +325,7 @@ class SnapshotReader {
 
 SnapshotStore::SnapshotStore(std::string path) : SnapshotStore(std::move(path), Options{}) {}
 
-SnapshotStore::SnapshotStore(std::string path, Options options)
-    : connection_(std::move(path), options.busy_timeout) {
+SnapshotStore::SnapshotStore(std::string path, Options options) : connection_(std::move(path), options.busy_timeout) {
   prepare_schema(connection_);
 }
 
@@ -345,7 +349,9 @@ int64_t insert_snapshot_row(Connection& c, const Fabric& f) {
   snapshot.bind(11, sum.pods).bind(12, sum.rails).bind(13, sum.rail_optimized ? 1 : 0);
   snapshot.bind(14, static_cast<int>(f.faults().size()));
   const Routing& routing = f.routing();
-  snapshot.bind(15, routing.is_static() ? "static" : routing.is_ecmp() ? routing_name(routing) : "adaptive")
+  snapshot.bind(15, routing.is_static() ? "static"
+                    : routing.is_ecmp() ? routing_name(routing)
+                                        : "adaptive")
       .bind(16, routing.engine);
   snapshot.bind(17, routing.emulated ? 1 : 0).bind(18, routing.source);
   snapshot.run();
@@ -398,8 +404,8 @@ void insert_gpus(Connection& c, const Fabric& f, int64_t id) {
 // Every cable, in the graph's edge order (a load adds them in that order).
 void insert_cables(Connection& c, const Fabric& f, int64_t id) {
   const FabricGraph& g = f.graph();
-  Statement link = c.prepare("INSERT INTO link VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                             kCannotSave);
+  Statement link =
+      c.prepare("INSERT INTO link VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", kCannotSave);
   int64_t ordinal = 0;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     const Link& l = g[e];
@@ -415,8 +421,7 @@ void insert_cables(Connection& c, const Fabric& f, int64_t id) {
 void insert_lfts(Connection& c, const Fabric& f, int64_t id) {
   const Routing& routing = f.routing();
   if (!routing.is_static()) return;
-  Statement lft =
-      c.prepare("INSERT INTO lft (snapshot_id, switch, ports) VALUES (?1, ?2, ?3)", kCannotSave);
+  Statement lft = c.prepare("INSERT INTO lft (snapshot_id, switch, ports) VALUES (?1, ?2, ?3)", kCannotSave);
   for (size_t i = 0; i < routing.lft.size(); ++i)
     lft.bind(1, id).bind(2, static_cast<int64_t>(f.switches()[i])).bind_blob(3, routing.lft[i]).run();
 }
@@ -477,9 +482,9 @@ int64_t SnapshotStore::resolve(std::string_view reference) const {
   s.bind(1, -n - 1);
   if (!s.step()) {
     int64_t count = connection_.query_int("SELECT count(*) FROM snapshot", "cannot count the snapshots");
-    throw DbError(DbErrorKind::UnknownSnapshot, path(),
-                  fmt::format("no snapshot {}: the database holds {} snapshot{}", reference, count,
-                              count == 1 ? "" : "s"));
+    throw DbError(
+        DbErrorKind::UnknownSnapshot, path(),
+        fmt::format("no snapshot {}: the database holds {} snapshot{}", reference, count, count == 1 ? "" : "s"));
   }
   return s.column_int(0);
 }

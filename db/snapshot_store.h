@@ -36,8 +36,8 @@ namespace topo {
 
 struct SnapshotInfo {
   int64_t id = 0;
-  std::string taken_at;  // UTC ISO-8601, "2025-01-31T12:00:00Z"
-  std::string source;    // Fabric::source(): "ibnetdiscover:/path", "synthetic:spec"
+  std::string taken_at;   // UTC ISO-8601, "2025-01-31T12:00:00Z"
+  std::string source;     // Fabric::source(): "ibnetdiscover:/path", "synthetic:spec"
   FabricSummary summary;  // as classified when saved
   int switches = 0;       // all switches, whatever their level
   int faults = 0;         // Fabric::faults().size() when saved

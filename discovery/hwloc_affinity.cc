@@ -20,9 +20,9 @@
 #include <hwloc.h>
 
 #include "common/error.h"
-#include "common/quote.h"
-#include "common/line_source.h"
 #include "common/hostlist.h"
+#include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topo {
 namespace {
@@ -216,8 +216,10 @@ class XmlShape {
       // libstdc++'s matcher, which recurses once per character of a repeat,
       // off a line of megabytes.
       if (end - pos_ > kMaxHeaderBytes)
-        fail(fmt::format("a header line longer than {} bytes; expected the <?xml ...?> and <!DOCTYPE ...> lines "
-                         "lstopo writes", kMaxHeaderBytes));
+        fail(
+            fmt::format("a header line longer than {} bytes; expected the <?xml ...?> and <!DOCTYPE ...> lines "
+                        "lstopo writes",
+                        kMaxHeaderBytes));
       std::string header(s_.substr(pos_, end - pos_));
       if (header.starts_with("<?xml ")) {
         if (!std::regex_match(header, xml_declaration))
@@ -634,9 +636,9 @@ size_t attach_hwloc_dir(Fabric& fabric, const std::string& dir) {
     NodeAffinity affinity = read_hwloc_xml(file.string());
     const std::string& named = affinity.hostname;
     if (!named.empty() && named != host && !named.starts_with(host + "."))
-      throw ParseError(file.string(), 0,
-                       fmt::format("holds the topology of host '{}' (its HostName), not of '{}'", shown(named),
-                                   shown(host)));
+      throw ParseError(
+          file.string(), 0,
+          fmt::format("holds the topology of host '{}' (its HostName), not of '{}'", shown(named), shown(host)));
     found.emplace_back(*v, std::move(affinity));
   }
   for (auto& [host, affinity] : found) fabric.set_gpus(host, std::move(affinity.gpus));

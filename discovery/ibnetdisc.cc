@@ -21,9 +21,9 @@
 #include <infiniband/umad.h>
 
 #include "common/error.h"
+#include "common/line_source.h"
 #include "discovery/ibnetdisc_cache.h"
 #include "discovery/ibnetdisc_walk.h"
-#include "common/line_source.h"
 
 namespace topo {
 namespace {
@@ -74,11 +74,16 @@ using namespace ibnd_walk;
 
 std::optional<LinkWidth> width_of(unsigned code) {
   switch (code) {  // IBTA PortInfo:LinkWidthActive
-    case 1: return LinkWidth::X1;
-    case 2: return LinkWidth::X4;
-    case 4: return LinkWidth::X8;
-    case 8: return LinkWidth::X12;
-    case 16: return LinkWidth::X2;
+    case 1:
+      return LinkWidth::X1;
+    case 2:
+      return LinkWidth::X4;
+    case 4:
+      return LinkWidth::X8;
+    case 8:
+      return LinkWidth::X12;
+    case 16:
+      return LinkWidth::X2;
   }
   return std::nullopt;
 }
@@ -87,19 +92,27 @@ std::optional<LinkSpeed> speed_of(const ibnd_port_t* p) {
   // An extended speed, when the port runs one, overrides LinkSpeedActive
   // (which then stays at QDR or below); reserved bits read as zero.
   switch (mad_get_field(const_cast<uint8_t*>(p->info), 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F)) {
-    case 1: return LinkSpeed::FDR;
-    case 2: return LinkSpeed::EDR;
-    case 4: return LinkSpeed::HDR;
-    case 8: return LinkSpeed::NDR;
-    default: break;
+    case 1:
+      return LinkSpeed::FDR;
+    case 2:
+      return LinkSpeed::EDR;
+    case 4:
+      return LinkSpeed::HDR;
+    case 8:
+      return LinkSpeed::NDR;
+    default:
+      break;
   }
   // FDR10 is Mellanox's: only in its extended PortInfo, bit 0.
   if (mad_get_field(const_cast<uint8_t*>(p->ext_info), 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F) & 1)
     return LinkSpeed::FDR10;
   switch (mad_get_field(const_cast<uint8_t*>(p->info), 0, IB_PORT_LINK_SPEED_ACTIVE_F)) {
-    case 1: return LinkSpeed::SDR;
-    case 2: return LinkSpeed::DDR;
-    case 4: return LinkSpeed::QDR;
+    case 1:
+      return LinkSpeed::SDR;
+    case 2:
+      return LinkSpeed::DDR;
+    case 4:
+      return LinkSpeed::QDR;
   }
   return std::nullopt;
 }
@@ -127,9 +140,9 @@ LinkRate rate_of(const ibnd_port_t* p, const std::string& source) {
     throw FabricError(fmt::format("{}: {} reports link width code {}, not 1x/2x/4x/8x/12x", source, where(p),
                                   mad_get_field(const_cast<uint8_t*>(p->info), 0, IB_PORT_LINK_WIDTH_ACTIVE_F)));
   if (!speed)
-    throw FabricError(
-        fmt::format("{}: {} reports no link speed this model knows (LinkSpeedActive {})", source, where(p),
-                    mad_get_field(const_cast<uint8_t*>(p->info), 0, IB_PORT_LINK_SPEED_ACTIVE_F)));
+    throw FabricError(fmt::format("{}: {} reports no link speed this model knows (LinkSpeedActive {})", source,
+                                  where(p),
+                                  mad_get_field(const_cast<uint8_t*>(p->info), 0, IB_PORT_LINK_SPEED_ACTIVE_F)));
   return {*width, *speed};
 }
 
@@ -211,8 +224,8 @@ Fabric convert(const ibnd_fabric_t* f, const HostNaming& naming, std::string sou
       // Each cable once, from the end with the smaller (GUID, port).
       if (std::make_pair(peer->node->guid, peer->portnum) < std::make_pair(n->guid, port->portnum)) continue;
       PortState state = std::min(state_of(port), state_of(peer));
-      builder.connect(vertex_id(n, port->portnum), port->portnum, vertex_id(peer->node, peer->portnum),
-                      peer->portnum, rate_of(port, source), state);
+      builder.connect(vertex_id(n, port->portnum), port->portnum, vertex_id(peer->node, peer->portnum), peer->portnum,
+                      rate_of(port, source), state);
     }
   }
   Fabric fabric = std::move(builder).finish();
@@ -252,10 +265,10 @@ void check_simulator() {
     std::string_view path = std::string_view(line).substr(space == std::string::npos ? 0 : space + 1);
     if (path.starts_with(name) && path.find_first_not_of('@', name.size()) == std::string_view::npos) return;
   }
-  throw DiscoveryError(fmt::format(
-      "libumad2sim is preloaded but no ibsim listens on '{}' (IBSIM_SOCKNAME={}): start 'ibsim -s NETFILE' "
-      "with the same IBSIM_SOCKNAME first, or libumad2sim waits for it forever",
-      name.substr(1), base && *base ? base : "unset, so 'sim'"));
+  throw DiscoveryError(
+      fmt::format("libumad2sim is preloaded but no ibsim listens on '{}' (IBSIM_SOCKNAME={}): start 'ibsim -s NETFILE' "
+                  "with the same IBSIM_SOCKNAME first, or libumad2sim waits for it forever",
+                  name.substr(1), base && *base ? base : "unset, so 'sim'"));
 }
 
 }  // namespace
@@ -330,8 +343,8 @@ std::vector<uint8_t> read_switch_lft(ibmad_port* port, ibnd_node_t* n, int timeo
     if (!smp_query_status_via(block, &portid, IB_ATTR_LINEARFORWTBL, b, static_cast<unsigned>(timeout_ms), &status,
                               port) ||
         status != 0)
-      throw DiscoveryError(fmt::format("cannot read LinearForwardingTable block {} of switch {} (\"{}\"), status {}",
-                                       b, node_id(n), description(n), status));
+      throw DiscoveryError(fmt::format("cannot read LinearForwardingTable block {} of switch {} (\"{}\"), status {}", b,
+                                       node_id(n), description(n), status));
     for (unsigned i = 0; i < 64 && b * 64 + i <= top; ++i) table[b * 64 + i] = block[i];
   }
   table[0] = kNoPort;  // LID 0 is no destination
@@ -361,16 +374,16 @@ Routing read_lfts_live(const IbnetdiscOptions& options, const Fabric& fabric) {
         if (fabric.node(s).name == description(n)) v = s;
     }
     if (!v || fabric.switch_index(*v) < 0)
-      throw DiscoveryError(fmt::format("switch {} (\"{}\") is not in the fabric the tables are read for",
-                                       node_id(n), description(n)));
+      throw DiscoveryError(
+          fmt::format("switch {} (\"{}\") is not in the fabric the tables are read for", node_id(n), description(n)));
     size_t i = static_cast<size_t>(fabric.switch_index(*v));
     routing.lft[i] = read_switch_lft(port.get(), n, options.timeout_ms);
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
     if (!seen[i])
-      throw DiscoveryError(fmt::format("switch '{}' of the fabric was not found live",
-                                       fabric.node(fabric.switches()[i]).name));
+      throw DiscoveryError(
+          fmt::format("switch '{}' of the fabric was not found live", fabric.node(fabric.switches()[i]).name));
   return routing;
 }
 

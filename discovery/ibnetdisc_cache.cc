@@ -29,8 +29,8 @@ class Cursor {
 
   void need(size_t n, std::string_view what) const {
     if (bytes_.size() - at_ < n)
-      throw ParseError(path_, 0, fmt::format("libibnetdisc cache ends inside {} (byte {} of {})", what, at_,
-                                             bytes_.size()));
+      throw ParseError(path_, 0,
+                       fmt::format("libibnetdisc cache ends inside {} (byte {} of {})", what, at_, bytes_.size()));
   }
   uint64_t number(size_t width) {
     uint64_t v = 0;
@@ -85,8 +85,8 @@ Header read_header(Cursor& c, size_t size, const std::string& path) {
 // ports each lists.
 struct Nodes {
   std::map<uint64_t, uint8_t> port_count;  // node GUID -> its port count
-  std::set<uint64_t> switches;               // their GUIDs
-  std::map<PortKey, uint64_t> listed;        // the ports nodes list -> the node listing each
+  std::set<uint64_t> switches;             // their GUIDs
+  std::map<PortKey, uint64_t> listed;      // the ports nodes list -> the node listing each
 };
 
 // Node n's list of its ports: each within its port count, listed by no
@@ -98,8 +98,8 @@ void read_listed_ports(Cursor& c, uint64_t n, uint64_t guid, uint64_t count, Nod
   for (uint64_t k = 0; k < keys; ++k) {
     PortKey key{c.number(8), static_cast<uint8_t>(c.number(1))};
     if (key.second > count)
-      fail(path, fmt::format("libibnetdisc cache node {} (GUID {:#x}): port {} past its {} ports", n, guid,
-                             key.second, count));
+      fail(path, fmt::format("libibnetdisc cache node {} (GUID {:#x}): port {} past its {} ports", n, guid, key.second,
+                             count));
     if (!nodes.listed.emplace(key, guid).second)
       fail(path, fmt::format("libibnetdisc cache node {}: port {:#x}/{} listed twice", n, key.first, key.second));
     if (numbers.test(key.second))
@@ -117,8 +117,8 @@ Nodes read_nodes(Cursor& c, const Header& h, const std::string& path) {
     uint64_t guid = c.number(8), type = c.number(1), count = c.number(1);
     c.skip(2 * kSmpData);
     if (type < 1 || type > 3)
-      fail(path, fmt::format("libibnetdisc cache node {} (GUID {:#x}): type {} is no CA, switch or router", n, guid,
-                             type));
+      fail(path,
+           fmt::format("libibnetdisc cache node {} (GUID {:#x}): type {} is no CA, switch or router", n, guid, type));
     if (!nodes.port_count.emplace(guid, static_cast<uint8_t>(count)).second)
       fail(path, fmt::format("libibnetdisc cache node {}: GUID {:#x} given twice", n, guid));
     if (type == 2) nodes.switches.insert(guid);
@@ -147,11 +147,11 @@ void check_port_owner(uint64_t p, PortKey key, uint64_t node, const Nodes& nodes
                       const std::string& path) {
   auto owner = nodes.port_count.find(node);
   if (owner == nodes.port_count.end())
-    fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): its node {:#x} is not among the nodes", p,
-                           key.first, key.second, node));
+    fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): its node {:#x} is not among the nodes", p, key.first,
+                           key.second, node));
   if (key.second > owner->second)
-    fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): past its node's {} ports", p, key.first,
-                           key.second, owner->second));
+    fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): past its node's {} ports", p, key.first, key.second,
+                           owner->second));
   if (!ports.seen.insert(key).second)
     fail(path, fmt::format("libibnetdisc cache port {}: {:#x}/{} given twice", p, key.first, key.second));
   // rdma-core frees a port no node lists once loading ends, while the
@@ -194,8 +194,8 @@ Ports read_ports(Cursor& c, const Header& h, const Nodes& nodes, const std::stri
     // A subnet manager gives a port a unicast LID or none (0); the
     // ibnetdiscover text this fabric may be written as refuses any other.
     if (lid > kMaxUnicastLid)
-      fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): LID {} is not a unicast LID (0-{})", p,
-                             key.first, key.second, lid, kMaxUnicastLid));
+      fail(path, fmt::format("libibnetdisc cache port {} ({:#x}/{}): LID {} is not a unicast LID (0-{})", p, key.first,
+                             key.second, lid, kMaxUnicastLid));
     if (lid > 0) ports.lids.push_back({lid, lid + (uint64_t{1} << lmc) - 1, key});
   }
   return ports;
@@ -216,8 +216,7 @@ void check_references(const Nodes& nodes, Ports& ports, const std::string& path)
   for (size_t i = 1; i < lids.size(); ++i)
     if (lids[i].first <= lids[i - 1].last)
       fail(path, fmt::format("libibnetdisc cache: LID {} is both port {:#x}/{}'s and port {:#x}/{}'s", lids[i].first,
-                             lids[i - 1].port.first, lids[i - 1].port.second, lids[i].port.first,
-                             lids[i].port.second));
+                             lids[i - 1].port.first, lids[i - 1].port.second, lids[i].port.first, lids[i].port.second));
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ struct NodeRecord {
   int ports;
   uint64_t guid;
   int line;
-  Masks defaults;  // for ports the file does not list
+  Masks defaults;    // for ports the file does not list
   uint32_t lid = 0;  // a switch's, from "lid <n>" in the header's comment
 };
 
@@ -159,8 +159,7 @@ int highest_bit(unsigned mask) {
 // The rate ibsim gives a link from the masks of its two ends: the widest
 // and fastest bit both enable, an extended speed over a base one.
 std::optional<LinkRate> negotiate(const Masks& a, const Masks& b) {
-  static constexpr LinkWidth kWidth[] = {LinkWidth::X1, LinkWidth::X4, LinkWidth::X8, LinkWidth::X12,
-                                         LinkWidth::X2};
+  static constexpr LinkWidth kWidth[] = {LinkWidth::X1, LinkWidth::X4, LinkWidth::X8, LinkWidth::X12, LinkWidth::X2};
   static constexpr LinkSpeed kSpeed[] = {LinkSpeed::SDR, LinkSpeed::DDR, LinkSpeed::QDR};
   static constexpr LinkSpeed kExt[] = {LinkSpeed::FDR, LinkSpeed::EDR, LinkSpeed::HDR, LinkSpeed::NDR};
   unsigned w = a.width & b.width, s = a.speed & b.speed, e = a.ext & b.ext;
@@ -196,13 +195,15 @@ class Reader {
   Fabric read(const HostNaming& naming) {
     parse();
     if (nodes_.empty())
-      fail(0, "no node in the file: expected ibnetdiscover output or an ibsim net file, with 'Switch' or 'Ca' "
-              "headers");
+      fail(0,
+           "no node in the file: expected ibnetdiscover output or an ibsim net file, with 'Switch' or 'Ca' "
+           "headers");
     // Routers are skipped: a file of routers alone would build an empty
     // fabric, which no writer can put back into a file.
     if (std::all_of(nodes_.begin(), nodes_.end(), [](const NodeRecord& n) { return n.type == NodeType::Router; }))
-      fail(nodes_.front().line, "no 'Switch' or 'Ca' in the file, only routers ('Rt', the first on this line), "
-                                "which the model skips");
+      fail(nodes_.front().line,
+           "no 'Switch' or 'Ca' in the file, only routers ('Rt', the first on this line), "
+           "which the model skips");
     resolve_links();
     return build(naming);
   }
@@ -346,8 +347,9 @@ class Reader {
 
   void parse_port(std::string_view line, int no) {
     if (current_ < 0)
-      fail(no, "port line outside a node: expected a 'Switch <ports> \"<id>\"' or 'Ca <ports> \"<id>\"' header "
-               "before it (a blank line ends a node)");
+      fail(no,
+           "port line outside a node: expected a 'Switch <ports> \"<id>\"' or 'Ca <ports> \"<id>\"' header "
+           "before it (a blank line ends a node)");
     const NodeRecord& node = nodes_[static_cast<size_t>(current_)];
     Cursor cur{line, 1};
     auto port = cur.integer();
@@ -532,8 +534,8 @@ class Reader {
       const NodeRecord& far = nodes_[static_cast<size_t>(remote)];
       if (nodes_[static_cast<size_t>(p.node)].type == NodeType::Router || far.type == NodeType::Router) continue;
       if (p.remote_port > far.ports)
-        fail(p.line, fmt::format("port {} links to port {} of \"{}\", which has only {} ports", p.port,
-                                 p.remote_port, shown(p.remote_id), far.ports));
+        fail(p.line, fmt::format("port {} links to port {} of \"{}\", which has only {} ports", p.port, p.remote_port,
+                                 shown(p.remote_id), far.ports));
       if (remote == p.node && p.remote_port == p.port) fail(p.line, fmt::format("port {} is cabled to itself", p.port));
 
       if (auto mine = at.find(key(p.node, p.port)); mine != at.end()) {
@@ -552,10 +554,10 @@ class Reader {
         const LinkDraft& d = drafts_[static_cast<size_t>(theirs->second)];
         const PortRecord& other = ports_[static_cast<size_t>(d.first)];
         bool from_there = other.node == remote && other.port == p.remote_port;
-        fail(p.line, fmt::format("port {} is cabled to {}, which line {} already cables to {}", p.port,
-                                 end_name(remote, p.remote_port), other.line,
-                                 from_there ? end_name(d.remote_node, other.remote_port)
-                                            : end_name(other.node, other.port)));
+        fail(p.line,
+             fmt::format("port {} is cabled to {}, which line {} already cables to {}", p.port,
+                         end_name(remote, p.remote_port), other.line,
+                         from_there ? end_name(d.remote_node, other.remote_port) : end_name(other.node, other.port)));
       }
       int d = static_cast<int>(drafts_.size());
       drafts_.push_back({static_cast<int>(r), -1, remote});
@@ -674,7 +676,7 @@ class Reader {
   std::vector<NodeRecord> nodes_;
   std::vector<PortRecord> ports_;
   std::vector<LinkDraft> drafts_;
-  std::vector<std::vector<int>> cabled_;  // per node, its cabled ports
+  std::vector<std::vector<int>> cabled_;                                          // per node, its cabled ports
   mutable std::unordered_map<uint32_t, std::pair<std::string, int>> lid_owners_;  // LID -> vertex id, line
   std::unordered_map<std::string_view, LinkRate> rate_words_;
   int current_ = -1;
@@ -734,9 +736,10 @@ void check_writable(const Node& n) {
     return s.find_first_of(chars) != std::string_view::npos || std::any_of(s.begin(), s.end(), is_control);
   };
   if (bad(n.id, "\"#@"))
-    throw FabricError(fmt::format("node id '{}' cannot be written as ibnetdiscover text: it holds '\"', '#', '@' "
-                                  "or a control character",
-                                  shown(n.id)));
+    throw FabricError(
+        fmt::format("node id '{}' cannot be written as ibnetdiscover text: it holds '\"', '#', '@' "
+                    "or a control character",
+                    shown(n.id)));
   if (n.id.size() > 64)
     throw FabricError(fmt::format("node id '{}' is longer than the 64 characters ibsim takes", n.id));
   if (bad(n.name, "\""))
@@ -861,8 +864,8 @@ class TextWriter {
     for (NodeId v : group)
       if (fabric_.cable_at(v, c.port)) self = v;
     fmt::format_to(std::back_inserter(buf_), "[{}]{}\t\"{}\"[{}]{}\t\t# lid {} lmc 0 \"{}\" lid {} {}\n", c.port,
-                   port_guid(n, c.port), peer_id, c.peer_port, port_guid(p, c.peer_port), g_[self].lid, p.name,
-                   p.lid, rate);
+                   port_guid(n, c.port), peer_id, c.peer_port, port_guid(p, c.peer_port), g_[self].lid, p.name, p.lid,
+                   rate);
   }
 
   const Fabric& fabric_;

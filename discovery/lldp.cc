@@ -13,8 +13,8 @@
 
 #include "common/error.h"
 #include "common/json_nesting.h"
-#include "common/quote.h"
 #include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topo {
 namespace {
@@ -94,7 +94,8 @@ std::string remote_port_name(const json& port) {
 // "100G" (also "100GbE", "100GE") inside a port description.
 std::optional<LinkRate> rate_in_description(std::string_view descr) {
   for (size_t i = 0; i < descr.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(descr[i])) || (i > 0 && std::isalnum(static_cast<unsigned char>(descr[i - 1]))))
+    if (!std::isdigit(static_cast<unsigned char>(descr[i])) ||
+        (i > 0 && std::isalnum(static_cast<unsigned char>(descr[i - 1]))))
       continue;
     size_t j = i;
     while (j < descr.size() && std::isdigit(static_cast<unsigned char>(descr[j]))) ++j;
@@ -161,8 +162,9 @@ void read_chassis(const json& chassis, LldpSystemView& view, const std::string& 
     if (name.empty())
       throw ParseError(file, line, "field chassis: the local chassis has no name (configure system hostname)");
     if (!view.name.empty() && view.name != name)
-      throw ParseError(file, line, fmt::format("field chassis: names '{}', but the file already named '{}'",
-                                               shown(name), shown(view.name)));
+      throw ParseError(
+          file, line,
+          fmt::format("field chassis: names '{}', but the file already named '{}'", shown(name), shown(view.name)));
     view.name = name;
     if (auto sw = is_switch(*body)) view.is_switch = sw;
   }
@@ -181,8 +183,8 @@ void read_interface(const std::string& ifname, const json& body, LldpSystemView&
     throw ParseError(file, line, fmt::format("field interface {}: expected a chassis and a port", ifname));
   auto chassis = named(body["chassis"]);
   if (chassis.size() != 1)
-    throw ParseError(file, line, fmt::format("field interface {}/chassis: expected one chassis, found {}", ifname,
-                                             chassis.size()));
+    throw ParseError(file, line,
+                     fmt::format("field interface {}/chassis: expected one chassis, found {}", ifname, chassis.size()));
   auto [peer, peer_body] = chassis.front();
   if (peer.empty() && peer_body->contains("id")) {
     // No system name advertised: the chassis id is all there is.
@@ -244,7 +246,8 @@ std::optional<LinkRate> parse_speed_text(std::string text) {
       text.resize(text.size() - 4);
       if (giga) text += "G";
     }
-  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (!text.empty() &&
+      std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     // A number past a long is no rate (found by fuzzing: std::stol threw).
     long mbps = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mbps);
@@ -275,12 +278,12 @@ void name_views(std::vector<LldpSystemView>& views) {
         if (back.local.port == s.remote.port && back.remote.port == s.local.port) candidates.insert(back.remote.system);
     }
     if (candidates.size() != 1)
-      throw ParseError(v.file, 0,
-                       candidates.empty()
-                           ? "the file names no local chassis and no neighbour's table names this system: collect "
-                             "`lldpcli -f json show chassis` with the neighbours"
-                           : fmt::format("the file names no local chassis and its neighbours name it {} ways",
-                                         candidates.size()));
+      throw ParseError(
+          v.file, 0,
+          candidates.empty()
+              ? "the file names no local chassis and no neighbour's table names this system: collect "
+                "`lldpcli -f json show chassis` with the neighbours"
+              : fmt::format("the file names no local chassis and its neighbours name it {} ways", candidates.size()));
     v.name = *candidates.begin();
     for (LldpSighting& s : v.neighbours) s.local.system = v.name;
   }
@@ -369,9 +372,12 @@ void add_sighting(Assembly& as, const LldpSighting& s) {
 
 std::string_view name(LldpFindingKind kind) {
   switch (kind) {
-    case LldpFindingKind::NicWithoutNeighbour: return "nic_without_neighbour";
-    case LldpFindingKind::OneSidedCable: return "one_sided_cable";
-    case LldpFindingKind::PortClaimedTwice: return "port_claimed_twice";
+    case LldpFindingKind::NicWithoutNeighbour:
+      return "nic_without_neighbour";
+    case LldpFindingKind::OneSidedCable:
+      return "one_sided_cable";
+    case LldpFindingKind::PortClaimedTwice:
+      return "port_claimed_twice";
   }
   return "unknown";
 }
@@ -423,9 +429,9 @@ std::vector<LldpSighting> parse_lldp_csv(std::istream& in, const std::string& fi
     if (!f[4].empty()) {
       rate = parse_speed_text(f[4]);
       if (!rate)
-        throw ParseError(file, number,
-                         fmt::format("field speed: '{}' is not an Ethernet rate like 100G, 100GbE or 100000 (Mb/s)",
-                                     shown(f[4])));
+        throw ParseError(
+            file, number,
+            fmt::format("field speed: '{}' is not an Ethernet rate like 100G, 100GbE or 100000 (Mb/s)", shown(f[4])));
     }
     out.push_back({{f[0], f[1]}, {f[2], f[3]}, rate, fmt::format("{}:{}", file, number)});
   }
@@ -489,9 +495,9 @@ LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vecto
       if (k != *keep) dropped.insert(k);
     }
     const Cable& kept = as.cables.at(*keep);
-    out.findings.push_back({LldpFindingKind::PortClaimedTwice, str(port),
-                            fmt::format("claimed by {}; kept {}", fmt::join(claimants, ", "),
-                                        str(kept.a == port ? kept.b : kept.a))});
+    out.findings.push_back(
+        {LldpFindingKind::PortClaimedTwice, str(port),
+         fmt::format("claimed by {}; kept {}", fmt::join(claimants, ", "), str(kept.a == port ? kept.b : kept.a))});
   }
 
   // Cables seen from one end only, where the other end's table was read.
@@ -503,8 +509,8 @@ LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vecto
     const LldpPort& other = c.seen_from_a ? c.b : c.a;
     if (!with_table.count(other.system)) continue;
     out.findings.push_back({LldpFindingKind::OneSidedCable, str(other),
-                            fmt::format("{} sees {} on this port ({}), but {}'s own table does not list it",
-                                        str(seer), other.system, c.where, other.system)});
+                            fmt::format("{} sees {} on this port ({}), but {}'s own table does not list it", str(seer),
+                                        other.system, c.where, other.system)});
   }
 
   // Host ports lldpd runs on that nobody sees and that see nobody (a port
@@ -522,9 +528,9 @@ LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vecto
     if (switch_named(v.name)) continue;
     for (const std::string& p : v.ports)
       if (!sighted.count({v.name, p}))
-        out.findings.push_back({LldpFindingKind::NicWithoutNeighbour, v.name + ":" + p,
-                                fmt::format("lldpd runs on this port of {} but sees no neighbour ({})", v.name,
-                                            v.file)});
+        out.findings.push_back(
+            {LldpFindingKind::NicWithoutNeighbour, v.name + ":" + p,
+             fmt::format("lldpd runs on this port of {} but sees no neighbour ({})", v.name, v.file)});
   }
 
   // Nodes: switches with their ports numbered, then one HCA per cabled host port.
@@ -558,7 +564,8 @@ LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vecto
     for (const LldpPort& end : {c.a, c.b})
       if (auto it = options.port_speeds.find(str(end)); !rate && it != options.port_speeds.end()) rate = it->second;
     if (!rate) rate = c.rate;
-    builder.connect(node_id(c.a), port_number(c.a), node_id(c.b), port_number(c.b), rate.value_or(options.default_rate));
+    builder.connect(node_id(c.a), port_number(c.a), node_id(c.b), port_number(c.b),
+                    rate.value_or(options.default_rate));
   }
   out.fabric = std::move(builder).finish();
   return out;
@@ -575,8 +582,8 @@ LldpFabric read_lldp_dir(const std::filesystem::path& dir, const LldpOptions& op
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
   if (files.empty())
-    throw std::runtime_error(fmt::format("{}: no *.json (lldpcli) or *.csv (switch,port,peer,peer_port,speed) file",
-                                         dir.string()));
+    throw std::runtime_error(
+        fmt::format("{}: no *.json (lldpcli) or *.csv (switch,port,peer,peer_port,speed) file", dir.string()));
   std::vector<LldpSystemView> views;
   std::vector<LldpSighting> csv;
   for (const fs::path& f : files) {

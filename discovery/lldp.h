@@ -72,9 +72,9 @@ struct LldpSighting {
 
 // What one file (or several files naming the same system) says.
 struct LldpSystemView {
-  std::string name;               // empty when the file names no local chassis
-  std::optional<bool> is_switch;  // from the capabilities, when advertised
-  std::vector<std::string> ports; // local interfaces (`show interfaces`), cabled or not
+  std::string name;                // empty when the file names no local chassis
+  std::optional<bool> is_switch;   // from the capabilities, when advertised
+  std::vector<std::string> ports;  // local interfaces (`show interfaces`), cabled or not
   std::vector<LldpSighting> neighbours;
   // Capabilities the neighbours' chassis advertise: system -> is a switch.
   std::map<std::string, bool> peer_is_switch;

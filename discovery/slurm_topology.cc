@@ -190,9 +190,9 @@ void read_lines(std::istream& in, const std::string& file, Includes& includes, s
     if (!lines.next(view)) return false;
     includes.bytes += view.size() + 1;
     if (includes.bytes > kMaxTotalBytes)
-      throw ParseError(file, lines.number(),
-                       fmt::format("more than {} bytes with the files it includes; expected a topology.conf",
-                                   kMaxTotalBytes));
+      throw ParseError(
+          file, lines.number(),
+          fmt::format("more than {} bytes with the files it includes; expected a topology.conf", kMaxTotalBytes));
     physical.assign(view);
     return true;
   };
@@ -273,9 +273,9 @@ SwitchLine parse_switch_line(const LogicalLine& line, NameBudget& names) {
   sw.where = line;
   sw.name = pairs.front().value;
   if (sw.name.size() > kMaxSwitchName)
-    throw ParseError(line.file, line.line,
-                     fmt::format("SwitchName '{}' is longer than Slurm's {} characters", shown(sw.name),
-                                 kMaxSwitchName));
+    throw ParseError(
+        line.file, line.line,
+        fmt::format("SwitchName '{}' is longer than Slurm's {} characters", shown(sw.name), kMaxSwitchName));
   std::set<std::string> given;
   for (size_t i = 1; i < pairs.size(); ++i) {
     const auto& [key, value] = pairs[i];
@@ -294,9 +294,9 @@ SwitchLine parse_switch_line(const LogicalLine& line, NameBudget& names) {
           !std::all_of(value.begin(), value.end(),
                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
           std::stoull(value) > 0xffffffffULL)
-        throw ParseError(line.file, line.line,
-                         fmt::format("LinkSpeed must be a whole number (Slurm's arbitrary units), found '{}'",
-                                     shown(value)));
+        throw ParseError(
+            line.file, line.line,
+            fmt::format("LinkSpeed must be a whole number (Slurm's arbitrary units), found '{}'", shown(value)));
     } else if (k == "switchname") {
       throw ParseError(
           line.file, line.line,
@@ -498,7 +498,7 @@ SwitchNames slurm_switch_names(const Fabric& fabric) {
 struct SwitchLevels {
   std::map<int, std::vector<NodeId>> at;
   std::map<NodeId, std::vector<std::string>> children_of;  // Slurm names
-  std::vector<std::string> left_out;                        // nothing written sits below them
+  std::vector<std::string> left_out;                       // nothing written sits below them
 };
 
 SwitchLevels switch_levels(const Fabric& fabric, const LeafHosts& hosts, const SwitchNames& names) {
@@ -511,8 +511,7 @@ SwitchLevels switch_levels(const Fabric& fabric, const LeafHosts& hosts, const S
     written.insert(leaf);
   }
   int top = 0;
-  for (NodeId s : fabric.switches())
-    top = std::max(top, height(s));
+  for (NodeId s : fabric.switches()) top = std::max(top, height(s));
   for (int level = 1; level <= top; ++level)
     for (NodeId s : fabric.switches()) {
       if (height(s) != level) continue;
@@ -580,10 +579,9 @@ Fabric read_slurm_topology(std::istream& in, const std::string& filename, LinkRa
   for (const SwitchLine& sw : switches)
     for (const std::string& child : sw.children) {
       if (!index.contains(child))
-        throw ParseError(
-            sw.where.file, sw.where.line,
-            fmt::format("switch '{}' lists child switch '{}', which no SwitchName= line defines", sw.name,
-                        shown(child)));
+        throw ParseError(sw.where.file, sw.where.line,
+                         fmt::format("switch '{}' lists child switch '{}', which no SwitchName= line defines", sw.name,
+                                     shown(child)));
       if (child == sw.name)
         throw ParseError(sw.where.file, sw.where.line,
                          fmt::format("switch '{}' lists itself as a child; expected a tree", sw.name));

@@ -43,8 +43,7 @@ bool owner_missing(const Fabric& f, NodeId v, const Fabric& other) {
 
 int cable_count(const Fabric& f, NodeId v) {
   int n = 0;
-  for (auto e : boost::make_iterator_range(boost::out_edges(v, f.graph())))
-    n += f.link(e).kind == LinkKind::Cable;
+  for (auto e : boost::make_iterator_range(boost::out_edges(v, f.graph()))) n += f.link(e).kind == LinkKind::Cable;
   return n;
 }
 
@@ -63,11 +62,10 @@ std::string rate_sentence(const Link& before, const Link& after) {
     parts.push_back(fmt::format("width {} from {} to {}", lanes(a.width) < lanes(b.width) ? "narrowed" : "widened",
                                 name(b.width), name(a.width)));
   if (a.speed != b.speed)
-    parts.push_back(fmt::format("speed {} from {} to {}",
-                                LinkRate{LinkWidth::X1, a.speed}.gbps() < LinkRate{LinkWidth::X1, b.speed}.gbps()
-                                    ? "dropped"
-                                    : "rose",
-                                name(b.speed), name(a.speed)));
+    parts.push_back(fmt::format(
+        "speed {} from {} to {}",
+        LinkRate{LinkWidth::X1, a.speed}.gbps() < LinkRate{LinkWidth::X1, b.speed}.gbps() ? "dropped" : "rose",
+        name(b.speed), name(a.speed)));
   std::string out = fmt::format("{}: {:g} -> {:g} Gb/s", fmt::join(parts, " and "), b.gbps(), a.gbps());
   if (before.degraded && !after.degraded)
     out += fmt::format("; restored to {}, the usual rate of {} links", a.str(), name(after.tier));
@@ -210,18 +208,30 @@ void added_cables(const Fabric& before, const Fabric& after, std::vector<FabricC
 
 std::string_view name(ChangeKind k) {
   switch (k) {
-    case ChangeKind::HostAdded: return "host_added";
-    case ChangeKind::HostGone: return "host_gone";
-    case ChangeKind::SwitchAdded: return "switch_added";
-    case ChangeKind::SwitchGone: return "switch_gone";
-    case ChangeKind::SwitchLevelChanged: return "switch_level_changed";
-    case ChangeKind::LinkAdded: return "link_added";
-    case ChangeKind::LinkGone: return "link_gone";
-    case ChangeKind::LinkSlower: return "link_slower";
-    case ChangeKind::LinkFaster: return "link_faster";
-    case ChangeKind::LinkStateChanged: return "link_state_changed";
-    case ChangeKind::RoutingChanged: return "routing_changed";
-    case ChangeKind::RoutesChanged: return "routes_changed";
+    case ChangeKind::HostAdded:
+      return "host_added";
+    case ChangeKind::HostGone:
+      return "host_gone";
+    case ChangeKind::SwitchAdded:
+      return "switch_added";
+    case ChangeKind::SwitchGone:
+      return "switch_gone";
+    case ChangeKind::SwitchLevelChanged:
+      return "switch_level_changed";
+    case ChangeKind::LinkAdded:
+      return "link_added";
+    case ChangeKind::LinkGone:
+      return "link_gone";
+    case ChangeKind::LinkSlower:
+      return "link_slower";
+    case ChangeKind::LinkFaster:
+      return "link_faster";
+    case ChangeKind::LinkStateChanged:
+      return "link_state_changed";
+    case ChangeKind::RoutingChanged:
+      return "routing_changed";
+    case ChangeKind::RoutesChanged:
+      return "routes_changed";
   }
   return "?";
 }

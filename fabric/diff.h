@@ -35,12 +35,12 @@ enum class ChangeKind : uint8_t {
   SwitchGone,
   SwitchLevelChanged,  // e.g. a spine that lost its leaves' links became unreachable
   LinkAdded,
-  LinkGone,            // unplugged, or both ends no longer see each other
-  LinkSlower,          // width narrowed or speed dropped
-  LinkFaster,          // restored, or upgraded
-  LinkStateChanged,    // port state, e.g. Active -> Down
-  RoutingChanged,      // adaptive <-> static, another engine, or read tables for emulated ones
-  RoutesChanged,       // a switch sends some destinations out of another port
+  LinkGone,          // unplugged, or both ends no longer see each other
+  LinkSlower,        // width narrowed or speed dropped
+  LinkFaster,        // restored, or upgraded
+  LinkStateChanged,  // port state, e.g. Active -> Down
+  RoutingChanged,    // adaptive <-> static, another engine, or read tables for emulated ones
+  RoutesChanged,     // a switch sends some destinations out of another port
 };
 
 // One destination a switch forwards differently. A port of -1 is no path.
@@ -52,8 +52,8 @@ struct RouteMove {
 
 struct FabricChange {
   ChangeKind kind;
-  std::string subject;  // host or switch name, or "leaf02:9 <-> spine01:3"
-  std::string detail;   // a sentence for the admin
+  std::string subject;                 // host or switch name, or "leaf02:9 <-> spine01:3"
+  std::string detail;                  // a sentence for the admin
   std::vector<RouteMove> routes = {};  // RoutesChanged: every destination that moved, in LID order
 };
 

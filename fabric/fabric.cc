@@ -6,27 +6,34 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fabric/classify.h"
 #include "common/error.h"
 #include "common/quote.h"
+#include "fabric/classify.h"
 
 namespace topo {
 
 std::string_view name(NodeKind k) {
   switch (k) {
-    case NodeKind::Host: return "host";
-    case NodeKind::Hca: return "hca";
-    case NodeKind::Switch: return "switch";
+    case NodeKind::Host:
+      return "host";
+    case NodeKind::Hca:
+      return "hca";
+    case NodeKind::Switch:
+      return "switch";
   }
   return "?";
 }
 
 std::string_view name(Level l) {
   switch (l) {
-    case Level::Leaf: return "leaf";
-    case Level::Spine: return "spine";
-    case Level::Core: return "core";
-    case Level::Unknown: return "unknown";
+    case Level::Leaf:
+      return "leaf";
+    case Level::Spine:
+      return "spine";
+    case Level::Core:
+      return "core";
+    case Level::Unknown:
+      return "unknown";
   }
   return "?";
 }
@@ -39,22 +46,32 @@ std::optional<Level> parse_level(std::string_view text) {
 
 std::string_view name(Tier t) {
   switch (t) {
-    case Tier::HostLeaf: return "host-leaf";
-    case Tier::LeafSpine: return "leaf-spine";
-    case Tier::SpineCore: return "spine-core";
-    case Tier::Other: return "other";
+    case Tier::HostLeaf:
+      return "host-leaf";
+    case Tier::LeafSpine:
+      return "leaf-spine";
+    case Tier::SpineCore:
+      return "spine-core";
+    case Tier::Other:
+      return "other";
   }
   return "?";
 }
 
 std::string_view name(FaultKind k) {
   switch (k) {
-    case FaultKind::DegradedLink: return "degraded_link";
-    case FaultKind::InactiveLink: return "inactive_link";
-    case FaultKind::MissingUplinks: return "missing_uplinks";
-    case FaultKind::UnequalUplinks: return "unequal_uplinks";
-    case FaultKind::UnreachableHost: return "unreachable_host";
-    case FaultKind::IsolatedSwitch: return "isolated_switch";
+    case FaultKind::DegradedLink:
+      return "degraded_link";
+    case FaultKind::InactiveLink:
+      return "inactive_link";
+    case FaultKind::MissingUplinks:
+      return "missing_uplinks";
+    case FaultKind::UnequalUplinks:
+      return "unequal_uplinks";
+    case FaultKind::UnreachableHost:
+      return "unreachable_host";
+    case FaultKind::IsolatedSwitch:
+      return "isolated_switch";
   }
   return "?";
 }
@@ -77,8 +94,10 @@ std::vector<NodeId> find_hosts(const Fabric& fabric, std::span<const std::string
   std::vector<std::string> unknown;
   size_t unknown_count = 0;
   for (const std::string& n : names) {
-    if (auto h = fabric.find_host(n)) out.push_back(*h);
-    else if (++unknown_count <= kNamesShown) unknown.push_back(shown(n));
+    if (auto h = fabric.find_host(n))
+      out.push_back(*h);
+    else if (++unknown_count <= kNamesShown)
+      unknown.push_back(shown(n));
   }
   if (unknown_count == 0) return out;
   std::string more = unknown_count > kNamesShown ? fmt::format(" and {} more", unknown_count - kNamesShown) : "";
@@ -96,8 +115,8 @@ std::optional<NodeId> Fabric::node_by_lid(uint32_t lid) const { return index_.no
 
 void Fabric::set_routing(Routing routing) {
   if (routing.is_static() && routing.lft.size() != switches_.size())
-    throw FabricError(fmt::format("routing has {} forwarding tables for a fabric of {} switches",
-                                  routing.lft.size(), switches_.size()));
+    throw FabricError(fmt::format("routing has {} forwarding tables for a fabric of {} switches", routing.lft.size(),
+                                  switches_.size()));
   routing_ = std::move(routing);
 }
 
@@ -138,8 +157,7 @@ std::vector<NodeId> Fabric::hosts_under(NodeId leaf) const {
   for (auto e : boost::make_iterator_range(boost::out_edges(leaf, *graph_))) {
     NodeId hca = peer(e, leaf);
     if (node(hca).kind != NodeKind::Hca) continue;
-    if (auto h = find_host(node(hca).host); h && std::find(out.begin(), out.end(), *h) == out.end())
-      out.push_back(*h);
+    if (auto h = find_host(node(hca).host); h && std::find(out.begin(), out.end(), *h) == out.end()) out.push_back(*h);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -167,7 +185,8 @@ void Fabric::mark_degraded(int cable, std::string why) {
   Link& l = (*graph_)[cables_[static_cast<size_t>(cable)]];
   l.degraded = true;
   l.degraded_why = why;
-  faults_.push_back({FaultKind::DegradedLink, describe_link(*this, cables_[static_cast<size_t>(cable)]), std::move(why)});
+  faults_.push_back(
+      {FaultKind::DegradedLink, describe_link(*this, cables_[static_cast<size_t>(cable)]), std::move(why)});
 }
 
 Fabric& Fabric::operator=(const Fabric& other) {
@@ -207,9 +226,15 @@ NodeId FabricBuilder::add_node(Node node) {
   NodeId v = boost::add_vertex(std::move(node), *fabric_.graph_);
   fabric_.by_id_.emplace(std::move(id), v);
   switch (kind) {
-    case NodeKind::Host: fabric_.hosts_.push_back(v); break;
-    case NodeKind::Hca: fabric_.hcas_.push_back(v); break;
-    case NodeKind::Switch: fabric_.switches_.push_back(v); break;
+    case NodeKind::Host:
+      fabric_.hosts_.push_back(v);
+      break;
+    case NodeKind::Hca:
+      fabric_.hcas_.push_back(v);
+      break;
+    case NodeKind::Switch:
+      fabric_.switches_.push_back(v);
+      break;
   }
   return v;
 }
@@ -238,8 +263,8 @@ NodeId FabricBuilder::add_host(std::string name) {
 NodeId FabricBuilder::add_hca(std::string id, std::string description, int ports, uint64_t guid) {
   auto parsed = fabric_.naming_.parse(description);
   if (!parsed)
-    throw FabricError(fmt::format("HCA '{}' description '{}' does not match the host pattern '{}'", id,
-                                  description, fabric_.naming_.pattern()));
+    throw FabricError(fmt::format("HCA '{}' description '{}' does not match the host pattern '{}'", id, description,
+                                  fabric_.naming_.pattern()));
   NodeId host = add_host(parsed->host);
   Node n;
   n.kind = NodeKind::Hca;

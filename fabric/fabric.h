@@ -25,8 +25,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "fabric/fabric_index.h"
 #include "common/host_naming.h"
+#include "fabric/fabric_index.h"
 #include "fabric/link_rate.h"
 #include "fabric/routing.h"
 
@@ -43,12 +43,12 @@ enum class Tier : uint8_t { HostLeaf, LeafSpine, SpineCore, Other };
 
 // A GPU inside a host and the HCA closest to it on the PCIe tree (from hwloc).
 struct Gpu {
-  int index = 0;          // as CUDA_VISIBLE_DEVICES / Slurm GRES count them
-  std::string name;       // hwloc OS device name, e.g. "cuda0" or "nvidia0"
-  std::string pci_bus;    // "0000:17:00.0"
-  int numa = -1;          // NUMA node, -1 when unknown
+  int index = 0;            // as CUDA_VISIBLE_DEVICES / Slurm GRES count them
+  std::string name;         // hwloc OS device name, e.g. "cuda0" or "nvidia0"
+  std::string pci_bus;      // "0000:17:00.0"
+  int numa = -1;            // NUMA node, -1 when unknown
   std::string closest_hca;  // "mlx5_3"; empty when no HCA shares its tree
-  int rail = -1;          // rail of that HCA; -1 when unknown
+  int rail = -1;            // rail of that HCA; -1 when unknown
 };
 
 struct Node {
@@ -103,8 +103,8 @@ struct Link {
 
   // Classification.
   Tier tier = Tier::Other;
-  LinkRate expected;      // the usual rate of this tier
-  bool degraded = false;  // narrower or slower than `expected`, or marked by mark_degraded()
+  LinkRate expected;         // the usual rate of this tier
+  bool degraded = false;     // narrower or slower than `expected`, or marked by mark_degraded()
   std::string degraded_why;  // set by mark_degraded(): which counter, how high
 
   double gbps() const { return state == PortState::Active ? rate.gbps() : 0; }
@@ -144,7 +144,7 @@ struct FabricSummary {
   int cores = 0;
   int links = 0;  // cables
   int pods = 0;
-  int rails = 0;  // distinct HCA indices seen on hosts
+  int rails = 0;                // distinct HCA indices seen on hosts
   bool rail_optimized = false;  // every leaf carries a single rail
 };
 
@@ -270,8 +270,8 @@ class FabricBuilder {
 
   // Cables node `a` port `port_a` to node `b` port `port_b`. Throws
   // FabricError for an unknown id or a port already cabled elsewhere.
-  void connect(std::string_view a, int port_a, std::string_view b, int port_b,
-               LinkRate rate, PortState state = PortState::Active);
+  void connect(std::string_view a, int port_a, std::string_view b, int port_b, LinkRate rate,
+               PortState state = PortState::Active);
 
   // The LID of a switch (its port 0) or an HCA port, as the source printed it.
   void set_lid(std::string_view id, uint32_t lid);

@@ -49,13 +49,13 @@ class FabricIndex {
   // One HCA cable of a host to a switch.
   struct HostPort {
     NodeId hca = 0;
-    int rail = -1;          // the HCA's rail; -1 when its name carries none
-    int cable = -1;         // Link::id
-    NodeId leaf_switch = 0; // the switch at the far end
-    int leaf_port = 0;      // the port of that switch
-    int leaf = -1;          // leaf id of that switch (leaves()), -1 when it is none
-    bool routed = false;    // Active with a rate: traffic can take it
-    double gbps = 0;        // line rate when routed, else 0
+    int rail = -1;           // the HCA's rail; -1 when its name carries none
+    int cable = -1;          // Link::id
+    NodeId leaf_switch = 0;  // the switch at the far end
+    int leaf_port = 0;       // the port of that switch
+    int leaf = -1;           // leaf id of that switch (leaves()), -1 when it is none
+    bool routed = false;     // Active with a rate: traffic can take it
+    double gbps = 0;         // line rate when routed, else 0
   };
   // Every host port, ordered by rail, then HCA name (Fabric::hcas_of), then
   // as the HCA's cables were added. Empty for a host with no cabled HCA.
@@ -98,15 +98,15 @@ class FabricIndex {
   void index_leaves(const Fabric& fabric);
   void index_hosts(const Fabric& fabric);
 
-  std::vector<int> host_id_;               // by NodeId
-  std::vector<int> host_ports_begin_;      // by host id, host_ports_ slice
+  std::vector<int> host_id_;           // by NodeId
+  std::vector<int> host_ports_begin_;  // by host id, host_ports_ slice
   std::vector<HostPort> host_ports_;
-  std::vector<int> home_leaf_;             // by host id
+  std::vector<int> home_leaf_;  // by host id
   std::vector<NodeId> leaves_;
-  std::vector<int> leaf_id_;               // by NodeId
-  std::vector<std::array<PortRef, 2>> ends_;  // by cable id
-  std::vector<uint32_t> port_begin_;       // by NodeId, a slice of port_cable_
-  std::vector<int> port_cable_;            // cable id by (node, port), -1 uncabled
+  std::vector<int> leaf_id_;                         // by NodeId
+  std::vector<std::array<PortRef, 2>> ends_;         // by cable id
+  std::vector<uint32_t> port_begin_;                 // by NodeId, a slice of port_cable_
+  std::vector<int> port_cable_;                      // cable id by (node, port), -1 uncabled
   std::vector<std::pair<uint32_t, NodeId>> by_lid_;  // sorted by LID
 };
 

@@ -42,9 +42,7 @@ std::string upper(std::string_view text) {
   return out;
 }
 
-const SpeedEntry& entry(LinkSpeed s) {
-  return kSpeeds[static_cast<size_t>(s)];
-}
+const SpeedEntry& entry(LinkSpeed s) { return kSpeeds[static_cast<size_t>(s)]; }
 
 }  // namespace
 
@@ -54,9 +52,7 @@ double lane_gbps(LinkSpeed s) { return entry(s).lane_gbps; }
 
 bool is_ethernet(LinkSpeed s) { return s >= LinkSpeed::Eth10G; }
 
-double LinkRate::gbps() const {
-  return is_ethernet(speed) ? lane_gbps(speed) : lanes(width) * lane_gbps(speed);
-}
+double LinkRate::gbps() const { return is_ethernet(speed) ? lane_gbps(speed) : lanes(width) * lane_gbps(speed); }
 
 std::string LinkRate::str() const {
   if (is_ethernet(speed)) return std::string(name(speed));
@@ -65,11 +61,16 @@ std::string LinkRate::str() const {
 
 std::string_view name(LinkWidth w) {
   switch (w) {
-    case LinkWidth::X1: return "1x";
-    case LinkWidth::X2: return "2x";
-    case LinkWidth::X4: return "4x";
-    case LinkWidth::X8: return "8x";
-    case LinkWidth::X12: return "12x";
+    case LinkWidth::X1:
+      return "1x";
+    case LinkWidth::X2:
+      return "2x";
+    case LinkWidth::X4:
+      return "4x";
+    case LinkWidth::X8:
+      return "8x";
+    case LinkWidth::X12:
+      return "12x";
   }
   return "?x";
 }
@@ -78,10 +79,14 @@ std::string_view name(LinkSpeed s) { return entry(s).name; }
 
 std::string_view name(PortState s) {
   switch (s) {
-    case PortState::Down: return "Down";
-    case PortState::Init: return "Init";
-    case PortState::Armed: return "Armed";
-    case PortState::Active: return "Active";
+    case PortState::Down:
+      return "Down";
+    case PortState::Init:
+      return "Init";
+    case PortState::Armed:
+      return "Armed";
+    case PortState::Active:
+      return "Active";
   }
   return "Unknown";
 }
@@ -108,8 +113,7 @@ std::optional<LinkSpeed> parse_speed(std::string_view text) {
 }
 
 std::optional<LinkRate> parse_rate(std::string_view text) {
-  if (auto eth = parse_speed(text); eth && is_ethernet(*eth))
-    return LinkRate{LinkWidth::X1, *eth};
+  if (auto eth = parse_speed(text); eth && is_ethernet(*eth)) return LinkRate{LinkWidth::X1, *eth};
   std::string t = upper(text);
   size_t x = t.find('X');
   if (x == std::string::npos) return std::nullopt;

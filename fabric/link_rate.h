@@ -15,11 +15,27 @@ namespace topo {
 enum class LinkWidth : uint8_t { X1 = 1, X2 = 2, X4 = 4, X8 = 8, X12 = 12 };
 
 enum class LinkSpeed : uint8_t {
-  SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR,
+  SDR,
+  DDR,
+  QDR,
+  FDR10,
+  FDR,
+  EDR,
+  HDR,
+  NDR,
+  XDR,
   // Ethernet (RoCE) port rates, one lane each. 1GbE comes last so that the
   // values stored before it keep their meaning; it is what a management
   // port or a link that fell back to 1000BASE-T negotiates.
-  Eth10G, Eth25G, Eth40G, Eth50G, Eth100G, Eth200G, Eth400G, Eth800G, Eth1G,
+  Eth10G,
+  Eth25G,
+  Eth40G,
+  Eth50G,
+  Eth100G,
+  Eth200G,
+  Eth400G,
+  Eth800G,
+  Eth1G,
 };
 
 // Port state as the subnet manager reports it (IBTA PortInfo:PortState).
@@ -43,9 +59,9 @@ int lanes(LinkWidth w);
 double lane_gbps(LinkSpeed s);
 bool is_ethernet(LinkSpeed s);
 
-std::string_view name(LinkWidth w);   // "4x"
-std::string_view name(LinkSpeed s);   // "NDR", "100GbE"
-std::string_view name(PortState s);   // "Active"
+std::string_view name(LinkWidth w);  // "4x"
+std::string_view name(LinkSpeed s);  // "NDR", "100GbE"
+std::string_view name(PortState s);  // "Active"
 
 // Parsers accept the spellings ibnetdiscover, Slurm and admins use:
 // "4x"/"4"/"w=4", "NDR"/"ndr", "100GbE"/"100G". nullopt when unknown.

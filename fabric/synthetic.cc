@@ -82,9 +82,12 @@ Spec parse_spec(std::string_view text) {
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
       spec.fail(fmt::format("'{}' is not key=value", item));
     std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
-    if (key == "degrade") spec.degrade.push_back(value);
-    else if (key == "unplug") spec.unplug.push_back(value);
-    else if (!spec.values.emplace(key, value).second) spec.fail(fmt::format("key '{}' given twice", key));
+    if (key == "degrade")
+      spec.degrade.push_back(value);
+    else if (key == "unplug")
+      spec.unplug.push_back(value);
+    else if (!spec.values.emplace(key, value).second)
+      spec.fail(fmt::format("key '{}' given twice", key));
   }
   return spec;
 }

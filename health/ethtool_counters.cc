@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "common/quote.h"
 #include "common/line_source.h"
+#include "common/quote.h"
 
 namespace topo {
 namespace {
@@ -22,12 +22,24 @@ constexpr uint64_t kMaxFileBytes = 64ull << 20;
 constexpr size_t kMaxLine = 4096;
 
 constexpr std::string_view kKept[] = {
-    "rx_pause_ctrl_phy",          "tx_pause_ctrl_phy",          "rx_global_pause_duration",
-    "tx_global_pause_duration",   "tx_pause_storm_warning_events", "tx_pause_storm_error_events",
-    "np_ecn_marked_roce_packets", "np_cnp_sent",                "rp_cnp_handled",
-    "rp_cnp_ignored",             "rx_discards_phy",            "tx_discards_phy",
-    "rx_out_of_buffer",           "rx_bytes_phy",               "tx_bytes_phy",
-    "rx_bytes",                   "tx_bytes",                   "rx_dropped",
+    "rx_pause_ctrl_phy",
+    "tx_pause_ctrl_phy",
+    "rx_global_pause_duration",
+    "tx_global_pause_duration",
+    "tx_pause_storm_warning_events",
+    "tx_pause_storm_error_events",
+    "np_ecn_marked_roce_packets",
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "rx_discards_phy",
+    "tx_discards_phy",
+    "rx_out_of_buffer",
+    "rx_bytes_phy",
+    "tx_bytes_phy",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_dropped",
     "tx_dropped",
 };
 
@@ -70,8 +82,7 @@ struct Reader {
     if (!valid_name(value))
       fail(line, key, fmt::format("'# {} NAME' needs one name without blanks, not '{}'", key, shown(value)));
     if (key == "host") {
-      if (host_given || !nics.empty())
-        fail(line, "host", "'# host' must come once, before the first '# iface'");
+      if (host_given || !nics.empty()) fail(line, "host", "'# host' must come once, before the first '# iface'");
       host = std::string(value);
       host_given = true;
       return;
@@ -127,8 +138,7 @@ bool is_kept_nic_counter(std::string_view name) {
   return rest == "_pause" || rest == "_pause_duration";
 }
 
-std::vector<NicSample> parse_ethtool_stats(std::istream& in, const std::string& file,
-                                           const std::string& default_host) {
+std::vector<NicSample> parse_ethtool_stats(std::istream& in, const std::string& file, const std::string& default_host) {
   Reader r{file, default_host, false, false, 0, {}, {}};
   LineSource lines(in, file, kMaxLine, kMaxFileBytes);
   std::string_view line;
@@ -143,8 +153,8 @@ std::vector<NicSample> parse_ethtool_stats(std::istream& in, const std::string& 
   }
   if (lines.bad()) throw ParseError(file, 0, "read error");
   if (!valid_name(r.host))
-    throw ParseError(file, 0, fmt::format("field host: no host name ('# host NAME' line or file name), not '{}'",
-                                          shown(r.host)));
+    throw ParseError(
+        file, 0, fmt::format("field host: no host name ('# host NAME' line or file name), not '{}'", shown(r.host)));
   return std::move(r.nics);
 }
 

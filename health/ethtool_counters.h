@@ -89,8 +89,7 @@ bool is_kept_nic_counter(std::string_view name);
 
 // One file's NICs, in file order. `default_host` names them when the file
 // has no `# host` line. Throws ParseError.
-std::vector<NicSample> parse_ethtool_stats(std::istream& in, const std::string& file,
-                                           const std::string& default_host);
+std::vector<NicSample> parse_ethtool_stats(std::istream& in, const std::string& file, const std::string& default_host);
 
 // The counters of one bare `ethtool -S` output (no `#` lines), for a NIC
 // read live. Throws ParseError.

@@ -68,7 +68,8 @@ void slow_hosts(const std::vector<SetVerdict>& sets, std::vector<LikelyCause>& o
   for (bool in_every : {true, false}) {
     for (const auto& [h, n] : joins)
       if (n.first > 0 && n.second == 0 && (!in_every || n.first == slow))
-        out.push_back({CauseKind::Host, h, fmt::format("host {}: slow in every set it joins ({} of {})", h, n.first, n.first)});
+        out.push_back(
+            {CauseKind::Host, h, fmt::format("host {}: slow in every set it joins ({} of {})", h, n.first, n.first)});
     if (!out.empty()) return;
   }
 }
@@ -139,9 +140,12 @@ void fabric_changes(const std::vector<SetVerdict>& sets, const std::map<int64_t,
 
 const char* name(CauseKind kind) {
   switch (kind) {
-    case CauseKind::Host: return "host";
-    case CauseKind::Cable: return "cable";
-    case CauseKind::FabricChange: return "fabric";
+    case CauseKind::Host:
+      return "host";
+    case CauseKind::Cable:
+      return "cable";
+    case CauseKind::FabricChange:
+      return "fabric";
   }
   return "?";
 }

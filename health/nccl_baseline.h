@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "health/nccl_tests.h"
 #include "fabric/fabric.h"
+#include "health/nccl_tests.h"
 
 namespace topo {
 

@@ -110,8 +110,10 @@ std::string test_named(std::string_view text) {
 std::vector<std::string_view> unmarked_words(std::string_view line) {
   std::vector<std::string_view> w = words(line);
   if (w.empty()) return w;
-  if (w[0] == "#") w.erase(w.begin());
-  else if (w[0].starts_with("#")) w[0].remove_prefix(1);
+  if (w[0] == "#")
+    w.erase(w.begin());
+  else if (w[0].starts_with("#"))
+    w[0].remove_prefix(1);
   return w;
 }
 
@@ -177,8 +179,9 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& file) {
     pos = end + 1;
     ++line_no;
     if (line.size() > kMaxLineBytes)
-      throw ParseError(file, line_no, fmt::format("line longer than {} bytes; expected text lines of nccl-tests output",
-                                                  kMaxLineBytes));
+      throw ParseError(
+          file, line_no,
+          fmt::format("line longer than {} bytes; expected text lines of nccl-tests output", kMaxLineBytes));
     std::vector<std::string_view> w = unmarked_words(line);
     if (w.empty()) continue;
     if (w[0] == "nccl-tests" && w.size() >= 3 && w[1] == "version") {

@@ -120,8 +120,10 @@ double median(std::vector<double> v) {
 
 std::string_view name(NicFindingKind kind) {
   switch (kind) {
-    case NicFindingKind::PauseStorm: return "pause_storm";
-    case NicFindingKind::EcnOutlier: return "ecn_outlier";
+    case NicFindingKind::PauseStorm:
+      return "pause_storm";
+    case NicFindingKind::EcnOutlier:
+      return "ecn_outlier";
   }
   return "?";
 }
@@ -170,8 +172,7 @@ std::vector<NicFinding> check_nic_health(const std::vector<NicRates>& rates, con
                      pauses, t.pauses_per_second,
                      fmt::format("pause storm on {} {}: {:.4g} pause frames/s {} (threshold {:g}){} over {:.1f} s",
                                  r.host, r.iface, pauses, rx ? "received" : "sent", t.pauses_per_second,
-                                 share ? fmt::format(", paused {:.1f}% of the time", 100 * *share) : "",
-                                 r.seconds)});
+                                 share ? fmt::format(", paused {:.1f}% of the time", 100 * *share) : "", r.seconds)});
       continue;
     }
     auto m = medians.find(r.tier);
@@ -179,8 +180,8 @@ std::vector<NicFinding> check_nic_health(const std::vector<NicRates>& rates, con
     double bar = std::max(t.ecn_marks_per_second, t.ecn_over_median * m->second);
     double ecn = *r.ecn_marks_per_second;
     if (ecn > 0 && ecn >= bar && ecn > t.ecn_over_median * m->second)
-      out.push_back({NicFindingKind::EcnOutlier, r.host, r.iface, r.cable, r.subject, "np_ecn_marked_roce_packets",
-                     ecn, bar,
+      out.push_back({NicFindingKind::EcnOutlier, r.host, r.iface, r.cable, r.subject, "np_ecn_marked_roce_packets", ecn,
+                     bar,
                      fmt::format("ECN marks on {} {}: {:.4g}/s np_ecn_marked_roce_packets, {} the {} median "
                                  "{:.4g}/s (threshold {:g}x, at least {:g}/s) over {:.1f} s",
                                  r.host, r.iface, ecn,

@@ -43,23 +43,23 @@
 #include <string_view>
 #include <vector>
 
-#include "health/ethtool_counters.h"
 #include "fabric/fabric.h"
+#include "health/ethtool_counters.h"
 
 namespace topo {
 
 struct NicCollection {
   int64_t id = 0;
-  std::string taken_at;  // UTC ISO-8601
-  int64_t taken_ms = 0;  // Unix milliseconds
+  std::string taken_at;         // UTC ISO-8601
+  int64_t taken_ms = 0;         // Unix milliseconds
   std::vector<NicSample> nics;  // a NIC's taken_ms 0: read at taken_ms
 };
 
 struct NicRates {
   std::string host;
   std::string iface;
-  int cable = -1;        // -1: the fabric has no such NIC
-  std::string subject;   // the cable as faults name it, or "host iface"
+  int cable = -1;       // -1: the fabric has no such NIC
+  std::string subject;  // the cable as faults name it, or "host iface"
   Tier tier = Tier::Other;
   double seconds = 0;
   double rx_pauses_per_second = 0;

@@ -13,24 +13,36 @@ namespace topo {
 
 std::string_view name(PortCounter c) {
   switch (c) {
-    case PortCounter::SymbolErrors: return "SymbolErrorCounter";
-    case PortCounter::LinkRecoveries: return "LinkErrorRecoveryCounter";
-    case PortCounter::LinkDowned: return "LinkDownedCounter";
-    case PortCounter::RcvErrors: return "PortRcvErrors";
-    case PortCounter::XmitDiscards: return "PortXmitDiscards";
-    case PortCounter::XmitWait: return "PortXmitWait";
+    case PortCounter::SymbolErrors:
+      return "SymbolErrorCounter";
+    case PortCounter::LinkRecoveries:
+      return "LinkErrorRecoveryCounter";
+    case PortCounter::LinkDowned:
+      return "LinkDownedCounter";
+    case PortCounter::RcvErrors:
+      return "PortRcvErrors";
+    case PortCounter::XmitDiscards:
+      return "PortXmitDiscards";
+    case PortCounter::XmitWait:
+      return "PortXmitWait";
   }
   return "?";
 }
 
 uint64_t PortCounters::get(PortCounter c) const {
   switch (c) {
-    case PortCounter::SymbolErrors: return symbol_errors;
-    case PortCounter::LinkRecoveries: return link_recoveries;
-    case PortCounter::LinkDowned: return link_downed;
-    case PortCounter::RcvErrors: return rcv_errors;
-    case PortCounter::XmitDiscards: return xmit_discards;
-    case PortCounter::XmitWait: return xmit_wait;
+    case PortCounter::SymbolErrors:
+      return symbol_errors;
+    case PortCounter::LinkRecoveries:
+      return link_recoveries;
+    case PortCounter::LinkDowned:
+      return link_downed;
+    case PortCounter::RcvErrors:
+      return rcv_errors;
+    case PortCounter::XmitDiscards:
+      return xmit_discards;
+    case PortCounter::XmitWait:
+      return xmit_wait;
   }
   return 0;
 }
@@ -52,7 +64,8 @@ struct Target {
 // A switch's agent answers on its port 0's LID for every port; a CA's on
 // the LID of the port asked about.
 uint16_t agent_lid(const ibnd_node_t* n, int port) {
-  if (n->type == IB_NODE_SWITCH) return static_cast<uint16_t>(n->ports && n->ports[0] ? n->ports[0]->base_lid : n->smalid);
+  if (n->type == IB_NODE_SWITCH)
+    return static_cast<uint16_t>(n->ports && n->ports[0] ? n->ports[0]->base_lid : n->smalid);
   return static_cast<uint16_t>(n->ports[port]->base_lid);
 }
 
@@ -131,9 +144,9 @@ PortCounterRead read_port_counters_live(const IbnetdiscOptions& options, const P
     if (progress) progress(i + 1, todo.size());
   }
   if (out.samples.empty() && !todo.empty())
-    throw DiscoveryError(fmt::format(
-        "none of the {} ports answered PortCounters (first: {}): has a subnet manager assigned LIDs?", todo.size(),
-        out.unanswered.front()));
+    throw DiscoveryError(
+        fmt::format("none of the {} ports answered PortCounters (first: {}): has a subnet manager assigned LIDs?",
+                    todo.size(), out.unanswered.front()));
   return out;
 }
 

@@ -32,12 +32,12 @@ namespace topo {
 
 // The counters health looks at, by their IBTA names.
 enum class PortCounter : uint8_t {
-  SymbolErrors,        // SymbolErrorCounter: minor link errors on the physical lane
-  LinkRecoveries,      // LinkErrorRecoveryCounter: the link trained again
-  LinkDowned,          // LinkDownedCounter: the link went down and came back
-  RcvErrors,           // PortRcvErrors: packets received with an error
-  XmitDiscards,        // PortXmitDiscards: outbound packets dropped (port down, congestion)
-  XmitWait,            // PortXmitWait: ticks the port had data but could not send
+  SymbolErrors,    // SymbolErrorCounter: minor link errors on the physical lane
+  LinkRecoveries,  // LinkErrorRecoveryCounter: the link trained again
+  LinkDowned,      // LinkDownedCounter: the link went down and came back
+  RcvErrors,       // PortRcvErrors: packets received with an error
+  XmitDiscards,    // PortXmitDiscards: outbound packets dropped (port down, congestion)
+  XmitWait,        // PortXmitWait: ticks the port had data but could not send
 };
 inline constexpr PortCounter kErrorCounters[] = {PortCounter::SymbolErrors, PortCounter::LinkRecoveries,
                                                  PortCounter::LinkDowned, PortCounter::RcvErrors,
@@ -57,7 +57,7 @@ struct PortCounters {
   uint64_t rcv_data = 0;   // 4-octet words
   uint64_t xmit_packets = 0;
   uint64_t rcv_packets = 0;
-  bool extended = false;   // data and packets came from PortCountersExtended
+  bool extended = false;  // data and packets came from PortCountersExtended
 
   uint64_t get(PortCounter c) const;
   bool operator==(const PortCounters&) const = default;

@@ -101,16 +101,18 @@ std::vector<HealthFinding> check_health(const std::vector<CableHealth>& health, 
     if (h.errors_per_hour > 0 && h.errors_per_hour >= t.errors_per_hour) {
       size_t i = static_cast<size_t>(std::find(std::begin(kErrorCounters), std::end(kErrorCounters), h.worst) -
                                      std::begin(kErrorCounters));
-      out.push_back({h.cable, h.subject, h.worst, h.errors_per_hour, t.errors_per_hour,
-                     fmt::format("{} errors/h (threshold {:g}), mostly {} ({}) over {:.1f} s", fmt::format("{:.4g}", h.errors_per_hour),
-                                 t.errors_per_hour, name(h.worst),
-                                 ends([&](const PortRates& r) { return fmt::format("+{}", r.errors[i]); }), h.seconds)});
+      out.push_back(
+          {h.cable, h.subject, h.worst, h.errors_per_hour, t.errors_per_hour,
+           fmt::format("{} errors/h (threshold {:g}), mostly {} ({}) over {:.1f} s",
+                       fmt::format("{:.4g}", h.errors_per_hour), t.errors_per_hour, name(h.worst),
+                       ends([&](const PortRates& r) { return fmt::format("+{}", r.errors[i]); }), h.seconds)});
     } else if (h.xmit_wait_share > 0 && h.xmit_wait_share >= t.xmit_wait_share) {
-      out.push_back({h.cable, h.subject, PortCounter::XmitWait, h.xmit_wait_share, t.xmit_wait_share,
-                     fmt::format("{} waited {:.1f}% of the time (threshold {:.1f}%; {}) over {:.1f} s",
-                                 name(PortCounter::XmitWait), 100 * h.xmit_wait_share, 100 * t.xmit_wait_share,
-                                 ends([](const PortRates& r) { return fmt::format("{:.1f}%", 100 * r.xmit_wait_share); }),
-                                 h.seconds)});
+      out.push_back(
+          {h.cable, h.subject, PortCounter::XmitWait, h.xmit_wait_share, t.xmit_wait_share,
+           fmt::format("{} waited {:.1f}% of the time (threshold {:.1f}%; {}) over {:.1f} s",
+                       name(PortCounter::XmitWait), 100 * h.xmit_wait_share, 100 * t.xmit_wait_share,
+                       ends([](const PortRates& r) { return fmt::format("{:.1f}%", 100 * r.xmit_wait_share); }),
+                       h.seconds)});
     }
   }
   return out;

@@ -58,8 +58,8 @@ struct PortRates {
 
 struct CableHealth {
   int cable = -1;
-  std::string subject;  // "a:port <-> b:port", as faults name cables
-  double seconds = 0;   // between the two collections
+  std::string subject;          // "a:port <-> b:port", as faults name cables
+  double seconds = 0;           // between the two collections
   std::vector<PortRates> ends;  // the ends both collections read (0 to 2)
   double errors_per_hour = 0;   // all error counters, both ends
   double xmit_wait_share = 0;   // the larger of the two directions
@@ -76,7 +76,7 @@ std::vector<CableHealth> cable_health(const Fabric& fabric, const CounterCollect
 // When a cable counts as sick. The defaults are documented in
 // plugin/engine/engine.h (topo_aware.conf HealthErrorsPerHour, HealthXmitWaitShare).
 struct HealthThresholds {
-  double errors_per_hour = 10;   // all error counters of both ends summed
+  double errors_per_hour = 10;    // all error counters of both ends summed
   double xmit_wait_share = 0.10;  // of the time, in either direction
 };
 
@@ -84,9 +84,9 @@ struct HealthFinding {
   int cable = -1;
   std::string subject;
   PortCounter counter = PortCounter::SymbolErrors;  // what passed
-  double value = 0;      // per hour, or share for XmitWait
+  double value = 0;                                 // per hour, or share for XmitWait
   double threshold = 0;
-  std::string why;       // a sentence naming the counter and both ends
+  std::string why;  // a sentence naming the counter and both ends
 };
 
 std::vector<HealthFinding> check_health(const std::vector<CableHealth>& health, const HealthThresholds& thresholds);

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "fabric/hosts_field.h"
 #include "common/line_source.h"
 #include "common/quote.h"
+#include "fabric/hosts_field.h"
 
 namespace topo {
 

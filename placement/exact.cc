@@ -31,7 +31,8 @@ Placement place_exact(const SwitchTree& tree, const FreeMap& free, const Placeme
   if (k > n) return best;
   long sets = binomial(n, k);
   if (sets > max_sets)
-    throw std::invalid_argument(fmt::format("{} host sets to try exceed the exact solver's limit of {}", sets, max_sets));
+    throw std::invalid_argument(
+        fmt::format("{} host sets to try exceed the exact solver's limit of {}", sets, max_sets));
 
   std::vector<int> pick(k);
   for (int i = 0; i < k; ++i) pick[i] = i;
@@ -50,8 +51,10 @@ Placement place_exact(const SwitchTree& tree, const FreeMap& free, const Placeme
     ++pick[i];
     for (int j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
   }
-  if (any) best.reasons = {fmt::format("exact: best of {} host sets", sets)};
-  else best.reasons = {"no host set within the limits"};
+  if (any)
+    best.reasons = {fmt::format("exact: best of {} host sets", sets)};
+  else
+    best.reasons = {"no host set within the limits"};
   return best;
 }
 

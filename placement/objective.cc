@@ -65,8 +65,10 @@ FreeIndex::FreeIndex(const SwitchTree& tree, const FreeMap& free, std::span<cons
   const size_t leaves = tree.leaves().size();
   std::vector<double> used(leaves, 0.0);
   for (const auto& [cable, entry] : free.load.entries()) {
-    if (int l = tree.uplink_of(cable); l >= 0) used[l] += busier(entry);
-    else if (tree.above_leaves(cable)) above_.emplace_back(cable, entry);
+    if (int l = tree.uplink_of(cable); l >= 0)
+      used[l] += busier(entry);
+    else if (tree.above_leaves(cable))
+      above_.emplace_back(cable, entry);
   }
   std::vector<char> wanted(leaves, every_leaf);
   for (NodeId h : ring)
@@ -109,8 +111,8 @@ BackgroundLoad FreeIndex::near(const SwitchTree& tree, const FreeMap& free, std:
   return out;
 }
 
-Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-            std::span<const NodeId> ring, const Weights& w, bool with_estimate) {
+Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, std::span<const NodeId> ring,
+            const Weights& w, bool with_estimate) {
   return score(tree, free, FreeIndex(tree, free, ring), request, ring, w, with_estimate);
 }
 
@@ -157,7 +159,8 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
       total_excess += excess(e);
     }
     s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
-    const SeamCost seams = routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring);
+    const SeamCost seams =
+        routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring);
     s.seam_flows = seams.worst;
   }
   s.total = s.structure + w.slowdown * (s.slowdown - 1 + seam_term(s.seam_flows));

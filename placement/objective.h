@@ -61,13 +61,13 @@ struct Score {
   int overloaded_leaves = 0;  // AllToAll: leaves whose uplinks carry less than the job's own traffic out of them
   int leaves = 0;
   int pods = 0;
-  double pressure = 0;     // sum over used leaves, each in [0, 0.9]
-  double estimate_s = 0;   // the profile's collectives on this ring, summed
-  double ideal_s = 0;      // the same hosts on a non-blocking fabric
-  double slowdown = 1;     // estimate over ideal, mean excess over the profile's collectives
-  double seam_flows = 0;   // static routing: most flows on a cable the seams use (placement/seams.h)
-  double fragment = 0;     // sum over used leaves, each in [0, 1)
-  double structure = 0;    // total without tier 4: what a score without the estimate gives
+  double pressure = 0;    // sum over used leaves, each in [0, 0.9]
+  double estimate_s = 0;  // the profile's collectives on this ring, summed
+  double ideal_s = 0;     // the same hosts on a non-blocking fabric
+  double slowdown = 1;    // estimate over ideal, mean excess over the profile's collectives
+  double seam_flows = 0;  // static routing: most flows on a cable the seams use (placement/seams.h)
+  double fragment = 0;    // sum over used leaves, each in [0, 1)
+  double structure = 0;   // total without tier 4: what a score without the estimate gives
   double total = 0;
 };
 
@@ -102,8 +102,8 @@ class FreeIndex {
 // Scores a ring (hosts in rank order) for `request` on the cluster state
 // `free`. `with_estimate` false skips tier 4 (the costly one), for
 // pre-ranking many candidates.
-Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-            std::span<const NodeId> ring, const Weights& weights, bool with_estimate = true);
+Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, std::span<const NodeId> ring,
+            const Weights& weights, bool with_estimate = true);
 // The same, reading an index of `free` built for every leaf or for the
 // ring's, and the routes a decision keeps (seams.h) when given.
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,

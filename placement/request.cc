@@ -4,12 +4,18 @@ namespace topo {
 
 std::string_view name(Profile p) {
   switch (p) {
-    case Profile::AllReduce: return "allreduce";
-    case Profile::AllToAll: return "alltoall";
-    case Profile::Mixed: return "mixed";
-    case Profile::None: return "none";
-    case Profile::Fsdp: return "fsdp";
-    case Profile::Pipeline: return "pipeline";
+    case Profile::AllReduce:
+      return "allreduce";
+    case Profile::AllToAll:
+      return "alltoall";
+    case Profile::Mixed:
+      return "mixed";
+    case Profile::None:
+      return "none";
+    case Profile::Fsdp:
+      return "fsdp";
+    case Profile::Pipeline:
+      return "pipeline";
   }
   return "?";
 }

@@ -5,7 +5,6 @@
 #include <set>
 #include <string_view>
 #include <vector>
-#include <vector>
 
 #include "comm_model/link_load.h"
 #include "fabric/fabric.h"
@@ -38,7 +37,7 @@ struct RunningJob {
   std::vector<NodeId> ring;  // its hosts, in ring order
   Profile profile = Profile::AllReduce;
   int gpus_per_host = 1;
-  double duty = 0.5;         // share of its run spent in collectives, in (0, 1]
+  double duty = 0.5;  // share of its run spent in collectives, in (0, 1]
 };
 std::optional<Profile> parse_profile(std::string_view text);
 
@@ -68,8 +67,8 @@ struct PlacementRequest {
 struct FreeMap {
   // Free GPUs per host, indexed by NodeId; hosts absent or at 0 are busy.
   std::vector<int> free_gpus;
-  std::set<NodeId> avoid_hosts;    // drained, failing health checks
-  std::set<LinkId> avoid_links;    // links an admin took out of service
+  std::set<NodeId> avoid_hosts;  // drained, failing health checks
+  std::set<LinkId> avoid_links;  // links an admin took out of service
   // Running jobs' traffic (placement/traffic.h fills the last two from the
   // first): their rings and profiles; their average Gb/s on each cable, what
   // the estimate subtracts from the room of a cable and tier 3 of the
@@ -80,7 +79,9 @@ struct FreeMap {
   std::vector<RunningJob> running;
   BackgroundLoad load;
   std::vector<double> cable_flows;
-  double flows_on(int directed) const { return directed < static_cast<int>(cable_flows.size()) ? cable_flows[directed] : 0; }
+  double flows_on(int directed) const {
+    return directed < static_cast<int>(cable_flows.size()) ? cable_flows[directed] : 0;
+  }
 
   // Every host of the fabric free with `gpus` GPUs.
   static FreeMap all_free(const Fabric& fabric, int gpus);

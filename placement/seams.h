@@ -103,7 +103,7 @@ class SeamRoutes {
   // while unrouted. A row is sized when first asked.
   std::vector<std::vector<const std::vector<int>*>> by_leaf_set_;
   std::unordered_map<uint64_t, const std::vector<int>*> lone_;  // senders of no leaf set: by sender key << 32 | to
-  std::deque<std::vector<int>> routes_;  // a deque: what cables() returned stays put as it grows
+  std::deque<std::vector<int>> routes_;                         // a deque: what cables() returned stays put as it grows
   size_t bytes_ = 0;
   std::unique_ptr<int[]> scratch_;
 };

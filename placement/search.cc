@@ -38,7 +38,7 @@ enum class Health { Any, HealthyHosts, HealthyHostsAndUplinks };
 
 // Every leaf's eligible hosts, degraded ones included.
 std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
-                                const PlacementRequest& request) {
+                                 const PlacementRequest& request) {
   std::vector<LeafPool> pools;
   pools.reserve(tree.leaves().size());
   std::vector<NodeId> hosts;                           // one leaf's eligible hosts, in the leaf's order
@@ -219,8 +219,7 @@ std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::v
       out.push_back(std::move(*hosts));
       some_pod_fits = true;
     }
-    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt)
-      out.push_back(std::move(*hosts));
+    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt) out.push_back(std::move(*hosts));
   }
   if (!some_pod_fits || tree.pods() > 1) {
     // The fewest pods, largest first, then the fewest leaves inside them.
@@ -235,8 +234,7 @@ std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::v
       sum += pod_capacity[pod];
     }
     if (auto hosts = fewest_leaves(members, free, r)) out.push_back(std::move(*hosts));
-    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt)
-      out.push_back(std::move(*hosts));
+    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt) out.push_back(std::move(*hosts));
   }
   return out;
 }
@@ -300,23 +298,26 @@ std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap
   if (r.profile == Profile::AllToAll && p.leaves.size() > 1 && p.score.overloaded_leaves == 0)
     out.push_back("AllToAll: every leaf's uplinks carry what its hosts send to the other leaves");
   if (p.score.overloaded_leaves > 0)
-    out.push_back(fmt::format("AllToAll: {} of its leaves send{} more than their uplinks carry: no spread within them "
-                              "fits",
-                              p.score.overloaded_leaves, p.score.overloaded_leaves == 1 ? "s" : ""));
+    out.push_back(
+        fmt::format("AllToAll: {} of its leaves send{} more than their uplinks carry: no spread within them "
+                    "fits",
+                    p.score.overloaded_leaves, p.score.overloaded_leaves == 1 ? "s" : ""));
   if (p.score.degraded_links > 0)
     out.push_back(fmt::format("crosses {} degraded link{}: nothing healthier fits", p.score.degraded_links,
                               p.score.degraded_links == 1 ? "" : "s"));
   if (p.score.ideal_s > 0 && !std::isfinite(p.score.estimate_s))
-    out.push_back(fmt::format("{} estimate: the running jobs' load leaves a cable its flows need no room (ideal "
-                              "{:.3f} ms; scored as {:.2f}x, the most tier 4 counts)",
-                              name(r.profile), p.score.ideal_s * 1e3, p.score.slowdown));
+    out.push_back(
+        fmt::format("{} estimate: the running jobs' load leaves a cable its flows need no room (ideal "
+                    "{:.3f} ms; scored as {:.2f}x, the most tier 4 counts)",
+                    name(r.profile), p.score.ideal_s * 1e3, p.score.slowdown));
   else if (p.score.ideal_s > 0)
     out.push_back(fmt::format("{} estimate {:.3f} ms vs ideal {:.3f} ms ({:.2f}x)", name(r.profile),
                               p.score.estimate_s * 1e3, p.score.ideal_s * 1e3, p.score.slowdown));
   if (p.score.seam_flows > 0)
-    out.push_back(fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
-                              "on a cable its cross-leaf flows take",
-                              p.score.seam_flows));
+    out.push_back(
+        fmt::format("seams chosen for the static routes: at most {:.2f} flows (running jobs' and its own) "
+                    "on a cable its cross-leaf flows take",
+                    p.score.seam_flows));
   return out;
 }
 
@@ -357,7 +358,8 @@ Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex&
   // Seams only for candidates that get the estimate: they change neither
   // the structure tiers nor the fit, and cost a route per choice tried.
   p.hosts = with_estimate ? seam_ring(tree, free, request, hosts, routes) : ring_order(tree, hosts);
-  if (whole_hosts(request)) p.gpus.assign(p.hosts.size(), request.gpus_per_host);
+  if (whole_hosts(request))
+    p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   else
     for (NodeId h : p.hosts) p.gpus.push_back(gpus[h]);
   p.leaves = leaves_of(tree, p.hosts);
@@ -411,8 +413,8 @@ size_t estimate_in_order(const SwitchTree& tree, const FreeMap& free, const Free
 // A candidate for the local improvement: the best placement with the
 // hosts of one of its leaves given to another leaf of the same pod.
 struct Swap {
-  double structure;  // the trial's structure tiers (Score::structure)
-  int leaf;          // the leaf given up
+  double structure;      // the trial's structure tiers (Score::structure)
+  int leaf;              // the leaf given up
   const LeafPool* pool;  // the leaf taken instead
 };
 
@@ -421,8 +423,8 @@ struct Swap {
 // fragment): the leaves, pods and leaf crossings of the ring stay as they
 // are. Exact for the ring order complete() gives the trial.
 std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
-                           const PlacementRequest& request, const std::vector<LeafPool>& pools,
-                           const Placement& best, const Weights& w) {
+                           const PlacementRequest& request, const std::vector<LeafPool>& pools, const Placement& best,
+                           const Weights& w) {
   std::map<int, std::vector<NodeId>> on_leaf;
   for (NodeId h : best.hosts) on_leaf[tree.home_leaf(h)].push_back(h);
   // What one leaf adds to the structure tiers with `hosts` of the job on it.
@@ -444,8 +446,7 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
     for (NodeId h : hosts_there) units_there += units(free, request, h);
     const double without = best.score.structure - leaf_terms(leaf, hosts_there);
     for (const LeafPool& pool : pools) {
-      if (on_leaf.contains(pool.leaf) || pool.pod != tree.leaves()[leaf].pod || pool.capacity < units_there)
-        continue;
+      if (on_leaf.contains(pool.leaf) || pool.pod != tree.leaves()[leaf].pod || pool.capacity < units_there) continue;
       taken.clear();
       take(pool, units_there, free, request, taken);
       out.push_back({without + leaf_terms(pool.leaf, taken), leaf, &pool});
@@ -468,8 +469,8 @@ std::vector<NodeId> sorted_hosts(std::vector<NodeId> hosts) {
 // comm_model, the costly part, only for the first few that already win on
 // structure (a swap rarely changes the estimate alone).
 void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, SeamRoutes& routes,
-                      const PlacementRequest& request, const std::vector<LeafPool>& pools,
-                      const SearchOptions& options, std::vector<Placement>& ranked) {
+                      const PlacementRequest& request, const std::vector<LeafPool>& pools, const SearchOptions& options,
+                      std::vector<Placement>& ranked) {
   const Weights& w = options.weights;
   // The trials given the estimate so far, by their hosts. One that lost to
   // an earlier best loses to this one too (the best only gets better), and
@@ -491,8 +492,10 @@ void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeInd
       std::vector<NodeId> trial;
       int units_there = 0;
       for (NodeId h : best.hosts) {
-        if (tree.home_leaf(h) != swap.leaf) trial.push_back(h);
-        else units_there += units(free, request, h);
+        if (tree.home_leaf(h) != swap.leaf)
+          trial.push_back(h);
+        else
+          units_there += units(free, request, h);
       }
       take(*swap.pool, units_there, free, request, trial);
       Placement p = complete(tree, free, index, routes, request, std::move(trial), w, false);

@@ -32,9 +32,9 @@ namespace topo {
 
 struct Placement {
   bool feasible = false;
-  std::vector<NodeId> hosts;  // in ring order; the job's NODE_RANK is the index
-  std::vector<int> gpus;      // GPUs used on each host, same order
-  std::vector<NodeId> leaves; // distinct, in ring order
+  std::vector<NodeId> hosts;   // in ring order; the job's NODE_RANK is the index
+  std::vector<int> gpus;       // GPUs used on each host, same order
+  std::vector<NodeId> leaves;  // distinct, in ring order
   Score score;
   std::vector<std::string> reasons;
 };
@@ -43,7 +43,7 @@ struct SearchOptions {
   Weights weights;
   int scored_candidates = 6;  // how many pre-ranked candidates get the comm_model
   int improvement_rounds = 2;
-  int estimated_swaps = 2;    // per improvement round: swaps that get the comm_model
+  int estimated_swaps = 2;  // per improvement round: swaps that get the comm_model
   // Whether feasible placements come with their reasons in words. Wording
   // them is about a sixth of a small search's instructions (engine_bench's
   // 3-host burst: 129k with them, 110k without); a caller that ranks far
@@ -61,14 +61,13 @@ Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequ
 
 // The best `count` distinct candidates, best first (the Slurm plugin tries
 // them in turn until cons_tres accepts one).
-std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free,
-                                       const PlacementRequest& request, int count,
-                                       const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
+std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                                       int count, const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
 
 // The reasons in words of a feasible placement that rank_placements() gave
 // for `request` on `free` (what it puts in Placement::reasons).
-std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap& free,
-                                           const PlacementRequest& request, const Placement& placement);
+std::vector<std::string> placement_reasons(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                                           const Placement& placement);
 
 // Whether a scored placement keeps the request's hard limits (max leaves,
 // one pod, one rail group).

@@ -292,9 +292,10 @@ Placement place_tree(const SlurmSwitchTable& t, const SwitchTree& tree, const Fr
   for (int s = 0; s < n; ++s)
     if (count[s] >= ask.nodes && (top == -1 || t.switches[s].level >= t.switches[top].level)) top = s;
   if (top == -1)
-    return infeasible(fmt::format("no switch of topology.conf has {} usable hosts below it (Slurm: unable to identify "
-                                  "top level switch)",
-                                  ask.nodes));
+    return infeasible(
+        fmt::format("no switch of topology.conf has {} usable hosts below it (Slurm: unable to identify "
+                    "top level switch)",
+                    ask.nodes));
 
   // Only what the top switch reaches counts from here on.
   std::vector<char> reached(t.node_order.size(), 0);
@@ -330,8 +331,8 @@ Placement place_tree(const SlurmSwitchTable& t, const SwitchTree& tree, const Fr
     if (rem == before) break;  // stalled, as Slurm stops
   }
   if (rem > 0)
-    return infeasible(fmt::format("the leaves below {} gave only {} of {} hosts", t.switches[top].name,
-                                  ask.nodes - rem, ask.nodes));
+    return infeasible(
+        fmt::format("the leaves below {} gave only {} of {} hosts", t.switches[top].name, ask.nodes - rem, ask.nodes));
   return finish(tree, free, request, ask, t.node_order, std::move(chosen),
                 fmt::format("Slurm topology/tree for {}: top switch {}, leaves taken {}", ask.text(),
                             t.switches[top].name, fmt::join(leaves_used, ", ")));

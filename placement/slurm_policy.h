@@ -35,13 +35,13 @@ struct SlurmSwitchTable {
   static constexpr uint32_t kUnreachable = std::numeric_limits<uint32_t>::max();
   struct Switch {
     std::string name;
-    int level = 0;            // 0 for a leaf, else 1 + its highest child
-    int parent = 0;           // the last switch listing it; 0 when none lists it, as in Slurm
-    std::vector<int> nodes;   // the hosts below it, as ascending node indexes
+    int level = 0;           // 0 for a leaf, else 1 + its highest child
+    int parent = 0;          // the last switch listing it; 0 when none lists it, as in Slurm
+    std::vector<int> nodes;  // the hosts below it, as ascending node indexes
   };
-  std::vector<Switch> switches;                // Slurm's switch index: topology.conf line order
-  std::vector<std::vector<uint32_t>> distance; // switch hops, kUnreachable between trees
-  std::vector<NodeId> node_order;              // every host of the fabric, by node index
+  std::vector<Switch> switches;                 // Slurm's switch index: topology.conf line order
+  std::vector<std::vector<uint32_t>> distance;  // switch hops, kUnreachable between trees
+  std::vector<NodeId> node_order;               // every host of the fabric, by node index
 };
 
 // Throws FabricError when write_slurm_topology does (no host cabled).

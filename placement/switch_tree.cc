@@ -5,8 +5,7 @@
 
 namespace topo {
 
-SwitchTree::SwitchTree(const Fabric& fabric)
-    : fabric_(&fabric), paths_(std::make_unique<PathIndex>(fabric)) {
+SwitchTree::SwitchTree(const Fabric& fabric) : fabric_(&fabric), paths_(std::make_unique<PathIndex>(fabric)) {
   const FabricGraph& g = fabric.graph();
   size_t n = fabric.node_count();
   home_.assign(n, -1);
@@ -40,8 +39,8 @@ SwitchTree::SwitchTree(const Fabric& fabric)
   auto above = [&](NodeId n) { return fabric.switch_index(n) >= 0 && fabric.node(n).level != Level::Leaf; };
   above_leaves_.assign(fabric.cables().size(), 0);
   for (size_t id = 0; id < fabric.cables().size(); ++id)
-    above_leaves_[id] = above(fi.cable_ends(static_cast<int>(id))[0].node) &&
-                        above(fi.cable_ends(static_cast<int>(id))[1].node);
+    above_leaves_[id] =
+        above(fi.cable_ends(static_cast<int>(id))[0].node) && above(fi.cable_ends(static_cast<int>(id))[1].node);
 
   std::set<int> pods;
   for (const Leaf& l : leaves_) pods.insert(l.pod);

@@ -20,12 +20,12 @@ class SwitchTree {
   struct Leaf {
     NodeId node = 0;
     int pod = 0;
-    std::vector<NodeId> hosts;       // hosts whose home is this leaf, by leaf port
-    std::vector<LinkId> uplinks;     // Active cables to the level above
+    std::vector<NodeId> hosts;    // hosts whose home is this leaf, by leaf port
+    std::vector<LinkId> uplinks;  // Active cables to the level above
     std::vector<LinkId> degraded_uplinks;
     double up_gbps = 0;
     double oversubscription = 0;
-    double host_gbps = 0;            // its host-facing bandwidth over its hosts: what one host sends at
+    double host_gbps = 0;  // its host-facing bandwidth over its hosts: what one host sends at
   };
 
   const Fabric& fabric() const { return *fabric_; }
@@ -48,16 +48,14 @@ class SwitchTree {
   int uplink_of(int cable) const { return cable >= 0 && cable < int(uplink_of_.size()) ? uplink_of_[cable] : -1; }
   // Whether both ends of the cable (by Link::id) are switches above the
   // leaves: spine to core, say.
-  bool above_leaves(int cable) const {
-    return cable >= 0 && cable < int(above_leaves_.size()) && above_leaves_[cable];
-  }
+  bool above_leaves(int cable) const { return cable >= 0 && cable < int(above_leaves_.size()) && above_leaves_[cable]; }
 
  private:
   const Fabric* fabric_;
   std::unique_ptr<PathIndex> paths_;
   std::vector<Leaf> leaves_;
   std::vector<int> home_, port_;
-  std::vector<int> uplink_of_;       // by Link::id
+  std::vector<int> uplink_of_;      // by Link::id
   std::vector<char> above_leaves_;  // by Link::id
   std::vector<std::vector<LinkId>> cables_, degraded_;
   int pods_ = 0;

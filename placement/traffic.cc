@@ -11,12 +11,18 @@ namespace topo {
 std::vector<Request> profile_requests(Profile profile, double bytes, int gpus_per_host) {
   auto r = [&](Collective c) { return Request{c, bytes, Dtype::Bf16, std::max(1, gpus_per_host)}; };
   switch (profile) {
-    case Profile::AllReduce: return {r(Collective::AllReduce)};
-    case Profile::Fsdp: return {r(Collective::AllGather), r(Collective::ReduceScatter)};
-    case Profile::AllToAll: return {r(Collective::AllToAll)};
-    case Profile::Pipeline: return {r(Collective::Broadcast)};
-    case Profile::Mixed: return {r(Collective::AllReduce), r(Collective::AllToAll)};
-    case Profile::None: return {};
+    case Profile::AllReduce:
+      return {r(Collective::AllReduce)};
+    case Profile::Fsdp:
+      return {r(Collective::AllGather), r(Collective::ReduceScatter)};
+    case Profile::AllToAll:
+      return {r(Collective::AllToAll)};
+    case Profile::Pipeline:
+      return {r(Collective::Broadcast)};
+    case Profile::Mixed:
+      return {r(Collective::AllReduce), r(Collective::AllToAll)};
+    case Profile::None:
+      return {};
   }
   return {};
 }

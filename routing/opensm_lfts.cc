@@ -109,16 +109,21 @@ class DumpReader {
       ++line_;
       std::string_view line = trim(raw);
       if (line.empty() || line.front() == '#') continue;
-      if (line.starts_with("0x")) entry(line);
-      else if (line.starts_with("Unicast lids")) header(line);
-      else if (line.ends_with("lids dumped")) footer(line);
+      if (line.starts_with("0x"))
+        entry(line);
+      else if (line.starts_with("Unicast lids"))
+        header(line);
+      else if (line.ends_with("lids dumped"))
+        footer(line);
       else
-        fail(fmt::format("expected a block header 'Unicast lids [0-N] of switch Lid L guid 0x... ('name'):', an "
-                         "entry '0xLID PORT # ...' or 'N lids dumped'; got '{}'",
-                         line.substr(0, 60)));
+        fail(
+            fmt::format("expected a block header 'Unicast lids [0-N] of switch Lid L guid 0x... ('name'):', an "
+                        "entry '0xLID PORT # ...' or 'N lids dumped'; got '{}'",
+                        line.substr(0, 60)));
     }
     if (lines.bad()) throw ParseError(file_, line_, "read error");
-    if (line_ == 0 || blocks_ == 0) throw ParseError(file_, 0, "no switch table in the file: expected OpenSM's opensm-lfts.dump");
+    if (line_ == 0 || blocks_ == 0)
+      throw ParseError(file_, 0, "no switch table in the file: expected OpenSM's opensm-lfts.dump");
     for (size_t i = 0; i < seen_.size(); ++i)
       if (!seen_[i]) mismatch_.add(mismatch_.missing_switches, 0, fabric_.node(fabric_.switches()[i]).name);
     if (mismatch_.count) throw ParseError(file_, mismatch_.first_line, mismatch_.describe());
@@ -151,8 +156,10 @@ class DumpReader {
     if (top > 0xbfff) fail(fmt::format("highest LID {} is not a unicast LID (at most 49151)", top));
 
     current_ = kForeign;
-    if (auto it = by_guid_.find(guid); it != by_guid_.end()) current_ = it->second;
-    else if (auto n = by_name_.find(name); n != by_name_.end() && n->second != kAmbiguous) current_ = n->second;
+    if (auto it = by_guid_.find(guid); it != by_guid_.end())
+      current_ = it->second;
+    else if (auto n = by_name_.find(name); n != by_name_.end() && n->second != kAmbiguous)
+      current_ = n->second;
     ++blocks_;
     if (current_ == kForeign) {
       mismatch_.add(mismatch_.foreign_switches, line_,
@@ -165,8 +172,9 @@ class DumpReader {
     seen_[current_] = line_;
     const Node& sw = fabric_.node(fabric_.switches()[current_]);
     if (sw.lid != lid)
-      mismatch_.add(mismatch_.switch_lids, line_,
-                    fmt::format("'{}' has LID {} in the dump, {} in the fabric (line {})", sw.name, lid, sw.lid, line_));
+      mismatch_.add(
+          mismatch_.switch_lids, line_,
+          fmt::format("'{}' has LID {} in the dump, {} in the fabric (line {})", sw.name, lid, sw.lid, line_));
     routing_.lft[current_].assign(top + 1, kNoPort);
     ports_ = sw.ports;
   }
@@ -203,8 +211,8 @@ class DumpReader {
     std::string_view name = quoted(rest);
     bool known = lid < has_lid_.size() && has_lid_[lid];
     if (!known)
-      mismatch_.add(mismatch_.lids, line_, fmt::format("LID {} ('{}', line {}) belongs to no node of the fabric", lid,
-                                                       shown(name), line_));
+      mismatch_.add(mismatch_.lids, line_,
+                    fmt::format("LID {} ('{}', line {}) belongs to no node of the fabric", lid, shown(name), line_));
     else if (!name.empty() && name != name_by_lid_[lid])
       mismatch_.add(mismatch_.lids, line_,
                     fmt::format("LID {} is '{}' in the dump but '{}' in the fabric (line {})", lid, shown(name),

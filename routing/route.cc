@@ -4,12 +4,18 @@ namespace topo {
 
 std::string_view name(RouteStatus s) {
   switch (s) {
-    case RouteStatus::Ok: return "ok";
-    case RouteStatus::NoEntry: return "no table entry";
-    case RouteStatus::DeadPort: return "port without an active cable";
-    case RouteStatus::Loop: return "loop";
-    case RouteStatus::Misdelivered: return "delivered to another HCA";
-    case RouteStatus::NotRouted: return "not routed";
+    case RouteStatus::Ok:
+      return "ok";
+    case RouteStatus::NoEntry:
+      return "no table entry";
+    case RouteStatus::DeadPort:
+      return "port without an active cable";
+    case RouteStatus::Loop:
+      return "loop";
+    case RouteStatus::Misdelivered:
+      return "delivered to another HCA";
+    case RouteStatus::NotRouted:
+      return "not routed";
   }
   return "?";
 }

@@ -27,11 +27,11 @@ struct RouteHop {
 
 enum class RouteStatus : uint8_t {
   Ok,
-  NoEntry,     // a switch's table has no port for the destination
-  DeadPort,    // the table's port has no Active cable
-  Loop,        // the walk passed more switches than the fabric has
+  NoEntry,       // a switch's table has no port for the destination
+  DeadPort,      // the table's port has no Active cable
+  Loop,          // the walk passed more switches than the fabric has
   Misdelivered,  // the table led to another HCA than the destination
-  NotRouted,   // the source or destination has no LID, or the fabric routes adaptively
+  NotRouted,     // the source or destination has no LID, or the fabric routes adaptively
 };
 std::string_view name(RouteStatus s);
 

@@ -14,11 +14,16 @@ namespace topo {
 
 std::string_view name(RoutingFindingKind k) {
   switch (k) {
-    case RoutingFindingKind::Unrouted: return "unrouted";
-    case RoutingFindingKind::Loop: return "routing_loop";
-    case RoutingFindingKind::OverShare: return "over_share";
-    case RoutingFindingKind::DegradedRoute: return "degraded_route";
-    case RoutingFindingKind::SingleSpine: return "single_spine";
+    case RoutingFindingKind::Unrouted:
+      return "unrouted";
+    case RoutingFindingKind::Loop:
+      return "routing_loop";
+    case RoutingFindingKind::OverShare:
+      return "over_share";
+    case RoutingFindingKind::DegradedRoute:
+      return "degraded_route";
+    case RoutingFindingKind::SingleSpine:
+      return "single_spine";
   }
   return "?";
 }
@@ -49,16 +54,19 @@ class Findings {
 
 std::string cable_name(const Fabric& f, LinkId e, NodeId from) {
   NodeId to = f.peer(e, from);
-  return fmt::format("{}:{} -> {}:{}", f.node(from).name, f.local_port(e, from), f.node(to).name,
-                     f.local_port(e, to));
+  return fmt::format("{}:{} -> {}:{}", f.node(from).name, f.local_port(e, from), f.node(to).name, f.local_port(e, to));
 }
 
 int level_rank(Level l) {
   switch (l) {
-    case Level::Leaf: return 0;
-    case Level::Spine: return 1;
-    case Level::Core: return 2;
-    case Level::Unknown: return -1;
+    case Level::Leaf:
+      return 0;
+    case Level::Spine:
+      return 1;
+    case Level::Core:
+      return 2;
+    case Level::Unknown:
+      return -1;
   }
   return -1;
 }

@@ -9,11 +9,11 @@
 namespace topo {
 
 enum class RoutingFindingKind : uint8_t {
-  Unrouted,         // a host pair with no path (a hole in a table), or a dead port
-  Loop,             // a destination whose walk loops
-  OverShare,        // an up cable carrying more destinations than its share of the trunk
-  DegradedRoute,    // destinations routed through a degraded cable at a full share
-  SingleSpine,      // a leaf every other leaf enters through one spine only
+  Unrouted,       // a host pair with no path (a hole in a table), or a dead port
+  Loop,           // a destination whose walk loops
+  OverShare,      // an up cable carrying more destinations than its share of the trunk
+  DegradedRoute,  // destinations routed through a degraded cable at a full share
+  SingleSpine,    // a leaf every other leaf enters through one spine only
 };
 std::string_view name(RoutingFindingKind k);
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 #include <bit>
 #include <deque>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -151,10 +151,8 @@ Hops updn_hops(const Switches& s, const UpDown& ud, int target) {
       bool next_up = goes_up(ud, u, r);
       if (!up[static_cast<size_t>(u)] && next_up) continue;
       auto& rp = s.ports[static_cast<size_t>(r)];
-      size_t k = static_cast<size_t>(std::find_if(rp.begin(), rp.end(), [&](const SwitchPort& x) {
-                                       return x.port == p.peer_port;
-                                     }) -
-                                     rp.begin());
+      size_t k = static_cast<size_t>(
+          std::find_if(rp.begin(), rp.end(), [&](const SwitchPort& x) { return x.port == p.peer_port; }) - rp.begin());
       uint8_t hops = static_cast<uint8_t>(h.least[static_cast<size_t>(u)] + 1);
       if (k < rp.size() && hops < h.via[static_cast<size_t>(r)][k]) {
         h.via[static_cast<size_t>(r)][k] = hops;
@@ -421,7 +419,8 @@ class Ftree {
     size_t n = sw_.size();
     int first = -1;
     for (size_t i = 0; i < n; ++i)
-      if (sw_[i].leaf && (first < 0 || __builtin_bswap64(s_.guid[i]) < __builtin_bswap64(s_.guid[static_cast<size_t>(first)])))
+      if (sw_[i].leaf &&
+          (first < 0 || __builtin_bswap64(s_.guid[i]) < __builtin_bswap64(s_.guid[static_cast<size_t>(first)])))
         first = static_cast<int>(i);
     for (auto& w : sw_) w.tuple.fill(0xff);
     std::set<Tuple> taken;
@@ -484,8 +483,10 @@ class Ftree {
         if (rr == sw_[i].rank) continue;
         auto& groups = rr < sw_[i].rank ? sw_[i].up : sw_[i].down;
         auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.remote == p.peer_switch; });
-        if (g == groups.end()) groups.push_back({p.peer_switch, {k}, p.peer});
-        else g->ports.push_back(k);
+        if (g == groups.end())
+          groups.push_back({p.peer_switch, {k}, p.peer});
+        else
+          g->ports.push_back(k);
       }
     }
   }
@@ -568,7 +569,8 @@ class Ftree {
     auto climb = [&](Group& g, size_t k, bool on_main) {
       int remote = g.remote;
       if ((*lft_)[static_cast<size_t>(remote)][lid] == kNoPort || hops + 1 < hops_[static_cast<size_t>(remote)]) {
-        (*lft_)[static_cast<size_t>(remote)][lid] = static_cast<uint8_t>(s_.ports[static_cast<size_t>(sw)][k].peer_port);
+        (*lft_)[static_cast<size_t>(remote)][lid] =
+            static_cast<uint8_t>(s_.ports[static_cast<size_t>(sw)][k].peer_port);
         hops_[static_cast<size_t>(remote)] = static_cast<uint8_t>(hops + 1);
       }
       return down_by_going_up(remote, sw, lid, on_main, static_cast<uint8_t>(hops + 1));
@@ -597,7 +599,7 @@ class Ftree {
   std::vector<FtSwitch> sw_;
   std::vector<std::vector<uint32_t>> port_down_, port_up_;  // per switch, per port position
   std::vector<std::vector<uint8_t>>* lft_ = nullptr;
-  std::vector<uint8_t> hops_;  // per switch, for the LID being routed
+  std::vector<uint8_t> hops_;     // per switch, for the LID being routed
   std::vector<int> tuple_order_;  // per switch: its tuple's position in tuple order
 };
 

@@ -12,10 +12,10 @@
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
-#include "placement/traffic.h"
-#include "placement/ring_order.h"
-#include "simulation/percentile.h"
 #include "common/error.h"
+#include "placement/ring_order.h"
+#include "placement/traffic.h"
+#include "simulation/percentile.h"
 
 namespace topo {
 namespace {
@@ -24,17 +24,17 @@ namespace {
 // directed cables they load, and its slowdown as its neighbours change.
 struct Running {
   const ScheduledJob* job = nullptr;
-  size_t outcome = 0;                // index into PolicyOutcome::jobs
-  std::vector<Request> requests;     // its profile's collectives
+  size_t outcome = 0;                      // index into PolicyOutcome::jobs
+  std::vector<Request> requests;           // its profile's collectives
   std::vector<NeighbourJob> as_neighbour;  // the same, as others see it (duty split evenly)
-  std::vector<int> cables;           // directed cables its flows cross, sorted
-  int qps = 0;                       // under ECMP: its QPs per connection, 0 the fabric's
-  double ideal_s = 0;                // summed over its collectives
+  std::vector<int> cables;                 // directed cables its flows cross, sorted
+  int qps = 0;                             // under ECMP: its QPs per connection, 0 the fabric's
+  double ideal_s = 0;                      // summed over its collectives
   double alone_slowdown = 1;
-  std::vector<int> sharing;          // the neighbours it was last judged with
-  double slowdown = 1;               // now
-  double weighted = 0;               // slowdown x seconds, so far
-  double since = 0;                  // when `slowdown` took effect
+  std::vector<int> sharing;  // the neighbours it was last judged with
+  double slowdown = 1;       // now
+  double weighted = 0;       // slowdown x seconds, so far
+  double since = 0;          // when `slowdown` took effect
 };
 
 // The judge runs NCCL's ring (Simple protocol) for every collective a ring
@@ -212,8 +212,10 @@ void replay(std::vector<Running>& running, const PathIndex& paths, const Outcome
         r.since = now;
       }
       for (int c : r.cables) {
-        if (events[e].start) users[c].push_back(events[e].job);
-        else std::erase(users[c], events[e].job);
+        if (events[e].start)
+          users[c].push_back(events[e].job);
+        else
+          std::erase(users[c], events[e].job);
         touched.push_back(c);
       }
     }
@@ -257,8 +259,7 @@ void summarize_slowdowns(const std::vector<Running>& running, PolicyOutcome& out
 
 // Makespan, waits, utilization and the allocations' structure over all jobs.
 void summarize_schedule(const Schedule& schedule, const OutcomeOptions& options, PolicyOutcome& out) {
-  double first_submit = std::numeric_limits<double>::infinity(), last_end = 0, gpu_seconds = 0, waits = 0,
-         leaves = 0;
+  double first_submit = std::numeric_limits<double>::infinity(), last_end = 0, gpu_seconds = 0, waits = 0, leaves = 0;
   for (size_t i = 0; i < schedule.jobs.size(); ++i) {
     const ScheduledJob& job = schedule.jobs[i];
     const JobOutcome& o = out.jobs[i];

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "placement/switch_tree.h"
 #include "comm_model/ring_steps.h"
+#include "placement/switch_tree.h"
 #include "simulation/schedule.h"
 
 namespace topo {
@@ -22,7 +22,7 @@ struct JobOutcome {
   std::vector<std::string> ring;  // its hosts' names in ring order (for pictures)
   double wait_s = 0;
   int free_hosts_at_start = -1;  // ScheduledJob's; equal to `hosts`: it had no choice of hosts
-  int leaves = 0;            // distinct home leaves of its hosts
+  int leaves = 0;                // distinct home leaves of its hosts
   int pods = 0;
   int spines = 0;            // spine and core switches its traffic crosses
   int spine_ring_edges = 0;  // ring edges between hosts of different leaves
@@ -49,23 +49,23 @@ struct ProfileSummary {
 
 struct PolicyOutcome {
   std::string policy;
-  std::string routing;               // routing_name() of the fabric judged on, and the QPS hint if any
-  std::vector<JobOutcome> jobs;      // in the schedule's order
+  std::string routing;           // routing_name() of the fabric judged on, and the QPS hint if any
+  std::vector<JobOutcome> jobs;  // in the schedule's order
   std::vector<std::string> rejected;
   std::map<std::string, double> scheduler;
 
   // Summary, over all jobs unless said otherwise.
   int multi_host_jobs = 0;
-  double mean_allreduce_slowdown = 1;  // multi-host allreduce-profile jobs
-  double p95_allreduce_slowdown = 1;   // multi-host allreduce-profile jobs
-  double mean_alltoall_slowdown = 1;   // multi-host jobs, AllToAll alone
-  double mean_slowdown = 1;            // multi-host jobs, each by its own profile
+  double mean_allreduce_slowdown = 1;              // multi-host allreduce-profile jobs
+  double p95_allreduce_slowdown = 1;               // multi-host allreduce-profile jobs
+  double mean_alltoall_slowdown = 1;               // multi-host jobs, AllToAll alone
+  double mean_slowdown = 1;                        // multi-host jobs, each by its own profile
   std::map<std::string, ProfileSummary> profiles;  // by profile name, multi-host jobs
-  long spine_ring_edges = 0;           // summed over jobs
+  long spine_ring_edges = 0;                       // summed over jobs
   long pod_ring_edges = 0;
-  double mean_leaves = 0;              // multi-host jobs
-  double makespan_s = 0;               // first submission to last end
-  double gpu_utilization = 0;          // GPU-seconds run / (fabric GPUs x makespan)
+  double mean_leaves = 0;      // multi-host jobs
+  double makespan_s = 0;       // first submission to last end
+  double gpu_utilization = 0;  // GPU-seconds run / (fabric GPUs x makespan)
   double mean_wait_s = 0;
 };
 

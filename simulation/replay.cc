@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "placement/slurm_policy.h"
 #include "placement/defer.h"
+#include "placement/slurm_policy.h"
 #include "placement/traffic.h"
 #include "simulation/percentile.h"
 
@@ -151,7 +151,7 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   std::map<const TraceJob*, double> deferred;  // the time each deferred job was first deferred
 
   TrafficMap traffic(tree.fabric());
-  SeamRoutes routes(tree.paths());  // the tree's routes, asked again and again over the replay
+  SeamRoutes routes(tree.paths());         // the tree's routes, asked again and again over the replay
   std::vector<JobTraffic> job_traffic_of;  // by schedule index
   bool traffic_written = true;
 
@@ -184,8 +184,8 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
     if (!running.empty()) {
       auto first = deferred.find(job.trace);
       double deferred_s = first == deferred.end() ? 0 : now - first->second;
-      if (defer(options.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s,
-                job.trace->duration_s)) {
+      if (defer(
+              options.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s, job.trace->duration_s)) {
         ++deferrals;
         deferred.try_emplace(job.trace, now);
         return false;

@@ -16,8 +16,8 @@ constexpr std::string_view kTree = "tree";
 constexpr std::string_view kLinear = "linear";
 
 // The issue's goals against topology/tree.
-constexpr double kExcessReductionGoal = 50;    // % lower: at most half of tree's
-constexpr double kP95Goal = 1.10;              // topo-aware's p95 AllReduce slowdown at most
+constexpr double kExcessReductionGoal = 50;     // % lower: at most half of tree's
+constexpr double kP95Goal = 1.10;               // topo-aware's p95 AllReduce slowdown at most
 constexpr double kSpineEdgeReductionGoal = 50;  // % fewer
 constexpr double kMakespanToleranceGoal = 2;    // % either way
 constexpr double kSchedulerRatioGoal = 2;       // times tree's
@@ -62,9 +62,12 @@ std::string change_text(std::optional<double> pct) { return pct ? fmt::format("{
 std::string cell(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -105,8 +108,8 @@ void judge_reduction(GoalVerdict& g, double pct, double goal, std::pair<std::str
 // AllReduce; a mix, every profile.
 GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
   GoalVerdict g;
-  bool mixed = topo_aware.profiles.size() > 1 ||
-               (topo_aware.profiles.size() == 1 && !topo_aware.profiles.contains("allreduce"));
+  bool mixed =
+      topo_aware.profiles.size() > 1 || (topo_aware.profiles.size() == 1 && !topo_aware.profiles.contains("allreduce"));
   g.goal = fmt::format("mean {} excess over ideal (slowdown - 1) at least {:.0f}% lower than tree's",
                        mixed ? "slowdown (all profiles)" : "AllReduce", kExcessReductionGoal);
   double mine = excess(mixed ? topo_aware.mean_slowdown : topo_aware.mean_allreduce_slowdown),
@@ -203,8 +206,10 @@ std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const Poli
 namespace {
 
 void policy_table(std::string& md, const Comparison& run) {
-  md += "| policy | routing | multi-host jobs | mean slowdown (all profiles) | mean AllReduce slowdown | p95 AllReduce slowdown | mean AllToAll slowdown "
-        "| spine ring edges | pod ring edges | mean leaves | makespan | GPU utilization | mean wait | rejected |\n";
+  md +=
+      "| policy | routing | multi-host jobs | mean slowdown (all profiles) | mean AllReduce slowdown | p95 AllReduce "
+      "slowdown | mean AllToAll slowdown "
+      "| spine ring edges | pod ring edges | mean leaves | makespan | GPU utilization | mean wait | rejected |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PolicyOutcome& p : run.policies)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} |\n", cell(p.policy),
@@ -218,8 +223,9 @@ void policy_table(std::string& md, const Comparison& run) {
   for (const PolicyOutcome& p : run.policies)
     for (const auto& [name, summary] : p.profiles) profiles.insert(name);
   if (!profiles.empty()) {
-    md += "\nPer profile (each job by its own collectives, with its neighbours' traffic): mean / p95 slowdown "
-          "(jobs)\n\n| policy |";
+    md +=
+        "\nPer profile (each job by its own collectives, with its neighbours' traffic): mean / p95 slowdown "
+        "(jobs)\n\n| policy |";
     for (const std::string& name : profiles) md += fmt::format(" {} |", cell(name));
     md += "\n|---|";
     for (size_t i = 0; i < profiles.size(); ++i) md += "---:|";
@@ -299,9 +305,11 @@ void change_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcom
   double ex_mine = excess(mine.mean_allreduce_slowdown), ex_theirs = excess(theirs.mean_allreduce_slowdown);
   row("mean AllReduce excess over ideal (slowdown - 1)", excess_text(ex_theirs), excess_text(ex_mine),
       percent_change(ex_mine, ex_theirs));
-  row("p95 AllReduce slowdown", slowdown_text(theirs.p95_allreduce_slowdown), slowdown_text(mine.p95_allreduce_slowdown),
+  row("p95 AllReduce slowdown", slowdown_text(theirs.p95_allreduce_slowdown),
+      slowdown_text(mine.p95_allreduce_slowdown),
       percent_change(mine.p95_allreduce_slowdown, theirs.p95_allreduce_slowdown));
-  row("mean AllToAll slowdown", slowdown_text(theirs.mean_alltoall_slowdown), slowdown_text(mine.mean_alltoall_slowdown),
+  row("mean AllToAll slowdown", slowdown_text(theirs.mean_alltoall_slowdown),
+      slowdown_text(mine.mean_alltoall_slowdown),
       percent_change(mine.mean_alltoall_slowdown, theirs.mean_alltoall_slowdown));
   row("spine ring edges", std::to_string(theirs.spine_ring_edges), std::to_string(mine.spine_ring_edges),
       percent_change(static_cast<double>(mine.spine_ring_edges), static_cast<double>(theirs.spine_ring_edges)));
@@ -366,8 +374,10 @@ std::vector<CdfPanel> slowdown_cdfs(std::span<const Comparison> runs) {
       line.policy = p.policy;
       for (const JobOutcome& j : p.jobs) {
         if (j.hosts <= 1) continue;
-        if (std::isfinite(j.allreduce_slowdown)) line.finite.push_back(std::max(1.0, j.allreduce_slowdown));
-        else ++line.infinite;
+        if (std::isfinite(j.allreduce_slowdown))
+          line.finite.push_back(std::max(1.0, j.allreduce_slowdown));
+        else
+          ++line.infinite;
       }
       std::sort(line.finite.begin(), line.finite.end());
       panel.lines.push_back(std::move(line));

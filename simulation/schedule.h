@@ -6,21 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "placement/request.h"
 #include "fabric/fabric.h"
+#include "placement/request.h"
 
 namespace topo {
 
 struct ScheduledJob {
   std::string id;
-  int gpus = 0;                 // GPUs the job ran on
+  int gpus = 0;  // GPUs the job ran on
   double submit_s = 0;
   double start_s = 0;
   double end_s = 0;
-  std::vector<NodeId> ring;     // its hosts, in the ring order the job used
-  std::vector<int> host_gpus;   // GPUs used on each host, same order
+  std::vector<NodeId> ring;              // its hosts, in the ring order the job used
+  std::vector<int> host_gpus;            // GPUs used on each host, same order
   Profile profile = Profile::AllReduce;  // how it communicates (simulation/mix.h)
-  double duty = 0.5;            // share of its run spent in collectives
+  double duty = 0.5;                     // share of its run spent in collectives
   // Hosts with the GPUs it asks of each free when it started, its own
   // included; -1 when not known (a real cluster's schedule). As many as it
   // took: the policy had no choice of hosts, only of their ring order.
@@ -28,7 +28,7 @@ struct ScheduledJob {
 };
 
 struct Schedule {
-  std::string policy;           // "linear", "tree", "topo-aware"
+  std::string policy;  // "linear", "tree", "topo-aware"
   std::vector<ScheduledJob> jobs;
   // Jobs the policy could never place (larger than the fabric), by id.
   std::vector<std::string> rejected;

@@ -23,8 +23,8 @@ namespace topo {
 
 double Trace::offered_gpus() const {
   if (jobs.size() < 2) return 0;
-  auto [first, last] = std::minmax_element(jobs.begin(), jobs.end(),
-                                           [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+  auto [first, last] = std::minmax_element(
+      jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
   double span = last->submit_s - first->submit_s;
   if (span <= 0) return 0;
   double gpu_seconds = 0;
@@ -51,7 +51,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
-    fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    fields.push_back(
+        trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -70,8 +71,8 @@ Columns find_columns(const std::string& path, std::string_view header) {
     auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end())
       throw ParseError(path, 1,
-                       fmt::format("the header has no column '{}'; expected {},{},{},{}", name, kIdColumn, kSubmitColumn,
-                                   kDurationColumn, kGpuColumn));
+                       fmt::format("the header has no column '{}'; expected {},{},{},{}", name, kIdColumn,
+                                   kSubmitColumn, kDurationColumn, kGpuColumn));
     return static_cast<size_t>(it - names.begin());
   };
   Columns c;
@@ -87,8 +88,10 @@ double parse_seconds(const std::string& path, int line, std::string_view column,
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-    throw ParseError(path, line, fmt::format("column '{}': expected a number of seconds, got '{}'", column, shown(text)));
-  if (value < 0) throw ParseError(path, line, fmt::format("column '{}': expected seconds >= 0, got '{}'", column, shown(text)));
+    throw ParseError(path, line,
+                     fmt::format("column '{}': expected a number of seconds, got '{}'", column, shown(text)));
+  if (value < 0)
+    throw ParseError(path, line, fmt::format("column '{}': expected seconds >= 0, got '{}'", column, shown(text)));
   return value;
 }
 
@@ -97,15 +100,20 @@ int parse_gpus(const std::string& path, int line, std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec == std::errc::result_out_of_range ||
       (ec == std::errc() && end == text.data() + text.size() && value > std::numeric_limits<int>::max()))
-    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
+    throw ParseError(path, line,
+                     fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
   if (ec != std::errc() || end != text.data() + text.size())
-    throw ParseError(path, line, fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
-  if (value < 1) throw ParseError(path, line, fmt::format("column '{}': expected at least 1 GPU, got '{}'", kGpuColumn, shown(text)));
+    throw ParseError(path, line,
+                     fmt::format("column '{}': expected a whole number of GPUs, got '{}'", kGpuColumn, shown(text)));
+  if (value < 1)
+    throw ParseError(path, line,
+                     fmt::format("column '{}': expected at least 1 GPU, got '{}'", kGpuColumn, shown(text)));
   return static_cast<int>(value);
 }
 
 void sort_by_submission(std::vector<TraceJob>& jobs) {
-  std::stable_sort(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
 }
 
 }  // namespace
@@ -124,25 +132,30 @@ Trace read_trace_csv(const std::string& path) {
     line_no = lines.number();
     std::string_view line = trim(text);
     if (line.empty()) continue;
-    if (line.find('\0') != std::string_view::npos) throw ParseError(path, line_no, "holds a NUL byte; expected CSV text");
+    if (line.find('\0') != std::string_view::npos)
+      throw ParseError(path, line_no, "holds a NUL byte; expected CSV text");
     if (!columns) {
       columns = find_columns(path, line);
       continue;
     }
     std::vector<std::string_view> fields = split_fields(line);
     if (fields.size() != columns->count)
-      throw ParseError(path, line_no, fmt::format("expected {} fields like the header, got {}", columns->count, fields.size()));
+      throw ParseError(path, line_no,
+                       fmt::format("expected {} fields like the header, got {}", columns->count, fields.size()));
     TraceJob job;
     job.id = std::string(fields[columns->id]);
-    if (job.id.empty()) throw ParseError(path, line_no, fmt::format("column '{}': expected a job id, got nothing", kIdColumn));
+    if (job.id.empty())
+      throw ParseError(path, line_no, fmt::format("column '{}': expected a job id, got nothing", kIdColumn));
     job.submit_s = parse_seconds(path, line_no, kSubmitColumn, fields[columns->submit]);
     job.duration_s = parse_seconds(path, line_no, kDurationColumn, fields[columns->duration]);
     job.gpus = parse_gpus(path, line_no, fields[columns->gpus]);
     trace.jobs.push_back(std::move(job));
   }
   if (lines.bad()) throw ParseError(path, 0, "read error");
-  if (!columns) throw ParseError(path, 0, fmt::format("is empty; expected a header {},{},{},{} and one job a line", kIdColumn,
-                                                      kSubmitColumn, kDurationColumn, kGpuColumn));
+  if (!columns)
+    throw ParseError(path, 0,
+                     fmt::format("is empty; expected a header {},{},{},{} and one job a line", kIdColumn, kSubmitColumn,
+                                 kDurationColumn, kGpuColumn));
   sort_by_submission(trace.jobs);
   return trace;
 }
@@ -185,8 +198,23 @@ struct SizeShare {
   double percent;
 };
 constexpr std::array<SizeShare, 17> kSizeMix{{
-    {1, 70.0}, {2, 1.5},  {4, 3.0},   {8, 15.5},   {16, 2.0},   {24, 0.3},   {32, 2.0},   {48, 0.2},  {64, 1.0},
-    {96, 0.2}, {128, 1.0}, {256, 1.2}, {384, 0.2}, {512, 0.8}, {1024, 0.6}, {2048, 0.3}, {4096, 0.2},
+    {1, 70.0},
+    {2, 1.5},
+    {4, 3.0},
+    {8, 15.5},
+    {16, 2.0},
+    {24, 0.3},
+    {32, 2.0},
+    {48, 0.2},
+    {64, 1.0},
+    {96, 0.2},
+    {128, 1.0},
+    {256, 1.2},
+    {384, 0.2},
+    {512, 0.8},
+    {1024, 0.6},
+    {2048, 0.3},
+    {4096, 0.2},
 }};
 
 // Run times: log-normal around a median that grows by 2^0.3 per doubling of
@@ -205,10 +233,10 @@ double uniform_open(std::mt19937_64& engine) { return (static_cast<double>(engin
 // Inverse of the standard normal CDF (Acklam's rational approximation,
 // relative error below 1.2e-9).
 double normal_quantile(double p) {
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01,  -1.328068155288572e+01};
+                                 6.680131188771972e+01, -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,

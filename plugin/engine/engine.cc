@@ -3,27 +3,29 @@
 #include "plugin/engine/engine.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
-#include <condition_variable>
 #include <utility>
 
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "db/error.h"
+#include "db/health_store.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
 #include "placement/defer.h"
@@ -32,9 +34,7 @@
 #include "placement/traffic.h"
 #include "plugin/engine/engine_config.h"
 #include "plugin/engine/nccl_hints.h"
-#include "db/health_store.h"
 #include "plugin/engine/placement_writer.h"
-#include "common/error.h"
 
 namespace {
 
@@ -103,9 +103,9 @@ struct Question {
 // the tree the search ran on, which the answer keeps alive.
 struct Answer {
   Question question;
-  std::vector<Placement> placements;  // feasible ones, best first, without reasons
-  std::string no_placement;           // why, when there are none
-  bool only_choice = false;  // the offered hosts were exactly the job's: no other candidate exists
+  std::vector<Placement> placements;     // feasible ones, best first, without reasons
+  std::string no_placement;              // why, when there are none
+  bool only_choice = false;              // the offered hosts were exactly the job's: no other candidate exists
   std::shared_ptr<const Fabric> fabric;  // what `tree` reads
   std::shared_ptr<const SwitchTree> tree;
 };
@@ -157,10 +157,14 @@ std::vector<std::string> reasons_of(const Answer& a, const Placement& p) {
 
 Profile profile_of(const EngineConfig& c, const topo_network_request& r) {
   switch (r.profile) {
-    case TOPO_PROFILE_ALLREDUCE: return Profile::AllReduce;
-    case TOPO_PROFILE_ALLTOALL: return Profile::AllToAll;
-    case TOPO_PROFILE_MIXED: return Profile::Mixed;
-    default: return c.default_profile;
+    case TOPO_PROFILE_ALLREDUCE:
+      return Profile::AllReduce;
+    case TOPO_PROFILE_ALLTOALL:
+      return Profile::AllToAll;
+    case TOPO_PROFILE_MIXED:
+      return Profile::Mixed;
+    default:
+      return c.default_profile;
   }
 }
 
@@ -193,7 +197,6 @@ std::string job_hcas(const Fabric& fabric, const std::vector<std::optional<NodeI
 }
 
 constexpr size_t kNoNode = static_cast<size_t>(-1);
-
 
 // Slurm's node table mapped onto one snapshot under one config: built once
 // per change of any of the three, then read by index only.
@@ -435,10 +438,10 @@ struct topo_engine {
         PlacementWriter::Replayed replayed;
         writer = std::make_unique<PlacementWriter>(config.db_path, config.db_path + ".journal", &replayed);
         if (replayed.added || replayed.already_there || replayed.unreadable_lines)
-          replay_notice = fmt::format("{}.journal: {} placement records replayed into the database, {} were "
-                                      "there already, {} unreadable lines skipped",
-                                      config.db_path, replayed.added, replayed.already_there,
-                                      replayed.unreadable_lines);
+          replay_notice = fmt::format(
+              "{}.journal: {} placement records replayed into the database, {} were "
+              "there already, {} unreadable lines skipped",
+              config.db_path, replayed.added, replayed.already_there, replayed.unreadable_lines);
       }
     } catch (...) {
       drop_database();
@@ -455,8 +458,7 @@ struct topo_engine {
   // The newest snapshot's tree, rebuilt only when the newest id changed.
   const SwitchTree& current_tree(bool check_now = false) {
     auto now = std::chrono::steady_clock::now();
-    if (tree && snapshots && !check_now && (watcher.joinable() || now - last_check < kSnapshotCheckEvery))
-      return *tree;
+    if (tree && snapshots && !check_now && (watcher.joinable() || now - last_check < kSnapshotCheckEvery)) return *tree;
     try {
       open_database();
       std::optional<int64_t> latest = snapshots->latest();
@@ -504,8 +506,8 @@ struct topo_engine {
   }
   void say_snapshot_loaded() const {
     if (!on_snapshot) return;
-    std::string line = fmt::format("fabric snapshot {} of {} loaded: {} hosts", *snapshot_id, config.db_path,
-                                   fabric->hosts().size());
+    std::string line =
+        fmt::format("fabric snapshot {} of {} loaded: {} hosts", *snapshot_id, config.db_path, fabric->hosts().size());
     on_snapshot(line.c_str());
   }
 
@@ -569,8 +571,8 @@ struct topo_engine {
     } else {
       config = EngineConfig{};
       write_message(msg, size,
-          fmt::format("{}: no such file; using the defaults (DbPath={}, DefaultProfile=allreduce, Strict=no)",
-                      path && *path ? path : "topo_aware.conf", config.db_path));
+                    fmt::format("{}: no such file; using the defaults (DbPath={}, DefaultProfile=allreduce, Strict=no)",
+                                path && *path ? path : "topo_aware.conf", config.db_path));
     }
     ++config_generation;
     if (config.db_path != old_db) {
@@ -622,8 +624,10 @@ std::vector<size_t> ring_of_nodes(const topo_engine& e, const NodeMap* map, cons
   std::vector<NodeId> known;
   std::vector<size_t> ring;
   for (size_t i = 0; i < count; ++i) {
-    if (map && nodes[i] < map->host.size() && map->host[nodes[i]]) known.push_back(*map->host[nodes[i]]);
-    else ring.push_back(nodes[i]);
+    if (map && nodes[i] < map->host.size() && map->host[nodes[i]])
+      known.push_back(*map->host[nodes[i]]);
+    else
+      ring.push_back(nodes[i]);
   }
   if (known.empty()) return ring;
   std::vector<size_t> ordered;
@@ -653,20 +657,24 @@ std::shared_ptr<const Answer> answer_question(topo_engine& e, const RunningTraff
   if (!only.empty() && only.size() == q.hosts) {
     answer->only_choice = true;
     Placement p = make_placement(tree, free, request, std::move(only), e.config.weights);
-    if (within_limits(p, request)) answer->placements.push_back(std::move(p));
-    else answer->no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
+    if (within_limits(p, request))
+      answer->placements.push_back(std::move(p));
+    else
+      answer->no_placement = fmt::format("the only {} hosts that fit break the request's limits", q.hosts);
   } else {
     SearchOptions options;
     options.weights = e.config.weights;
     options.with_reasons = false;  // worded for the one recorded (reasons_of); an infeasible one still says why
     std::string why;
     for (Placement& p : rank_placements(tree, free, request, q.candidates, options, e.seam_routes.get())) {
-      if (p.feasible) answer->placements.push_back(std::move(p));
-      else if (why.empty() && !p.reasons.empty()) why = p.reasons.front();
+      if (p.feasible)
+        answer->placements.push_back(std::move(p));
+      else if (why.empty() && !p.reasons.empty())
+        why = p.reasons.front();
     }
     if (answer->placements.empty())
-      answer->no_placement = fmt::format("no placement of {} hosts fits the fabric's limits{}{}", q.hosts,
-                                         why.empty() ? "" : ": ", why);
+      answer->no_placement =
+          fmt::format("no placement of {} hosts fits the fabric's limits{}{}", q.hosts, why.empty() ? "" : ": ", why);
   }
   return answer;
 }
@@ -675,8 +683,7 @@ std::shared_ptr<const Answer> answer_question(topo_engine& e, const RunningTraff
 // nothing running: what no wait can beat (placement/defer.h). 1 when that
 // search finds nothing or has no estimate.
 double idle_slowdown(topo_engine& e, const NodeMap& map, const Question& q) {
-  auto [it, added] =
-      e.idle_slowdowns.try_emplace({q.hosts, q.gpus_per_host, q.max_leaves, q.one_pod, q.profile}, 1.0);
+  auto [it, added] = e.idle_slowdowns.try_emplace({q.hosts, q.gpus_per_host, q.max_leaves, q.one_pod, q.profile}, 1.0);
   if (!added) return it->second;
   FreeMap idle;
   idle.free_gpus.assign(e.fabric->node_count(), 0);
@@ -709,16 +716,19 @@ std::string deferral(topo_engine& e, const NodeMap& map, const Question& q, cons
   auto since = e.deferred_since.find(job.job_id);
   const double deferred_s = since == e.deferred_since.end() ? 0 : std::max(0.0, job.now_s - since->second);
   double idle = 1;
-  if (!defer(rule, best, [&] { return idle = idle_slowdown(e, map, q); }, deferred_s, job.time_limit_s)) return "";
+  if (!defer(
+          rule, best, [&] { return idle = idle_slowdown(e, map, q); }, deferred_s, job.time_limit_s))
+    return "";
   if (since == e.deferred_since.end()) {
     forget_stale_deferrals(e, job.now_s);
     e.deferred_since.emplace(job.job_id, job.now_s);
   }
-  return fmt::format("deferred: its best placement now is estimated at {:.2f}x its ideal, more than "
-                     "DeferAbove={} times its best on the idle fabric ({:.2f}x); deferred for {:.0f} s of {:.0f} "
-                     "(DeferShare={} of a time limit of {:.0f} s)",
-                     best.score.slowdown, rule.above_slowdown, idle, deferred_s,
-                     rule.max_wait_share * job.time_limit_s, rule.max_wait_share, job.time_limit_s);
+  return fmt::format(
+      "deferred: its best placement now is estimated at {:.2f}x its ideal, more than "
+      "DeferAbove={} times its best on the idle fabric ({:.2f}x); deferred for {:.0f} s of {:.0f} "
+      "(DeferShare={} of a time limit of {:.0f} s)",
+      best.score.slowdown, rule.above_slowdown, idle, deferred_s, rule.max_wait_share * job.time_limit_s,
+      rule.max_wait_share, job.time_limit_s);
 }
 
 // placed_at ("2026-12-03T08:00:00Z") as seconds since the epoch; 0 when unreadable.
@@ -744,8 +754,9 @@ PlacementRecord recovered_record(topo_engine& e, const NodeMap* map, const topo_
     r.fallback_why = "Slurm's own choice (recorded after a slurmctld restart, which lost the reason)";
     return r;
   }
-  r.reasons.push_back("recorded after a slurmctld restart, from the ring order the job was given; "
-                      "the estimate is computed again on the traffic of that moment");
+  r.reasons.push_back(
+      "recorded after a slurmctld restart, from the ring order the job was given; "
+      "the estimate is computed again on the traffic of that moment");
   std::vector<NodeId> hosts;
   for (size_t i = 0; map && i < s.ring_count; ++i)
     if (s.ring[i] < map->host.size() && map->host[s.ring[i]]) hosts.push_back(*map->host[s.ring[i]]);
@@ -838,8 +849,7 @@ int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
   });
 }
 
-int topo_engine_set_nodes(topo_engine_t* engine, const char* const* names, size_t count, char* msg,
-                          size_t msg_size) {
+int topo_engine_set_nodes(topo_engine_t* engine, const char* const* names, size_t count, char* msg, size_t msg_size) {
   return guarded(msg, msg_size, [&] {
     if (!engine || (count && !names)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_set_nodes: missing argument");
     std::lock_guard guard(engine->lock);
@@ -923,10 +933,10 @@ int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, c
       if (gpus >= need_gpus) ++usable;
     }
     if (known == 0)
-      throw EngineError(TOPO_ENGINE_NO_FABRIC,
-                        fmt::format("none of the {} offered nodes is in fabric snapshot {}{}", offered,
-                                    *engine->snapshot_id,
-                                    map.unknown ? fmt::format(" (first unknown: '{}')", map.first_unknown) : ""));
+      throw EngineError(
+          TOPO_ENGINE_NO_FABRIC,
+          fmt::format("none of the {} offered nodes is in fabric snapshot {}{}", offered, *engine->snapshot_id,
+                      map.unknown ? fmt::format(" (first unknown: '{}')", map.first_unknown) : ""));
     if (usable < job->nodes) {
       write_message(msg, msg_size,
                     fmt::format("job {}: {} hosts with {} free GPUs known to the fabric, {} needed", job->job_id,
@@ -1069,7 +1079,8 @@ int topo_engine_ring(topo_engine_t* engine, const size_t* nodes, size_t count, c
                      size_t msg_size) {
   if (ring_order) *ring_order = nullptr;
   return guarded(msg, msg_size, [&] {
-    if (!engine || !ring_order || (count && !nodes)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_ring: missing argument");
+    if (!engine || !ring_order || (count && !nodes))
+      throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_ring: missing argument");
     std::lock_guard guard(engine->lock);
     std::vector<size_t> ring = ring_of_nodes(*engine, engine->map_if_any(), nodes, count);
     *ring_order = copy_out(fmt::format("{}", fmt::join(names_of(*engine, ring.data(), ring.size()), ",")));
@@ -1092,14 +1103,17 @@ int topo_engine_nccl_hints(topo_engine_t* engine, const size_t* nodes, size_t co
 int topo_engine_set_running(topo_engine_t* engine, const struct topo_engine_job* jobs, size_t count, char* msg,
                             size_t msg_size) {
   return guarded(msg, msg_size, [&] {
-    if (!engine || (count && !jobs)) throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_set_running: missing argument");
+    if (!engine || (count && !jobs))
+      throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_set_running: missing argument");
     std::lock_guard guard(engine->lock);
     std::map<uint32_t, RunningEntry> now;
     std::vector<uint32_t> to_read;
     for (size_t i = 0; i < count; ++i) {
       auto known = engine->running.find(jobs[i].job_id);
-      if (known != engine->running.end()) now[jobs[i].job_id] = known->second;
-      else to_read.push_back(jobs[i].job_id);
+      if (known != engine->running.end())
+        now[jobs[i].job_id] = known->second;
+      else
+        to_read.push_back(jobs[i].job_id);
     }
     if (!to_read.empty()) {
       // Their records: the journal a crash left was replayed when the

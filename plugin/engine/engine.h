@@ -142,27 +142,26 @@ typedef struct topo_engine topo_engine_t;
 /* Reads the config (NULL path: defaults) and returns an engine that opens
  * the database on first use.  On success msg holds a notice (a missing
  * config file) or is empty. */
-int topo_engine_open(const char *conf_path, topo_engine_t **engine, char *msg, size_t msg_size);
+int topo_engine_open(const char* conf_path, topo_engine_t** engine, char* msg, size_t msg_size);
 /* Re-reads the config (scontrol reconfigure); on error the engine keeps
  * the config it had.  The database is reopened if its path changed. */
-int topo_engine_reconfigure(topo_engine_t *engine, const char *conf_path, char *msg, size_t msg_size);
+int topo_engine_reconfigure(topo_engine_t* engine, const char* conf_path, char* msg, size_t msg_size);
 /* Stores the records still waiting (what cannot be stored stays in the
  * journal for the next start), then frees the engine. */
-void topo_engine_close(topo_engine_t *engine);
+void topo_engine_close(topo_engine_t* engine);
 /* Opens the database, replays a journal a crash left, loads the latest
  * snapshot and maps the node table to it now, so the first job placed does
  * not wait for it (slurmctld calls it at start-up and on reconfigure).  No
  * database or no snapshot yet: an error status and why, as topo_engine_rank
  * gives them; nothing is created. */
-int topo_engine_prepare(topo_engine_t *engine, char *msg, size_t msg_size);
+int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size);
 
 /* Slurm's node table: names[i] is the NodeName of node index i (NULL: no
  * node there), `count` the table's size.  Give it before the first rank
  * and again whenever Slurm's table changes (start-up, reconfigure, a node
  * added or removed); the engine copies it.  Cheap: the map to the fabric
  * is built on the next prepare or rank. */
-int topo_engine_set_nodes(topo_engine_t *engine, const char *const *names, size_t count, char *msg,
-                          size_t msg_size);
+int topo_engine_set_nodes(topo_engine_t* engine, const char* const* names, size_t count, char* msg, size_t msg_size);
 
 /* Who is told, in one line, each time the engine loads a fabric snapshot
  * other than the one it had (the first, or a newer one its watcher found):
@@ -171,16 +170,16 @@ int topo_engine_set_nodes(topo_engine_t *engine, const char *const *names, size_
  * "fabric snapshot not readable: PATH: ...".
  * Called on the engine's threads with its lock held: it must not call the
  * engine.  NULL (the default): nobody. */
-typedef void (*topo_engine_notice_fn)(const char *line);
-void topo_engine_on_snapshot(topo_engine_t *engine, topo_engine_notice_fn notice);
+typedef void (*topo_engine_notice_fn)(const char* line);
+void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice);
 
-bool topo_engine_strict(const topo_engine_t *engine);
+bool topo_engine_strict(const topo_engine_t* engine);
 /* Whether DeferAbove= may hold jobs back (it is set and not 0). */
-bool topo_engine_defers(const topo_engine_t *engine);
+bool topo_engine_defers(const topo_engine_t* engine);
 /* Whether Partitions= names `partition`. */
-bool topo_engine_partition_selected(const topo_engine_t *engine, const char *partition);
+bool topo_engine_partition_selected(const topo_engine_t* engine, const char* partition);
 /* The profile a request stands for, with DefaultProfile applied: "allreduce", ... */
-const char *topo_engine_profile(const topo_engine_t *engine, const struct topo_network_request *request);
+const char* topo_engine_profile(const topo_engine_t* engine, const struct topo_network_request* request);
 
 struct topo_engine_job {
   uint32_t job_id;
@@ -202,18 +201,18 @@ struct topo_engine_job {
 
 struct topo_engine_candidate {
   size_t count;
-  size_t *nodes;         /* Slurm node indices, in ring order */
+  size_t* nodes; /* Slurm node indices, in ring order */
   double score, estimate_s, ideal_s;
 };
 
 struct topo_engine_ranking {
-  size_t count;                           /* 0 when nothing fits */
-  struct topo_engine_candidate *candidates; /* best first */
-  void *detail;                           /* the engine's own, for record() */
-  bool answered_before;                   /* the same question was answered since the
-                                             traffic last changed: no search ran */
-  bool more;                              /* the best only was asked for and others may
-                                             exist (job.all_candidates) */
+  size_t count;                             /* 0 when nothing fits */
+  struct topo_engine_candidate* candidates; /* best first */
+  void* detail;                             /* the engine's own, for record() */
+  bool answered_before;                     /* the same question was answered since the
+                                               traffic last changed: no search ran */
+  bool more;                                /* the best only was asked for and others may
+                                               exist (job.all_candidates) */
 };
 
 /* Ranks host sets for `job` among the nodes Slurm offers: free_gpus[i] is
@@ -223,9 +222,9 @@ struct topo_engine_ranking {
  * free them with topo_engine_ranking_free.  TOPO_ENGINE_DEFERRED, with an
  * empty ranking: DeferAbove= holds the job back (msg says why); the
  * shims leave it pending, as Slurm leaves a job that does not fit. */
-int topo_engine_rank(topo_engine_t *engine, const struct topo_engine_job *job, const int *free_gpus,
-                     size_t count, struct topo_engine_ranking *ranking, char *msg, size_t msg_size);
-void topo_engine_ranking_free(struct topo_engine_ranking *ranking);
+int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, const int* free_gpus, size_t count,
+                     struct topo_engine_ranking* ranking, char* msg, size_t msg_size);
+void topo_engine_ranking_free(struct topo_engine_ranking* ranking);
 
 /* Records where the job went.  `chosen` is the index of the candidate
  * cons_tres accepted, or -1 when the job got cons_tres's own choice
@@ -242,10 +241,10 @@ void topo_engine_ranking_free(struct topo_engine_ranking *ranking);
  * the status says why).  TOPO_ENGINE_DATABASE with the record journaled:
  * the writer cannot store records in the database (said once per new
  * reason; they wait in the journal). */
-int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
-                       const struct topo_engine_ranking *ranking, long chosen, const size_t *allocated,
-                       size_t allocated_count, const char *fallback_why, char **ring_order,
-                       char **nccl_ib_hca, char *msg, size_t msg_size);
+int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
+                       const struct topo_engine_ranking* ranking, long chosen, const size_t* allocated,
+                       size_t allocated_count, const char* fallback_why, char** ring_order, char** nccl_ib_hca,
+                       char* msg, size_t msg_size);
 
 /* The NCCL hints for a job on `nodes` (Slurm node indices; any order):
  * "NAME=value" lines joined by '\n' (*hints malloc'd, free() it; NULL
@@ -256,7 +255,7 @@ int topo_engine_record(topo_engine_t *engine, const struct topo_engine_job *job,
  * hosts' leaves, from the node map topo_engine_ring uses (after a rank
  * call, the one it left): the ring crosses leaves when the hosts the
  * fabric knows sit on two or more; no map gives no QP hint.  Cheap: called at every successful evaluation. */
-int topo_engine_nccl_hints(topo_engine_t *engine, const size_t *nodes, size_t count, char **hints, char *msg,
+int topo_engine_nccl_hints(topo_engine_t* engine, const size_t* nodes, size_t count, char** hints, char* msg,
                            size_t msg_size);
 
 /* Running jobs' traffic.  A job recorded by topo_engine_record counts as
@@ -271,25 +270,24 @@ int topo_engine_nccl_hints(topo_engine_t *engine, const size_t *nodes, size_t co
  * and reconfigure): each job's ring and profile come from its newest
  * placement record (jobs without one, and plain jobs, carry no modelled
  * traffic); it replaces the engine's running set. */
-int topo_engine_set_running(topo_engine_t *engine, const struct topo_engine_job *jobs, size_t count, char *msg,
+int topo_engine_set_running(topo_engine_t* engine, const struct topo_engine_job* jobs, size_t count, char* msg,
                             size_t msg_size);
 /* The job ended or left its nodes (requeue): its traffic goes.  An
  * unknown job id is no error. */
-int topo_engine_job_ended(topo_engine_t *engine, uint32_t job_id, char *msg, size_t msg_size);
+int topo_engine_job_ended(topo_engine_t* engine, uint32_t job_id, char* msg, size_t msg_size);
 /* The job was suspended (its traffic leaves the fabric model, the job
  * stays known) or resumed (its traffic comes back).  A job the engine does
  * not know as running (or as suspended, on resume) is no error and leaves
  * msg empty; otherwise msg says what the running set is now. */
-int topo_engine_job_suspended(topo_engine_t *engine, uint32_t job_id, bool suspended, char *msg,
-                              size_t msg_size);
+int topo_engine_job_suspended(topo_engine_t* engine, uint32_t job_id, bool suspended, char* msg, size_t msg_size);
 
 /* Slurm's own choice in ring order (node indices, as Slurm allocated
  * them): the best ring over the hosts the fabric knows, the others after
  * them in node order; *ring_order (malloc'd, free() it) is NodeNames,
  * comma-separated, as topo_engine_record gives a fallback's.  Never asks
  * the database: without a loaded snapshot the ring is node order. */
-int topo_engine_ring(topo_engine_t *engine, const size_t *nodes, size_t count, char **ring_order,
-                     char *msg, size_t msg_size);
+int topo_engine_ring(topo_engine_t* engine, const size_t* nodes, size_t count, char** ring_order, char* msg,
+                     size_t msg_size);
 
 /* After a slurmctld restart: jobs that started before it, whose records
  * the dead slurmctld may not have written (24.x records a job a moment
@@ -303,21 +301,21 @@ int topo_engine_ring(topo_engine_t *engine, const size_t *nodes, size_t count, c
  * database: never in the scheduler's path. */
 struct topo_engine_started {
   struct topo_engine_job job;
-  const size_t *ring;
+  const size_t* ring;
   size_t ring_count;
-  const size_t *allocated;
+  const size_t* allocated;
   size_t allocated_count;
   int64_t started_at;
   bool fallback;
   bool recorded; /* out */
 };
-int topo_engine_recover(topo_engine_t *engine, struct topo_engine_started *jobs, size_t count, char *msg,
+int topo_engine_recover(topo_engine_t* engine, struct topo_engine_started* jobs, size_t count, char* msg,
                         size_t msg_size);
 
 /* Waits until every record so far is in the database (tests, tools; close
  * does it too).  An error when the writer cannot write it (the records stay
  * in the journal for the next try). */
-int topo_engine_flush(topo_engine_t *engine, char *msg, size_t msg_size);
+int topo_engine_flush(topo_engine_t* engine, char* msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "common/quote.h"
 #include "common/line_source.h"
+#include "common/quote.h"
 #include "fabric/routing.h"
 
 namespace topo {
@@ -49,15 +49,14 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 void set_weights(EngineConfig& c, const std::string& value, const std::string& file, int line) {
-  const std::pair<const char*, double Weights::*> names[] = {
-      {"degraded", &Weights::degraded},
-      {"pod_edge", &Weights::pod_edge},
-      {"spine_edge", &Weights::spine_edge},
-      {"overloaded_leaf", &Weights::overloaded_leaf},
-      {"leaf", &Weights::leaf},
-      {"pressure", &Weights::pressure},
-      {"slowdown", &Weights::slowdown},
-      {"fragment", &Weights::fragment}};
+  const std::pair<const char*, double Weights::*> names[] = {{"degraded", &Weights::degraded},
+                                                             {"pod_edge", &Weights::pod_edge},
+                                                             {"spine_edge", &Weights::spine_edge},
+                                                             {"overloaded_leaf", &Weights::overloaded_leaf},
+                                                             {"leaf", &Weights::leaf},
+                                                             {"pressure", &Weights::pressure},
+                                                             {"slowdown", &Weights::slowdown},
+                                                             {"fragment", &Weights::fragment}};
   const char* allowed = "degraded, pod_edge, spine_edge, overloaded_leaf, leaf, pressure, slowdown, fragment";
   for (const std::string& item : split_commas(value)) {
     size_t eq = item.find('=');
@@ -73,7 +72,8 @@ void set_weights(EngineConfig& c, const std::string& value, const std::string& f
         c.weights.*member = *number;
         found = true;
       }
-    if (!found) throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", shown(name), allowed));
+    if (!found)
+      throw ParseError(file, line, fmt::format("Weights: unknown weight '{}' (names: {})", shown(name), allowed));
   }
 }
 
@@ -81,8 +81,7 @@ void set_weights(EngineConfig& c, const std::string& value, const std::string& f
 std::optional<int> parse_whole(const std::string& text, int low, int high) {
   int v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < low || v > high)
-    return std::nullopt;
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < low || v > high) return std::nullopt;
   return v;
 }
 
@@ -93,9 +92,10 @@ std::optional<int> parse_whole(const std::string& text, int low, int high) {
 std::string name_list(const std::string& value, const char* field, const std::string& file, int line) {
   for (char ch : value)
     if (ch <= ' ' || ch == 0x7f)
-      throw ParseError(file, line, fmt::format("{} '{}': expected NCCL's name list (e.g. mlx5_0,mlx5_1 or "
-                                               "^docker,lo), printable ASCII without spaces",
-                                               field, shown(value)));
+      throw ParseError(file, line,
+                       fmt::format("{} '{}': expected NCCL's name list (e.g. mlx5_0,mlx5_1 or "
+                                   "^docker,lo), printable ASCII without spaces",
+                                   field, shown(value)));
   return value;
 }
 
@@ -105,13 +105,18 @@ bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string&
   auto byte = [&](const char* field) {
     if (value.empty()) return -1;
     auto n = parse_whole(value, 0, 255);
-    if (!n) throw ParseError(file, line, fmt::format("{} '{}': expected a whole number from 0 to 255", field, shown(value)));
+    if (!n)
+      throw ParseError(file, line, fmt::format("{} '{}': expected a whole number from 0 to 255", field, shown(value)));
     return *n;
   };
-  if (key == "rocehca") h.ib_hca = name_list(value, "RoceHca", file, line);
-  else if (key == "rocegidindex") h.gid_index = byte("RoceGidIndex");
-  else if (key == "rocetrafficclass") h.traffic_class = byte("RoceTrafficClass");
-  else if (key == "socketifname") h.socket_ifname = name_list(value, "SocketIfname", file, line);
+  if (key == "rocehca")
+    h.ib_hca = name_list(value, "RoceHca", file, line);
+  else if (key == "rocegidindex")
+    h.gid_index = byte("RoceGidIndex");
+  else if (key == "rocetrafficclass")
+    h.traffic_class = byte("RoceTrafficClass");
+  else if (key == "socketifname")
+    h.socket_ifname = name_list(value, "SocketIfname", file, line);
   else if (key == "ecmpqpsperconnection") {
     auto n = parse_whole(value, 0, kMaxQps);
     if (!n)
@@ -119,7 +124,8 @@ bool read_nccl_hint(NcclSiteHints& h, const std::string& key, const std::string&
                        fmt::format("EcmpQpsPerConnection '{}': expected a whole number from 0 (never set) to {}",
                                    shown(value), kMaxQps));
     h.ecmp_qps = *n;
-  } else return false;
+  } else
+    return false;
   return true;
 }
 
@@ -150,9 +156,12 @@ bool read_placement_key(EngineConfig& c, const std::string& key, const std::stri
     c.default_profile = *p;
   } else if (key == "strict") {
     std::string v = lower(value);
-    if (v == "yes" || v == "true" || v == "1") c.strict = true;
-    else if (v == "no" || v == "false" || v == "0") c.strict = false;
-    else throw ParseError(file, line, fmt::format("Strict '{}': expected yes or no", shown(value)));
+    if (v == "yes" || v == "true" || v == "1")
+      c.strict = true;
+    else if (v == "no" || v == "false" || v == "0")
+      c.strict = false;
+    else
+      throw ParseError(file, line, fmt::format("Strict '{}': expected yes or no", shown(value)));
   } else if (key == "partitions") {
     c.partitions.clear();
     for (const std::string& p : split_commas(value)) c.partitions.insert(p);
@@ -166,11 +175,11 @@ bool read_placement_key(EngineConfig& c, const std::string& key, const std::stri
     DeferRule rule = c.defer;
     (key == "deferabove" ? rule.above_slowdown : rule.max_wait_share) = n ? *n : -1;
     if (std::string problem = defer_rule_problem(rule); !n || !problem.empty())
-      throw ParseError(file, line,
-                       fmt::format("{} '{}': expected {}", key == "deferabove" ? "DeferAbove" : "DeferShare",
-                                   shown(value),
-                                   key == "deferabove" ? "0 (never) or a slowdown above 1, e.g. 1.10"
-                                                       : "a share of the job's time limit above 0, e.g. 1"));
+      throw ParseError(
+          file, line,
+          fmt::format("{} '{}': expected {}", key == "deferabove" ? "DeferAbove" : "DeferShare", shown(value),
+                      key == "deferabove" ? "0 (never) or a slowdown above 1, e.g. 1.10"
+                                          : "a share of the job's time limit above 0, e.g. 1"));
     c.defer = rule;
   } else {
     return false;
@@ -232,8 +241,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
     std::string text = trim(raw.substr(0, raw.find('#')));
     if (text.empty()) continue;
     size_t eq = text.find('=');
-    if (eq == std::string::npos)
-      throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", shown(text)));
+    if (eq == std::string::npos) throw ParseError(path, line, fmt::format("expected Key=Value, got '{}'", shown(text)));
     const std::string spelled = trim(text.substr(0, eq));
     const std::string key = lower(spelled), value = trim(text.substr(eq + 1));
     if (!read_placement_key(c, key, value, path, line) && !read_health_key(c, key, spelled, value, path, line) &&

@@ -6,12 +6,12 @@
 #include <set>
 #include <string>
 
-#include "placement/defer.h"
-#include "placement/objective.h"
-#include "placement/request.h"
 #include "common/host_naming.h"
 #include "health/nic_health.h"
 #include "health/port_health.h"
+#include "placement/defer.h"
+#include "placement/objective.h"
+#include "placement/request.h"
 
 namespace topo {
 
@@ -19,10 +19,10 @@ namespace topo {
 // (plugin/engine/engine.h, topo_engine_nccl_hints): empty or -1 is unset, and NCCL
 // then picks its own.
 struct NcclSiteHints {
-  std::string ib_hca;        // NCCL_IB_HCA where a node's hwloc data gives none
-  int gid_index = -1;        // NCCL_IB_GID_INDEX: the RoCEv2 GID's index, 0-255
-  int traffic_class = -1;    // NCCL_IB_TC: the lossless class's traffic class, 0-255
-  std::string socket_ifname; // NCCL_SOCKET_IFNAME: NCCL's bootstrap interfaces
+  std::string ib_hca;         // NCCL_IB_HCA where a node's hwloc data gives none
+  int gid_index = -1;         // NCCL_IB_GID_INDEX: the RoCEv2 GID's index, 0-255
+  int traffic_class = -1;     // NCCL_IB_TC: the lossless class's traffic class, 0-255
+  std::string socket_ifname;  // NCCL_SOCKET_IFNAME: NCCL's bootstrap interfaces
   // NCCL_IB_QPS_PER_CONNECTION for a job whose ring crosses leaves on an
   // ECMP fabric (snapshot routing ecmp:QPS); 0: never set. A QP keeps one
   // path (its UDP source port is part of the switches' hash), so a ring
@@ -42,7 +42,7 @@ struct NcclSiteHints {
 struct EngineConfig {
   std::string source;  // the file read, or "" for the defaults
   std::string db_path = "/var/lib/topo-aware/topo.db";
-  std::string host_pattern;           // "" : Slurm NodeNames are the fabric's host names
+  std::string host_pattern;               // "" : Slurm NodeNames are the fabric's host names
   std::optional<HostPattern> host_regex;  // the whole NodeName must match
   Weights weights;
   Profile default_profile = Profile::AllReduce;

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "db/snapshot_store.h"
-#include "plugin/engine/engine_config.h"
 #include "fabric/fabric.h"
+#include "plugin/engine/engine_config.h"
 
 namespace {
 
@@ -48,8 +48,8 @@ std::string address_of(const char* conf_path, const std::string& node, std::stri
 
 }  // namespace
 
-extern "C" int topo_fabric_address(const char* conf_path, const char* node_name, char** addr, char** pattern,
-                                   char* msg, size_t msg_size) {
+extern "C" int topo_fabric_address(const char* conf_path, const char* node_name, char** addr, char** pattern, char* msg,
+                                   size_t msg_size) {
   if (msg_size) msg[0] = '\0';
   if (!addr || !pattern || !node_name) return -1;
   *addr = *pattern = nullptr;

@@ -21,8 +21,8 @@ extern "C" {
 
 /* Returns 0 with *addr and *pattern malloc'd (free() them), or -1 with
  * one line in msg (always terminated when msg_size > 0). */
-int topo_fabric_address(const char *conf_path, const char *node_name, char **addr, char **pattern,
-                        char *msg, size_t msg_size);
+int topo_fabric_address(const char* conf_path, const char* node_name, char** addr, char** pattern, char* msg,
+                        size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -14,8 +14,8 @@ NcclHints nccl_hints(const NcclSiteHints& site, const Routing& routing, int leav
 }
 
 const std::vector<std::string>& nccl_hint_names() {
-  static const std::vector<std::string> names = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
-                                                 "NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"};
+  static const std::vector<std::string> names = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
+                                                 "NCCL_IB_QPS_PER_CONNECTION"};
   return names;
 }
 

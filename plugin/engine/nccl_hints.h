@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "plugin/engine/engine_config.h"
 #include "fabric/routing.h"
+#include "plugin/engine/engine_config.h"
 
 namespace topo {
 

@@ -53,8 +53,7 @@ extern "C" size_t topo_node_hcas_gpu_count(const topo_node_hcas_t* hcas) {
   return hcas ? hcas->affinity.gpus.size() : 0;
 }
 
-extern "C" char* topo_node_hcas_value(const topo_node_hcas_t* hcas, const int* gpus, size_t count,
-                                      int first_gpu) {
+extern "C" char* topo_node_hcas_value(const topo_node_hcas_t* hcas, const int* gpus, size_t count, int first_gpu) {
   if (!hcas) return nullptr;
   try {
     const auto& all = hcas->affinity.gpus;

@@ -27,17 +27,17 @@ typedef struct topo_node_hcas topo_node_hcas_t;
 /* Reads an lstopo XML export (xml_path) or, with NULL, the live machine.
  * Returns 0, or -1 with one line in msg (always terminated when
  * msg_size > 0) naming the file and what was wrong. */
-int topo_node_hcas_read(const char *xml_path, topo_node_hcas_t **out, char *msg, size_t msg_size);
-void topo_node_hcas_free(topo_node_hcas_t *hcas);
+int topo_node_hcas_read(const char* xml_path, topo_node_hcas_t** out, char* msg, size_t msg_size);
+void topo_node_hcas_free(topo_node_hcas_t* hcas);
 /* How many GPUs hwloc found. */
-size_t topo_node_hcas_gpu_count(const topo_node_hcas_t *hcas);
+size_t topo_node_hcas_gpu_count(const topo_node_hcas_t* hcas);
 
 /* NCCL_IB_HCA for the GPUs gpus[0..count) (indices as Slurm's GRES and
  * CUDA_DEVICE_ORDER=PCI_BUS_ID number them; count 0: every GPU of the
  * host), the HCA of first_gpu first (-1: none leads).  GPUs hwloc does
  * not know and GPUs without an HCA are skipped.  malloc'd (free() it);
  * NULL when none of the GPUs has an HCA. */
-char *topo_node_hcas_value(const topo_node_hcas_t *hcas, const int *gpus, size_t count, int first_gpu);
+char* topo_node_hcas_value(const topo_node_hcas_t* hcas, const int* gpus, size_t count, int first_gpu);
 
 #ifdef __cplusplus
 }

@@ -85,8 +85,7 @@ void PlacementWriter::run() {
     // A scheduling pass places several jobs at once: gather them into one
     // sync and one transaction (they are safe in the journal meanwhile).
     wake_.wait_for(guard, kGather, [&] { return stopping_ || flush_waiters_ > 0; });
-    std::vector<PlacementRecord> batch(std::make_move_iterator(queue_.begin()),
-                                       std::make_move_iterator(queue_.end()));
+    std::vector<PlacementRecord> batch(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
     queue_.clear();
     in_flight_ = batch.size();
     // Every line of the sealed side is in this batch (or stored before).

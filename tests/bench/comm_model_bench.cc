@@ -8,9 +8,9 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/sizing.h"
+#include "fabric/synthetic.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
 
 namespace {
 
@@ -34,8 +34,7 @@ const PathIndex& index() {
 // can name. Here 64-port-class switches: 2:1 leaves (32 down, 16 up), 16
 // spines per pod of 64 leaves (128 ports) and 64 cores (128 ports), with
 // tables emulated from OpenSM's ftree rules.
-const char* const kStaticSpec =
-    "clos3:pods=8,leaves_per_pod=64,hosts_per_leaf=32,spines_per_pod=16,cores=64,oversub=2";
+const char* const kStaticSpec = "clos3:pods=8,leaves_per_pod=64,hosts_per_leaf=32,spines_per_pod=16,cores=64,oversub=2";
 
 const Fabric& pinned_fabric() {
   static const Fabric f = [] {

@@ -122,11 +122,12 @@ void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, 
     auto t1 = std::chrono::steady_clock::now();
     double c1 = cpu_now();
     // Slurm hands back the allocation in node order.
-    std::vector<size_t> allocated(ranking.candidates[0].nodes, ranking.candidates[0].nodes + ranking.candidates[0].count);
+    std::vector<size_t> allocated(ranking.candidates[0].nodes,
+                                  ranking.candidates[0].nodes + ranking.candidates[0].count);
     std::sort(allocated.begin(), allocated.end());
     char *ring = nullptr, *hcas = nullptr;
-    if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas,
-                           msg, sizeof msg) != TOPO_ENGINE_OK) {
+    if (topo_engine_record(c.engine, &job, &ranking, 0, allocated.data(), allocated.size(), nullptr, &ring, &hcas, msg,
+                           sizeof msg) != TOPO_ENGINE_OK) {
       state.SkipWithError(msg);
       break;
     }

@@ -22,8 +22,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "fabric/fabric.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/fabric.h"
 
 namespace topo {
 namespace {

@@ -25,15 +25,14 @@
 #include <fmt/format.h>
 
 #include "fabric/fabric.h"
+#include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
 
-constexpr const char* kSpec =
-    "clos3:pods=8,leaves_per_pod=64,hosts_per_leaf=32,spines_per_pod=16,cores=64,oversub=2";
+constexpr const char* kSpec = "clos3:pods=8,leaves_per_pod=64,hosts_per_leaf=32,spines_per_pod=16,cores=64,oversub=2";
 
 const std::string& dump_file() {
   static const std::string path = [] {

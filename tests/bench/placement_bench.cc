@@ -11,11 +11,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fabric/synthetic.h"
 #include "placement/seams.h"
 #include "placement/search.h"
 #include "placement/traffic.h"
 #include "tests/support/dmodk_routing.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {

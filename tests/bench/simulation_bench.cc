@@ -7,9 +7,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fabric/synthetic.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {

@@ -10,9 +10,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fabric/synthetic.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/render.h"
-#include "fabric/synthetic.h"
 
 namespace topo::view {
 namespace {

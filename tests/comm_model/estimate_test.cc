@@ -142,8 +142,8 @@ TEST(CommModelGpus, RingWithEightGpusAndEightRailsPerHost) {
   o.nvlink_gbps = 2400;
   Estimate e = estimate(index, hosts, request(Collective::AllReduce, S, G), {}, o);
   double edge = 2.0 * (n - 1) / n * S;
-  double net = edge / G / (400 * kGbps);                 // each rail carries an eighth
-  double nvl = edge * (G - 1.0) / G / (2400 * kGbps);     // the other hops of the ring
+  double net = edge / G / (400 * kGbps);               // each rail carries an eighth
+  double nvl = edge * (G - 1.0) / G / (2400 * kGbps);  // the other hops of the ring
   double lat = 2 * (N - 1) * 2e-6 + (2 * (n - 1) - 2 * (N - 1)) * 0.5e-6;
   expect_close(e.time_s, std::max(net, nvl) + lat);
   EXPECT_EQ(e.bottleneck.where, Bottleneck::Where::NvLink);

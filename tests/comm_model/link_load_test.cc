@@ -9,11 +9,11 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/sharing.h"
-#include "placement/traffic.h"
-#include "tests/support/dmodk_routing.h"
 #include "common/error.h"
-#include "routing/route.h"
 #include "fabric/synthetic.h"
+#include "placement/traffic.h"
+#include "routing/route.h"
+#include "tests/support/dmodk_routing.h"
 
 namespace topo {
 namespace {
@@ -81,8 +81,8 @@ TEST(LinkLoad, TheSpreadNamesATrunkOnceAndPerCableWritesOutItsCables) {
 // the last bit, as summed per receiving port: the spread adds them in the
 // same order. With and without PXN, on one port a host and on rails.
 TEST(LinkLoad, AllToAllPerLeafLoadsWhatPerPortLoads) {
-  for (const char* spec :
-       {"leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2", "railopt:hosts=16,rails=4,spines=2,hosts_per_leaf=8"}) {
+  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2",
+                           "railopt:hosts=16,rails=4,spines=2,hosts_per_leaf=8"}) {
     Fabric f = make_synthetic(spec);
     PathIndex index(f);
     std::vector<NodeId> hosts(f.hosts().begin(), f.hosts().end());

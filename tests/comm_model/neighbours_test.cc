@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/neighbours.h"
-#include "tests/support/static_routing_fixture.h"
 #include "fabric/synthetic.h"
+#include "tests/support/static_routing_fixture.h"
 
 namespace topo {
 namespace {

@@ -32,9 +32,7 @@ int leaf_index(const PathIndex& index, std::string_view name) {
   throw std::runtime_error("no leaf " + std::string(name));
 }
 
-int host(const PathIndex& index, std::string_view name) {
-  return index.host_index(*index.fabric().find_host(name));
-}
+int host(const PathIndex& index, std::string_view name) { return index.host_index(*index.fabric().find_host(name)); }
 
 double total(std::span<const double> v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
@@ -88,7 +86,8 @@ TEST(CommModelPaths, SameLeafTrafficNeverClimbs) {
   LinkLoad load(index, hosts);
   load.add(0, 0, 1, 0, 1000);
   EXPECT_EQ(load.max_switches(), 1);
-  for (int port = 9; port <= 16; ++port) EXPECT_DOUBLE_EQ(load.bytes_on(cable_at(f, "leaf01", port), sw(f, "leaf01")), 0);
+  for (int port = 9; port <= 16; ++port)
+    EXPECT_DOUBLE_EQ(load.bytes_on(cable_at(f, "leaf01", port), sw(f, "leaf01")), 0);
 }
 
 TEST(CommModelPaths, RailTrafficStaysOnItsLeafAndCrossRailClimbs) {
@@ -167,10 +166,10 @@ TEST(CommModelPaths, FatTreeSpreadConservesTraffic) {
 // flow alone gives, on healthy fabrics and on ones whose switches differ.
 TEST(CommModelPaths, SharedClimbMatchesFlowByFlow) {
   std::mt19937 rng(9);
-  for (const char* spec : {"clos3:pods=3,leaves_per_pod=4,hosts_per_leaf=4,oversub=2",
-                           "clos3:pods=3,leaves_per_pod=4,hosts_per_leaf=4,unplug=spine02:10,unplug=leaf04:6",
-                           "fattree:k=6", "fattree:k=4,unplug=spine03:3",
-                           "leafspine:leaves=5,hosts_per_leaf=4,spines=2,unplug=leaf02:5"}) {
+  for (const char* spec :
+       {"clos3:pods=3,leaves_per_pod=4,hosts_per_leaf=4,oversub=2",
+        "clos3:pods=3,leaves_per_pod=4,hosts_per_leaf=4,unplug=spine02:10,unplug=leaf04:6", "fattree:k=6",
+        "fattree:k=4,unplug=spine03:3", "leafspine:leaves=5,hosts_per_leaf=4,spines=2,unplug=leaf02:5"}) {
     Fabric f = make_synthetic(spec);
     PathIndex index(f);
     const int L = static_cast<int>(index.leaves().size());

@@ -25,9 +25,8 @@ const std::vector<std::string> kFabrics = {
     "railopt:hosts=16,rails=4,spines=2,hosts_per_leaf=8,oversub=2",
 };
 
-const std::vector<Collective> kCollectives = {Collective::AllReduce, Collective::AllGather,
-                                              Collective::ReduceScatter, Collective::Broadcast,
-                                              Collective::AllToAll};
+const std::vector<Collective> kCollectives = {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                                              Collective::Broadcast, Collective::AllToAll};
 
 std::vector<NodeId> random_hosts(const Fabric& f, std::mt19937& rng, int count) {
   std::vector<NodeId> all(f.hosts().begin(), f.hosts().end());
@@ -112,7 +111,8 @@ TEST(CommModelProperties, AnotherSpineCrossingNeverHelps) {
       int i = candidates[rng() % candidates.size()];
       std::vector<NodeId> elsewhere;
       for (NodeId h : f.hosts())
-        if (leaf(h) != leaf(hosts[i]) && std::find(hosts.begin(), hosts.end(), h) == hosts.end()) elsewhere.push_back(h);
+        if (leaf(h) != leaf(hosts[i]) && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+          elsewhere.push_back(h);
       if (elsewhere.empty()) continue;
       auto moved = hosts;
       moved[i] = elsewhere[rng() % elsewhere.size()];
@@ -176,8 +176,10 @@ TEST(CommModelProperties, DoubleBinaryTreesAreBalanced) {
       std::vector<int> children(n, 0);
       int roots = 0;
       for (int r = 0; r < n; ++r) {
-        if (tree->parent[r] < 0) ++roots;
-        else ++children[tree->parent[r]];
+        if (tree->parent[r] < 0)
+          ++roots;
+        else
+          ++children[tree->parent[r]];
       }
       EXPECT_EQ(roots, 1) << n;
       for (int r = 0; r < n; ++r) {

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/ring_steps.h"
-#include "tests/support/static_routing_fixture.h"
-#include "routing/routing_engine.h"
 #include "fabric/synthetic.h"
+#include "routing/routing_engine.h"
+#include "tests/support/static_routing_fixture.h"
 
 namespace topo {
 namespace {
@@ -101,9 +101,11 @@ TEST(RingSteps, ABusySnapshotTakesSimGridsTime) {
   Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
   f.set_routing(emulate_routing(f, "minhop"));
   PathIndex index(f);
-  const std::vector<std::vector<int>> rings = {
-      {25, 18, 32, 22, 13, 12, 14}, {16, 19, 2, 9, 6, 28, 23, 10}, {1, 3, 5, 7, 8, 17, 26, 27, 30, 31}, {4, 15},
-      {11, 20, 24}};
+  const std::vector<std::vector<int>> rings = {{25, 18, 32, 22, 13, 12, 14},
+                                               {16, 19, 2, 9, 6, 28, 23, 10},
+                                               {1, 3, 5, 7, 8, 17, 26, 27, 30, 31},
+                                               {4, 15},
+                                               {11, 20, 24}};
   std::vector<NeighbourJob> jobs;
   for (const auto& ring : rings) {
     NeighbourJob j{{}, {Collective::AllReduce, 64.0 * 1024 * 1024, Dtype::Fp32, 1}};

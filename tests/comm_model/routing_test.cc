@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
-#include "tests/support/static_routing_fixture.h"
 #include "common/error.h"
-#include "routing/route.h"
 #include "fabric/synthetic.h"
+#include "routing/route.h"
+#include "tests/support/static_routing_fixture.h"
 
 namespace topo {
 namespace {

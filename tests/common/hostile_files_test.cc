@@ -82,8 +82,10 @@ class HostileFiles : public ::testing::Test {
       SCOPED_TRACE(fmt::format("{} as {}", label, reader.what));
       TempDir case_dir("hostile-case");
       fs::path file = case_dir.path() / reader.name;
-      if (device.empty()) std::ofstream(file, std::ios::binary) << content;
-      else fs::create_symlink(device, file);
+      if (device.empty())
+        std::ofstream(file, std::ios::binary) << content;
+      else
+        fs::create_symlink(device, file);
       std::string args = fmt::format(fmt::runtime(reader.args), fmt::arg("file", file.string()),
                                      fmt::arg("dir", case_dir.path().string()), fmt::arg("db", db_));
       auto r = run_topoctl(args);

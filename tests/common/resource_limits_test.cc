@@ -4,8 +4,8 @@
 // million deep. Each is a ParseError naming the file and line, reached
 // without holding the input or building what it describes.
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -13,22 +13,22 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/concurrent_file.h"
+#include "common/error.h"
+#include "common/host_naming.h"
+#include "common/hostlist.h"
+#include "common/json_nesting.h"
+#include "common/line_source.h"
+#include "discovery/hwloc_affinity.h"
+#include "discovery/lldp.h"
+#include "discovery/slurm_topology.h"
+#include "fabric/synthetic.h"
 #include "health/nccl_tests.h"
 #include "placement/busy_file.h"
 #include "placement/running_file.h"
-#include "simulation/trace.h"
 #include "plugin/engine/engine_config.h"
-#include "common/error.h"
-#include "common/host_naming.h"
-#include "discovery/hwloc_affinity.h"
-#include "common/json_nesting.h"
-#include "common/hostlist.h"
-#include "common/line_source.h"
-#include "discovery/lldp.h"
 #include "routing/opensm_lfts.h"
 #include "routing/routing_engine.h"
-#include "discovery/slurm_topology.h"
-#include "fabric/synthetic.h"
+#include "simulation/trace.h"
 
 namespace topo {
 namespace {
@@ -91,7 +91,10 @@ TEST(ResourceLimits, EndlessStreamStopsAtTheBound) {
   LineSource one(no_breaks, "/dev/zero");
   EXPECT_EQ(error_of([&] { one.next(line); }).line(), 1);
   LineSource many(only_breaks, "/dev/urandom", kMaxLineBytes, 8 << 20);
-  ParseError e = error_of([&] { while (many.next(line)) {} });
+  ParseError e = error_of([&] {
+    while (many.next(line)) {
+    }
+  });
   EXPECT_NE(std::string(e.what()).find("more than 8388608 bytes"), std::string::npos) << e.what();
   std::istream again(&zeros);
   e = error_of([&] { read_all(again, "cache", 4 << 20); });
@@ -294,7 +297,9 @@ TEST(ResourceLimits, HostlistOfManyBracketGroupsIsRefusedAtTheFirstPastTheBound)
   std::string sixteen = "r";
   for (int i = 0; i < 16; ++i) sixteen += "[1-2]";
   EXPECT_EQ(expand_hostlist(sixteen).size(), 65536u);
-  EXPECT_EQ(expand_hostlist(sixteen)[1], "r111111111111111" "2");
+  EXPECT_EQ(expand_hostlist(sixteen)[1],
+            "r111111111111111"
+            "2");
 }
 
 // 147 bytes of two ranges under a long prefix: 824,464 names of about 150
@@ -302,8 +307,8 @@ TEST(ResourceLimits, HostlistOfManyBracketGroupsIsRefusedAtTheFirstPastTheBound)
 // busy or running-jobs file may name more hosts than the fabric has.
 TEST(ResourceLimits, BusyAndRunningFilesExpandNoMoreNamesThanTheFabricHasHosts) {
   const Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");
-  const std::string hosts = std::string("gp") + std::string(60, '\xff') + "u[022-929]" + std::string(60, '\xff') +
-                            "u[022-929]";
+  const std::string hosts =
+      std::string("gp") + std::string(60, '\xff') + "u[022-929]" + std::string(60, '\xff') + "u[022-929]";
   std::istringstream busy(hosts + " 8\n"), running(hosts + " allreduce\n");
   FreeMap free = FreeMap::all_free(f, 8);
   ParseError b = error_of([&] { read_busy(busy, "busy.txt", f, free); });
@@ -428,13 +433,13 @@ void expect_refused(const std::string& pattern, const std::string& why) {
 // counted repeats multiply the same way.
 TEST(ResourceLimits, HostPatternThatRepeatsWithoutBoundIsRefusedBeforeCompiling) {
   const std::string stacked = "(gpu\\+" + std::string(60, '+') + ")";
-  for (const std::string& pattern : {stacked, std::string("((((n{1000}){1000}){1000}))"),
-                                     std::string("(a{30000}b{30000})")}) {
+  for (const std::string& pattern :
+       {stacked, std::string("((((n{1000}){1000}){1000}))"), std::string("(a{30000}b{30000})")}) {
     expect_refused(pattern, "repeats too much");
   }
   // What sites write stays well inside the bound.
-  for (const char* pattern : {"^(node\\d+)-(hca\\d+)$", "(gpu[0-9]+)+", "^([a-z0-9-]{1,63})(\\.[a-z0-9-]{1,63}){0,4}$",
-                              "((.*)*)*(n)"})
+  for (const char* pattern :
+       {"^(node\\d+)-(hca\\d+)$", "(gpu[0-9]+)+", "^([a-z0-9-]{1,63})(\\.[a-z0-9-]{1,63}){0,4}$", "((.*)*)*(n)"})
     EXPECT_NO_THROW(HostPattern{pattern}) << pattern;
   EXPECT_EQ((*HostPattern("^([a-z0-9-]{1,63})(\\.[a-z0-9-]{1,63}){0,4}$").match_whole("gpu001.ib"))[1], "gpu001");
 
@@ -490,8 +495,8 @@ TEST(ResourceLimits, NcclTestsWordOfMegabytesNamesItsLine) {
   const std::string table =
       "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
       "  8 2 float sum -1 40.64 0.00 0.00 0 45.02 0.00 0.00 0\n";
-  NcclTestsRun run = parse_nccl_tests(std::string(kMaxLineBytes - 8, 'a') + "_perf\n./all_gather_perf -g 8\n" + table,
-                                      "job.log");
+  NcclTestsRun run =
+      parse_nccl_tests(std::string(kMaxLineBytes - 8, 'a') + "_perf\n./all_gather_perf -g 8\n" + table, "job.log");
   EXPECT_EQ(run.test, "all_gather_perf");
   EXPECT_EQ(parse_nccl_tests("mpirun ./alltoall_perf_mpi -b 8\n" + table, "job.log").test, "alltoall_perf");
   EXPECT_EQ(parse_nccl_tests("./all_reduce_perfx; ./broadcast_perf\n" + table, "job.log").test, "broadcast_perf");
@@ -536,10 +541,10 @@ TEST(ResourceLimits, JsonNestedAMillionDeepIsRefusedBeforeParsing) {
 // A synthetic spec of 60 bytes asked for 10^10 hosts and ran out of memory
 // building them; each shape's size is checked first, in floating point.
 TEST(ResourceLimits, SyntheticSpecOfBillionsOfHostsIsRefusedBeforeBuilding) {
-  for (const char* spec : {"leafspine:leaves=100000,hosts_per_leaf=100000,spines=1",
-                           "railopt:hosts=1000000,rails=8,spines=2",
-                           "clos3:pods=1000,leaves_per_pod=1000,hosts_per_leaf=1000",
-                           "clos3:pods=1000000,leaves_per_pod=1000000,hosts_per_leaf=2,spines_per_pod=1"}) {
+  for (const char* spec :
+       {"leafspine:leaves=100000,hosts_per_leaf=100000,spines=1", "railopt:hosts=1000000,rails=8,spines=2",
+        "clos3:pods=1000,leaves_per_pod=1000,hosts_per_leaf=1000",
+        "clos3:pods=1000000,leaves_per_pod=1000000,hosts_per_leaf=2,spines_per_pod=1"}) {
     SCOPED_TRACE(spec);
     try {
       make_synthetic(spec);
@@ -556,10 +561,10 @@ TEST(ResourceLimits, SyntheticSpecOfBillionsOfHostsIsRefusedBeforeBuilding) {
 // grows fast over them after an anchor: a 186-byte HostPattern found by
 // fuzzing took 17 s under ASan. Each has a form with one repeat.
 TEST(ResourceLimits, HostPatternThatStacksRepeatsIsRefusedBeforeCompiling) {
-  const std::string found = "a$-" + std::string(14, '*') + "2" + std::string(20, '*') + "3" + std::string(18, '*') +
-                            "gp(.*)*";
-  for (const std::string& pattern : {found, std::string("(gpu[0-9]**)"), std::string("(n)a*?"),
-                                     std::string("(n)a+*"), std::string("(n)a{2}*")})
+  const std::string found =
+      "a$-" + std::string(14, '*') + "2" + std::string(20, '*') + "3" + std::string(18, '*') + "gp(.*)*";
+  for (const std::string& pattern :
+       {found, std::string("(gpu[0-9]**)"), std::string("(n)a*?"), std::string("(n)a+*"), std::string("(n)a{2}*")})
     expect_refused(pattern, "puts a repeat right after a repeat");
   for (const char* pattern : {"(n)(a*)*", "(gpu\\*)*", "(n)[*]*", "(a+)+(n)", "(n)a{2}b*"})
     EXPECT_NO_THROW(HostPattern{pattern}) << pattern;

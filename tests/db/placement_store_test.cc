@@ -20,9 +20,8 @@ namespace {
 class PlacementStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("placement-store-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("placement-store-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -108,9 +107,10 @@ TEST_F(PlacementStoreTest, MigratesAVersionOneDatabase) {
     // The schema as that build left it, and a snapshot in its columns.
     Connection c(db(), std::chrono::milliseconds(1000));
     prepare_schema(c, 1);
-    c.exec("INSERT INTO snapshot VALUES (7, '2026-12-02T14:16:51Z', 'synthetic:empty', '', 0, 0, 0, 0, 0, 0, 0, "
-           "0, 0, 0, 0)",
-           "a version-1 snapshot");
+    c.exec(
+        "INSERT INTO snapshot VALUES (7, '2026-12-02T14:16:51Z', 'synthetic:empty', '', 0, 0, 0, 0, 0, 0, 0, "
+        "0, 0, 0, 0)",
+        "a version-1 snapshot");
     id = 7;
   }
   PlacementStore store(db());

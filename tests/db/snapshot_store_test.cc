@@ -22,11 +22,11 @@
 
 #include "db/connection.h"
 #include "db/schema.h"
+#include "fabric/diff.h"
+#include "fabric/synthetic.h"
+#include "routing/route.h"
 #include "tests/support/static_routing_fixture.h"
 #include "tests/support/temp_dir.h"
-#include "fabric/diff.h"
-#include "routing/route.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
@@ -34,7 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-constexpr const char* kFaulty = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9,unplug=leaf03:10";
+constexpr const char* kFaulty =
+    "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9,unplug=leaf03:10";
 // About 0.7 MB of rows: big enough to spill past a small file size limit.
 constexpr const char* kBig = "clos3:pods=4,leaves_per_pod=16,hosts_per_leaf=32";
 
@@ -47,8 +48,8 @@ class SnapshotStoreTest : public ::testing::Test {
 };
 
 Fabric with_gpus(Fabric f) {
-  f.set_gpus(*f.find_host("gpu001"), {{0, "cuda0", "0000:17:00.0", 0, "mlx5_0", 0},
-                                      {1, "cuda1", "0000:31:00.0", 1, "", -1}});
+  f.set_gpus(*f.find_host("gpu001"),
+             {{0, "cuda0", "0000:17:00.0", 0, "mlx5_0", 0}, {1, "cuda1", "0000:31:00.0", 1, "", -1}});
   f.set_gpus(*f.find_host("gpu017"), {{0, "nvidia0", "0000:b1:00.0", 3, "mlx5_0", 0}});
   return f;
 }
@@ -142,9 +143,9 @@ int64_t orphan_rows(const std::string& path) {
   Connection c(path, milliseconds(1000));
   int64_t n = 0;
   for (const char* table : {"host", "gpu", "hca", "switch", "link", "lft"})
-    n += c.query_int(std::string("SELECT count(*) FROM ") + table +
-                         " WHERE snapshot_id NOT IN (SELECT id FROM snapshot)",
-                     "counting orphans");
+    n += c.query_int(
+        std::string("SELECT count(*) FROM ") + table + " WHERE snapshot_id NOT IN (SELECT id FROM snapshot)",
+        "counting orphans");
   return n;
 }
 
@@ -358,10 +359,11 @@ TEST_F(SnapshotStoreTest, ReaderSeesThePreviousSnapshotWhileAWriterHoldsItsTrans
   // A writer in the middle of a snapshot: its row and some hosts written, not committed.
   Connection writer(db(), milliseconds(100));
   writer.exec("BEGIN IMMEDIATE", "begin");
-  writer.exec("INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, "
-              "links, pods, rails, rail_optimized, faults) VALUES ('2025-01-01T00:00:00Z', 'half', '', 99, 0, 0, 0, "
-              "0, 0, 0, 0, 0, 0, 0)",
-              "insert");
+  writer.exec(
+      "INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, "
+      "links, pods, rails, rail_optimized, faults) VALUES ('2025-01-01T00:00:00Z', 'half', '', 99, 0, 0, 0, "
+      "0, 0, 0, 0, 0, 0, 0)",
+      "insert");
   writer.exec("INSERT INTO host VALUES (last_insert_rowid(), 0, 'ghost')", "insert");
 
   // Another process...
@@ -437,8 +439,8 @@ TEST_F(SnapshotStoreTest, SaveThatFailsHalfWayLeavesEarlierSnapshotsAndNoPartOfI
   // Two GPUs claiming CUDA index 0 on one host: rejected by the gpu table's
   // key after the snapshot, host, HCA and switch rows are already written.
   Fabric bad = make_synthetic(kFaulty);
-  bad.set_gpus(*bad.find_host("gpu005"), {{0, "cuda0", "0000:17:00.0", 0, "", -1},
-                                          {0, "cuda0-again", "0000:31:00.0", 0, "", -1}});
+  bad.set_gpus(*bad.find_host("gpu005"),
+               {{0, "cuda0", "0000:17:00.0", 0, "", -1}, {0, "cuda0-again", "0000:31:00.0", 0, "", -1}});
   DbError e = expect_db_error([&] { store.save(bad); });
   EXPECT_EQ(e.path(), db());
   EXPECT_NE(std::string(e.what()).find("GPU indices must be unique"), std::string::npos) << e.what();
@@ -844,16 +846,17 @@ TEST_F(SnapshotStoreTest, ASnapshotSavedBeforeRoutingWasStoredLoadsAsAdaptive) {
   {
     Connection c(old_db, milliseconds(1000));
     c.exec(fmt::format("ATTACH DATABASE '{}' AS now", db()), "attach");
-    c.exec("INSERT INTO snapshot SELECT id, taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, "
-           "cores, links, pods, rails, rail_optimized, faults FROM now.snapshot;"
-           "INSERT INTO host SELECT * FROM now.host;"
-           "INSERT INTO gpu SELECT * FROM now.gpu;"
-           "INSERT INTO hca SELECT snapshot_id, ordinal, node_id, description, host, device, rail, guid, ports "
-           "FROM now.hca;"
-           "INSERT INTO switch SELECT snapshot_id, ordinal, node_id, name, guid, ports, level, pod, down_gbps, "
-           "up_gbps FROM now.switch;"
-           "INSERT INTO link SELECT * FROM now.link;",
-           "copy the rows an older build would have written");
+    c.exec(
+        "INSERT INTO snapshot SELECT id, taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, "
+        "cores, links, pods, rails, rail_optimized, faults FROM now.snapshot;"
+        "INSERT INTO host SELECT * FROM now.host;"
+        "INSERT INTO gpu SELECT * FROM now.gpu;"
+        "INSERT INTO hca SELECT snapshot_id, ordinal, node_id, description, host, device, rail, guid, ports "
+        "FROM now.hca;"
+        "INSERT INTO switch SELECT snapshot_id, ordinal, node_id, name, guid, ports, level, pod, down_gbps, "
+        "up_gbps FROM now.switch;"
+        "INSERT INTO link SELECT * FROM now.link;",
+        "copy the rows an older build would have written");
     c.exec("DETACH DATABASE now", "detach");
     ASSERT_EQ(c.query_int("PRAGMA user_version", "version"), 2);
   }
@@ -879,9 +882,10 @@ TEST_F(SnapshotStoreTest, AStaticSnapshotWithATableMissingIsReported) {
   }
   {
     Connection c(db(), milliseconds(100));
-    c.exec("DELETE FROM lft WHERE snapshot_id = 1 AND switch = (SELECT ordinal FROM switch WHERE snapshot_id = 1 "
-           "AND name = 'spine02')",
-           "tamper");
+    c.exec(
+        "DELETE FROM lft WHERE snapshot_id = 1 AND switch = (SELECT ordinal FROM switch WHERE snapshot_id = 1 "
+        "AND name = 'spine02')",
+        "tamper");
     c.exec("UPDATE snapshot SET routing = 'ecmp' WHERE id = 2", "tamper");
   }
   SnapshotStore store(db());
@@ -909,12 +913,10 @@ TEST_F(SnapshotStoreTest, StoredRowsThatDoNotRebuildTheSameFabricAreReported) {
   SnapshotStore store(db());
   DbError e = expect_db_error([&] { store.load(1); });
   EXPECT_EQ(e.kind(), DbErrorKind::Inconsistent);
-  EXPECT_NE(std::string(e.what()).find("snapshot 1: switch spine02 was saved as core"), std::string::npos)
-      << e.what();
+  EXPECT_NE(std::string(e.what()).find("snapshot 1: switch spine02 was saved as core"), std::string::npos) << e.what();
   DbError e2 = expect_db_error([&] { store.load(2); });
   EXPECT_EQ(e2.kind(), DbErrorKind::Inconsistent);
-  EXPECT_NE(std::string(e2.what()).find("snapshot 2: link at position 5 is missing"), std::string::npos)
-      << e2.what();
+  EXPECT_NE(std::string(e2.what()).find("snapshot 2: link at position 5 is missing"), std::string::npos) << e2.what();
 }
 
 }  // namespace

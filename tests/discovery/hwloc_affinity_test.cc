@@ -125,8 +125,8 @@ TEST(HwlocAffinity, TheMinimalExportLoads) {
   for (char c : kTiny) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   EXPECT_EQ(read_hwloc_xml_text(crlf, "tiny.xml").hostname, "tiny");
   // An HCA alone: the device types lstopo writes pass the check in front of hwloc.
-  std::string hca = replaced(kTiny, "  </object>\n",
-                             "    <object type=\"OSDev\" name=\"mlx5_0\" osdev_type=\"3\"/>\n  </object>\n");
+  std::string hca =
+      replaced(kTiny, "  </object>\n", "    <object type=\"OSDev\" name=\"mlx5_0\" osdev_type=\"3\"/>\n  </object>\n");
   EXPECT_EQ(read_hwloc_xml_text(hca, "tiny.xml").hcas, std::vector<std::string>{"mlx5_0"});
 }
 
@@ -221,10 +221,11 @@ TEST(HwlocAffinity, MalformedXmlNamesTheLineAndWhatWasExpected) {
 // part (found by fuzzing: a 2.7 kB nodeset landed whole in the error).
 TEST(HwlocAffinity, ALongBadValueIsQuotedShort) {
   const std::string garbage(10000, 'z');
-  for (const std::string& xml : {replaced(kTiny, "nodeset=\"0x1\" local_memory", "nodeset=\"" + garbage + "\" local_memory"),
-                                 replaced(kTiny, "type=\"PU\"", "type=\"" + garbage + "\""),
-                                 replaced(kTiny, "<info name", "<" + garbage + " name"),
-                                 replaced(kTiny, "value=\"tiny\"", "value=\"&" + garbage + ";\"")}) {
+  for (const std::string& xml :
+       {replaced(kTiny, "nodeset=\"0x1\" local_memory", "nodeset=\"" + garbage + "\" local_memory"),
+        replaced(kTiny, "type=\"PU\"", "type=\"" + garbage + "\""),
+        replaced(kTiny, "<info name", "<" + garbage + " name"),
+        replaced(kTiny, "value=\"tiny\"", "value=\"&" + garbage + ";\"")}) {
     try {
       read_hwloc_xml_text(xml, "node.xml");
       ADD_FAILURE() << "accepted";

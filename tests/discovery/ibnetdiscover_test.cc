@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "fabric/classify.h"
 #include "common/error.h"
 #include "discovery/ibnetdisc.h"
+#include "fabric/classify.h"
 #include "fabric/synthetic.h"
 
 namespace topo {
@@ -75,8 +75,8 @@ std::multiset<std::string> nodes(const Fabric& f) {
   std::multiset<std::string> out;
   for (size_t v = 0; v < f.node_count(); ++v) {
     const Node& n = f.node(v);
-    out.insert(fmt::format("{} {} '{}' guid={:x} host={} rail={} level={}", name(n.kind), n.id, n.name, n.guid,
-                           n.host, n.rail, name(n.level)));
+    out.insert(fmt::format("{} {} '{}' guid={:x} host={} rail={} level={}", name(n.kind), n.id, n.name, n.guid, n.host,
+                           n.rail, name(n.level)));
   }
   return out;
 }
@@ -178,9 +178,9 @@ TEST(Ibnetdiscover, ReadsTheIbsimDialectAsIbsimNegotiatesIt) {
   EXPECT_EQ(named(f, "node04 mlx5_0").guid, 0x100009u);
 
   // w=/s=/e= are masks; a link takes the best bit both ends enable.
-  EXPECT_EQ(cable_at(f, "Leaf1", 5).rate.str(), "1xSDR");   // w=1 against w=3
-  EXPECT_EQ(cable_at(f, "Leaf1", 6).rate.str(), "4xHDR");   // e=4 against e=7
-  EXPECT_EQ(cable_at(f, "leaf two", 1).rate.str(), "4xQDR");  // s=7 against s=4
+  EXPECT_EQ(cable_at(f, "Leaf1", 5).rate.str(), "1xSDR");      // w=1 against w=3
+  EXPECT_EQ(cable_at(f, "Leaf1", 6).rate.str(), "4xHDR");      // e=4 against e=7
+  EXPECT_EQ(cable_at(f, "leaf two", 1).rate.str(), "4xQDR");   // s=7 against s=4
   EXPECT_EQ(cable_at(f, "leaf two", 5).rate.str(), "12xSDR");  // w=12 against w=8
   EXPECT_EQ(cable_at(f, "leaf two", 6).rate.str(), "4xDDR");   // s=3 against s=2
   EXPECT_EQ(cable_at(f, "Leaf1", 1).rate.str(), "4xSDR");      // ibsim's default
@@ -352,9 +352,8 @@ TEST(IbnetdiscCache, LoadsTheLidsASubnetManagerGives) {
   for (bool on_switch : {false, true}) {
     std::string permissive = with_lids(good, 0x10);
     size_t at = first_port;
-    while (at < permissive.size() &&
-           (static_cast<uint8_t>(permissive[at + 13 + 64 + 2]) != (on_switch ? 0x20 : 0x10) ||
-            (on_switch && permissive[at + 8] != 0)))
+    while (at < permissive.size() && (static_cast<uint8_t>(permissive[at + 13 + 64 + 2]) != (on_switch ? 0x20 : 0x10) ||
+                                      (on_switch && permissive[at + 8] != 0)))
       at += 95;
     ASSERT_LT(at, permissive.size());
     permissive[at + 10] = permissive[at + 11] = '\xff';
@@ -449,8 +448,7 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
     const char* message;
   };
   const Case cases[] = {
-      {"Switch 8 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[1]\n\nSwitch 8 \"B\"\n", 3,
-       "which line 2 already cables to \"A\"[1]"},
+      {"Switch 8 \"A\"\n[1] \"B\"[1]\n[2] \"B\"[1]\n\nSwitch 8 \"B\"\n", 3, "which line 2 already cables to \"A\"[1]"},
       {"Switch 8 \"A\"\n[1] \"B\"[2]\n\nSwitch 8 \"B\"\n[2] \"A\"[3]\n", 5,
        "port 2 is cabled to \"A\"[3] here, but line 2 cables \"A\"[1] to it"},
       {"Switch 8 \"A\"\n[9] \"B\"[1]\n\nSwitch 8 \"B\"\n", 2, "port 9 is outside 1-8"},
@@ -472,8 +470,8 @@ TEST(Ibnetdiscover, RefusesInconsistentFabrics) {
       {"switchguid=zz\n", 1, "expected a number after 'switchguid='"},
       {"Ca 1 \"H-1\"  # \"  \"\n", 1, "does not match the host pattern"},
       {"# ibnetdiscover failed before printing anything\n\n", 0, "no node in the file"},
-      {"Switch 8 \"A\"  # \"a\" enhanced port 0 lid 3 lmc 0\n\nSwitch 8 \"B\"  # \"b\" enhanced port 0 lid 3 lmc 0\n", 3,
-       "LID 3 of 'B' is already given to 'A' on line 1"},
+      {"Switch 8 \"A\"  # \"a\" enhanced port 0 lid 3 lmc 0\n\nSwitch 8 \"B\"  # \"b\" enhanced port 0 lid 3 lmc 0\n",
+       3, "LID 3 of 'B' is already given to 'A' on line 1"},
       {"caguid=0p100000\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "expected a number after 'caguid=', got '0p100000'"},
       {"caguid=0\nCa 1 \"H\"  # \"gpu001 mlx5_0\"\n", 1, "caguid=0: 0 is not a GUID"},
       {"Switch 8 \"A\"\n[1] \"B\"[1]  w=4x\n", 2, "expected a number in 'w=4x'"},
@@ -566,10 +564,10 @@ TEST(Ibnetdiscover, ARateOnBothEndsTrainsToTheSlower) {
 }
 
 TEST(IbnetdiscoverWriter, RoundTripsSyntheticFabrics) {
-  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9",
-                           "railopt:hosts=16,rails=4,spines=2,rate=4xHDR",
-                           "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4,rate=8xXDR,degrade=spine01:1",
-                           "fattree:k=4,rate=12xFDR10"}) {
+  for (const char* spec :
+       {"leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9",
+        "railopt:hosts=16,rails=4,spines=2,rate=4xHDR",
+        "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4,rate=8xXDR,degrade=spine01:1", "fattree:k=4,rate=12xFDR10"}) {
     SCOPED_TRACE(spec);
     Fabric f = make_synthetic(spec);
     Fabric back = round_trip(f);

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "fabric/classify.h"
 #include "common/error.h"
+#include "fabric/classify.h"
 
 namespace topo {
 namespace {
@@ -88,7 +88,8 @@ TEST(Lldp, Json0ReadsAsJson) {
 
 TEST(Lldp, CsvSpeedMakesASlowerDegradedLink) {
   fs::path dir = copy_fixture("twotier-json", "csv");
-  std::ofstream(dir / "admin.csv") << "switch,port,peer,peer_port,speed\n# from the switch OS\nleaf01,swp5,spine01,swp1,1G\n";
+  std::ofstream(dir / "admin.csv")
+      << "switch,port,peer,peer_port,speed\n# from the switch OS\nleaf01,swp5,spine01,swp1,1G\n";
   LldpFabric r = read_lldp_dir(dir);
   EXPECT_TRUE(cables(r.fabric).count("leaf01:5 <-> spine01:1 1GbE"));
   int degraded = 0;

@@ -18,8 +18,8 @@ const Node& by_name(const Fabric& f, std::string_view name) {
 }
 
 int count_faults(const Fabric& f, FaultKind kind) {
-  return static_cast<int>(std::count_if(f.faults().begin(), f.faults().end(),
-                                        [&](const Fault& x) { return x.kind == kind; }));
+  return static_cast<int>(
+      std::count_if(f.faults().begin(), f.faults().end(), [&](const Fault& x) { return x.kind == kind; }));
 }
 
 TEST(Classify, LeafSpineLevelsAndOversubscription) {
@@ -176,8 +176,7 @@ TEST(Synthetic, BadSpecsNameTheProblem) {
   };
   EXPECT_NE(message("torus:x=1").find("unknown shape 'torus'"), std::string::npos);
   EXPECT_NE(message("leafspine:leaves=4").find("hosts_per_leaf"), std::string::npos);
-  EXPECT_NE(message("leafspine:leaves=4,hosts_per_leaf=8,colour=red").find("unknown key 'colour'"),
-            std::string::npos);
+  EXPECT_NE(message("leafspine:leaves=4,hosts_per_leaf=8,colour=red").find("unknown key 'colour'"), std::string::npos);
   EXPECT_NE(message("leafspine:leaves=x,hosts_per_leaf=8").find("leaves=x"), std::string::npos);
   EXPECT_NE(message("leafspine:leaves=2,hosts_per_leaf=8,degrade=leaf09:9").find("degrade=leaf09:9"),
             std::string::npos);

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/support/static_routing_fixture.h"
 #include "fabric/synthetic.h"
+#include "tests/support/static_routing_fixture.h"
 
 namespace topo {
 namespace {
@@ -31,7 +31,7 @@ struct Small {
   std::vector<std::string> second_hca;
   LinkRate uplink{LinkWidth::X4, LinkSpeed::NDR};
   PortState uplink_state = PortState::Active;
-  bool spine02 = false;       // a second spine under leaf01 port 21
+  bool spine02 = false;        // a second spine under leaf01 port 21
   bool host_on_spine = false;  // a host cabled straight to spine01, making it a leaf
   uint32_t lid_base = 0;       // LIDs from here (switches, then HCAs) instead of finish()'s numbering
 
@@ -141,7 +141,7 @@ TEST(Diff, HostGoneAndAddedAreOneLineEachNotOnePerCable) {
   Small s;
   s.second_hca = {"gpu002"};
   Fabric before = s.build();
-  s.hosts_a = {"gpu001"};         // gpu002 is gone, with both its HCAs
+  s.hosts_a = {"gpu001"};            // gpu002 is gone, with both its HCAs
   s.hosts_b = {"gpu003", "gpu004"};  // gpu004 is new
   Fabric after = s.build();
   auto changes = diff(before, after);
@@ -251,7 +251,8 @@ TEST(Diff, AFabricThatStartsRoutingStaticallyIsOneRoutingChange) {
   EXPECT_EQ(changes[0].kind, ChangeKind::RoutingChanged);
   EXPECT_EQ(changes[0].subject, "routing");
   EXPECT_EQ(changes[0].detail, "routing went from adaptive to static:ftree (emulated)");
-  EXPECT_EQ(dump(diff(after, before)), "routing_changed routing: routing went from static:ftree (emulated) to adaptive\n");
+  EXPECT_EQ(dump(diff(after, before)),
+            "routing_changed routing: routing went from static:ftree (emulated) to adaptive\n");
   EXPECT_TRUE(diff(after, routed(make_synthetic(kBase))).empty());
 }
 

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/paths.h"
-#include "placement/switch_tree.h"
 #include "common/error.h"
 #include "fabric/fabric.h"
 #include "fabric/synthetic.h"
+#include "placement/switch_tree.h"
 
 namespace topo {
 namespace {
@@ -148,8 +148,8 @@ TEST(FabricIndex, PathIndexAndSwitchTreeAgreeWithIt) {
     for (size_t id = 0; id < f.cables().size(); ++id) {
       const Link& l = f.link(f.cables()[id]);
       const bool hca_cable = f.node(l.end_a).kind != NodeKind::Switch || f.node(l.end_b).kind != NodeKind::Switch;
-      const int kinds = hca_cable + (tree.uplink_of(static_cast<int>(id)) >= 0) +
-                        tree.above_leaves(static_cast<int>(id));
+      const int kinds =
+          hca_cable + (tree.uplink_of(static_cast<int>(id)) >= 0) + tree.above_leaves(static_cast<int>(id));
       EXPECT_EQ(kinds, 1) << spec << " cable " << id;
       above += tree.above_leaves(static_cast<int>(id));
     }

@@ -28,8 +28,7 @@ TEST(LinkRate, ParsesTheSpellingsInUse) {
 }
 
 TEST(LinkRate, PrintsWhatItParses) {
-  for (const char* text : {"1xSDR", "4xEDR", "8xXDR", "200GbE"})
-    EXPECT_EQ(parse_rate(text)->str(), text);
+  for (const char* text : {"1xSDR", "4xEDR", "8xXDR", "200GbE"}) EXPECT_EQ(parse_rate(text)->str(), text);
 }
 
 }  // namespace

@@ -3,9 +3,9 @@
 // free GPUs; what it rejects names a line.
 #include <fmt/format.h>
 
+#include "fabric/synthetic.h"
 #include "placement/busy_file.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "fabric/synthetic.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const topo::Fabric fabric = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");

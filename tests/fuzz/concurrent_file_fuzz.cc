@@ -11,8 +11,8 @@
 
 #include "comm_model/concurrent_file.h"
 #include "comm_model/paths.h"
-#include "tests/fuzz/fuzz_input.h"
 #include "fabric/synthetic.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "plugin/engine/engine_config.h"
 #include "fabric/routing.h"
+#include "plugin/engine/engine_config.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Every number accepted is finite and in its range: the scoring sorts on
   // the weights, and the health checks compare against the thresholds.
   const topo::Weights& w = config->weights;
-  for (double weight : {w.degraded, w.pod_edge, w.spine_edge, w.overloaded_leaf, w.leaf, w.pressure, w.slowdown,
-                        w.fragment})
+  for (double weight :
+       {w.degraded, w.pod_edge, w.spine_edge, w.overloaded_leaf, w.leaf, w.pressure, w.slowdown, w.fragment})
     if (!std::isfinite(weight) || weight < 0) topo_fuzz::fail(fmt::format("weight {} accepted", weight));
   const topo::NicThresholds& nic = config->nic;
   for (double threshold : {config->health.errors_per_hour, config->health.xmit_wait_share, nic.pauses_per_second,
@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const topo::NcclSiteHints& h = config->nccl;
   if (h.gid_index < -1 || h.gid_index > 255 || h.traffic_class < -1 || h.traffic_class > 255 || h.ecmp_qps < 0 ||
       h.ecmp_qps > topo::kMaxQps)
-    topo_fuzz::fail(fmt::format("RoCE hints out of range accepted: gid {} tc {} qps {}", h.gid_index,
-                                h.traffic_class, h.ecmp_qps));
+    topo_fuzz::fail(
+        fmt::format("RoCE hints out of range accepted: gid {} tc {} qps {}", h.gid_index, h.traffic_class, h.ecmp_qps));
   // They go into jobs' environments as they are.
   for (const std::string* list : {&h.ib_hca, &h.socket_ifname})
     for (char c : *list)

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "health/ethtool_counters.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 

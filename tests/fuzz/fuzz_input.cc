@@ -12,9 +12,7 @@
 
 namespace topo_fuzz {
 
-size_t line_count(std::string_view text) {
-  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-}
+size_t line_count(std::string_view text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1; }
 
 void fail(std::string_view what) {
   std::fprintf(stderr, "fuzz: %.*s\n", static_cast<int>(std::min<size_t>(what.size(), 4000)), what.data());
@@ -61,11 +59,11 @@ namespace topo_fuzz {
 std::string fabric_difference(const topo::Fabric& a, const topo::Fabric& b) {
   std::vector<topo::FabricChange> changes = topo::diff(a, b);
   if (!changes.empty())
-    return fmt::format("{} changes, first {} {}: {}", changes.size(), topo::name(changes[0].kind),
-                       changes[0].subject, changes[0].detail);
+    return fmt::format("{} changes, first {} {}: {}", changes.size(), topo::name(changes[0].kind), changes[0].subject,
+                       changes[0].detail);
   if (a.node_count() != b.node_count() || a.cables().size() != b.cables().size())
-    return fmt::format("{} nodes and {} cables against {} and {}", a.node_count(), a.cables().size(),
-                       b.node_count(), b.cables().size());
+    return fmt::format("{} nodes and {} cables against {} and {}", a.node_count(), a.cables().size(), b.node_count(),
+                       b.cables().size());
   for (topo::NodeId v = 0; v < a.node_count(); ++v) {
     const topo::Node& n = a.node(v);
     auto w = b.find(n.id);

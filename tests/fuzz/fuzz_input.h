@@ -18,9 +18,7 @@
 namespace topo_fuzz {
 
 // The bytes as text (no copy; may hold NULs).
-inline std::string_view text(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view text(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // Physical lines in the text: the highest line an error may name.
 size_t line_count(std::string_view text);

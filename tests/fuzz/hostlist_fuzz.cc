@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "common/hostlist.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 constexpr uint64_t kMaxNames = 256;

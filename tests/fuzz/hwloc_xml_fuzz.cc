@@ -4,8 +4,8 @@
 // rejects names a line, or says hwloc refused the whole file.
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "discovery/hwloc_affinity.h"
+#include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = "fuzz.xml";
@@ -14,10 +14,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     node = topo::read_hwloc_xml_text(xml, file);
   } catch (const topo::ParseError& e) {
-    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(xml), {"NUL byte", "hwloc", "expected <topology", "ends before"});
+    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(xml),
+                                 {"NUL byte", "hwloc", "expected <topology", "ends before"});
     return 0;
   }
   for (size_t i = 0; i < node.gpus.size(); ++i)
-    if (node.gpus[i].index != static_cast<int>(i)) topo_fuzz::fail(fmt::format("GPU {} has index {}", i, node.gpus[i].index));
+    if (node.gpus[i].index != static_cast<int>(i))
+      topo_fuzz::fail(fmt::format("GPU {} has index {}", i, node.gpus[i].index));
   return 0;
 }

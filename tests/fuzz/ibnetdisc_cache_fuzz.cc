@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "discovery/ibnetdisc.h"
 #include "discovery/ibnetdiscover.h"
+#include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static topo_fuzz::MemFile file;

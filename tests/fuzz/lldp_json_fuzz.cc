@@ -11,16 +11,16 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "discovery/lldp.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 
 std::vector<topo::LldpSystemView> fixture_views() {
   std::vector<topo::LldpSystemView> views;
   const std::filesystem::path dir = TOPO_FIXTURES "/lldp/twotier-json";
-  for (const char* name : {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "leaf02", "leaf03", "spine01",
-                           "spine02"}) {
+  for (const char* name :
+       {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "leaf02", "leaf03", "spine01", "spine02"}) {
     std::ifstream in(dir / fmt::format("{}.json", name));
     std::stringstream text;
     text << in.rdbuf();

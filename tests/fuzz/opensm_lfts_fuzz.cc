@@ -6,13 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "discovery/ibnetdiscover.h"
 #include "routing/opensm_lfts.h"
+#include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const topo::Fabric fabric =
-      topo::read_ibnetdiscover_file(TOPO_FIXTURES "/routing/multiport.ibnetdiscover");
+  static const topo::Fabric fabric = topo::read_ibnetdiscover_file(TOPO_FIXTURES "/routing/multiport.ibnetdiscover");
   const std::string file = "fuzz.lfts";
   std::string input(topo_fuzz::text(data, size));
   std::istringstream in(input);

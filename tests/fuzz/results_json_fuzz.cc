@@ -26,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     topo_fuzz::fail(fmt::format("the written results do not read back: {}\n{}", e.what(), written.dump()));
   }
   if (topoctl::to_json(again) != written)
-    topo_fuzz::fail(fmt::format("written twice, the results differ:\n{}\n{}", written.dump(), topoctl::to_json(again).dump()));
+    topo_fuzz::fail(
+        fmt::format("written twice, the results differ:\n{}\n{}", written.dump(), topoctl::to_json(again).dump()));
   return 0;
 }

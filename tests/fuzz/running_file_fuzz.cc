@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "fabric/synthetic.h"
 #include "placement/running_file.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "fabric/synthetic.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const topo::Fabric fabric = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");

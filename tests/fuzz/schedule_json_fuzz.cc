@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "fabric/synthetic.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tools/topoctl/schedule_json.h"
-#include "fabric/synthetic.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const topo::Fabric fabric = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2");
@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     s = topoctl::read_schedule(in, file, fabric, trace);
   } catch (const topo::ParseError& e) {
-    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input), {"not valid JSON", "document", "jobs[", "wrong type"});
+    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input),
+                                 {"not valid JSON", "document", "jobs[", "wrong type"});
     return 0;
   }
   for (const topo::ScheduledJob& j : s.jobs) {

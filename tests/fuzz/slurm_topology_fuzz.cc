@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "tests/fuzz/fuzz_input.h"
 #include "discovery/slurm_topology.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 
@@ -75,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception& e) {
     topo_fuzz::fail(fmt::format("the written topology.conf does not read and write again: {}\n{}", e.what(), first));
   }
-  if (lines(first) != lines(second)) topo_fuzz::fail(fmt::format("written twice, it differs:\n{}\n---\n{}", first, second));
-  if (host_names(fabric) != host_names(again))
-    topo_fuzz::fail(fmt::format("hosts lost in writing:\n{}", first));
+  if (lines(first) != lines(second))
+    topo_fuzz::fail(fmt::format("written twice, it differs:\n{}\n---\n{}", first, second));
+  if (host_names(fabric) != host_names(again)) topo_fuzz::fail(fmt::format("hosts lost in writing:\n{}", first));
   return 0;
 }

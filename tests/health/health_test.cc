@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -18,11 +18,11 @@
 #include "db/placement_store.h"
 #include "db/schema.h"
 #include "db/snapshot_store.h"
+#include "fabric/classify.h"
+#include "fabric/synthetic.h"
+#include "health/port_health.h"
 #include "placement/search.h"
 #include "placement/switch_tree.h"
-#include "fabric/classify.h"
-#include "health/port_health.h"
-#include "fabric/synthetic.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/topoctl_run.h"
 #include "tools/topoctl/health_metrics.h"
@@ -210,8 +210,7 @@ TEST(HealthConf, AConfThresholdTurnsACableDegradedForLintPlaceAndHealth) {
   ASSERT_EQ(exposed.code, 0) << exposed.err;
   ASSERT_EQ(exposed_strict.code, 0) << exposed_strict.err;
   EXPECT_EQ(exposed.out.find("topo_aware_cable_degraded_by_counters{"), std::string::npos) << exposed.out;
-  EXPECT_NE(exposed_strict.out.find("topo_aware_cable_degraded_by_counters{"), std::string::npos)
-      << exposed_strict.out;
+  EXPECT_NE(exposed_strict.out.find("topo_aware_cable_degraded_by_counters{"), std::string::npos) << exposed_strict.out;
 
   testing::Ran broken = run("lint", bad);
   EXPECT_EQ(broken.code, 2);
@@ -233,14 +232,15 @@ TEST(HealthStore, ASchema3DatabaseMigratesKeepingSnapshotsAndPlacements) {
     // Rows as a schema-3 build wrote them: the snapshot tables are the same.
     Connection c(old_db, milliseconds(1000));
     c.exec(fmt::format("ATTACH DATABASE '{}' AS now", now_db), "attach");
-    c.exec("INSERT INTO snapshot SELECT * FROM now.snapshot; INSERT INTO host SELECT * FROM now.host;"
-           "INSERT INTO gpu SELECT * FROM now.gpu; INSERT INTO hca SELECT * FROM now.hca;"
-           "INSERT INTO switch SELECT * FROM now.switch; INSERT INTO link SELECT * FROM now.link;"
-           "INSERT INTO lft SELECT * FROM now.lft;"
-           "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
-           "reasons, fallback, fallback_why) VALUES (42, '2026-12-01T00:00:00Z', 1, 'gpu001,gpu002', "
-           "'gpu001,gpu002', 'allreduce', 0.5, 0.4, 'fits in one leaf', 0, '')",
-           "copy the rows a schema-3 build would have written");
+    c.exec(
+        "INSERT INTO snapshot SELECT * FROM now.snapshot; INSERT INTO host SELECT * FROM now.host;"
+        "INSERT INTO gpu SELECT * FROM now.gpu; INSERT INTO hca SELECT * FROM now.hca;"
+        "INSERT INTO switch SELECT * FROM now.switch; INSERT INTO link SELECT * FROM now.link;"
+        "INSERT INTO lft SELECT * FROM now.lft;"
+        "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
+        "reasons, fallback, fallback_why) VALUES (42, '2026-12-01T00:00:00Z', 1, 'gpu001,gpu002', "
+        "'gpu001,gpu002', 'allreduce', 0.5, 0.4, 'fits in one leaf', 0, '')",
+        "copy the rows a schema-3 build would have written");
     c.exec("DETACH DATABASE now", "detach");
   }
   HealthStore health(old_db);  // migrates
@@ -271,8 +271,7 @@ TEST(HealthMetrics, PortCountersAndCableRatesInTheExpositionFormat) {
   EXPECT_NE(text.find("# TYPE topo_aware_port_symbol_errors_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("topo_aware_port_symbol_errors_total{switch=\"leaf01\",port=\"1\"} 12\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("topo_aware_port_transmit_bytes_total{switch=\"leaf01\",port=\"1\"} 4000\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("topo_aware_port_transmit_bytes_total{switch=\"leaf01\",port=\"1\"} 4000\n"), std::string::npos);
   EXPECT_NE(text.find("topo_aware_port_symbol_errors_total{host=\"gpu001\",hca=\"mlx5_0\",port=\"1\"} 0\n"),
             std::string::npos);
   std::string link = describe_link(f, f.cables()[static_cast<size_t>(cable_on(f, "leaf01", 1))]);
@@ -315,8 +314,7 @@ TEST(HealthMetrics, NcclRunsAsNewestBaselineAndModelBusBandwidth) {
             std::string::npos);
   EXPECT_NE(text.find("topo_aware_nccl_model_bus_bandwidth_bytes_per_second{" + labels + "} 24500000000\n"),
             std::string::npos);
-  EXPECT_NE(text.find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("topo_aware_nccl_runs{test=\"all_reduce_perf\",hosts=\"gpu[001-002]\"} 2\n"), std::string::npos);
 }
 
 }  // namespace

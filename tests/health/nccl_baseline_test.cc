@@ -10,11 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
-#include "health/nccl_baseline.h"
 #include "fabric/classify.h"
 #include "fabric/diff.h"
-#include "routing/routing_engine.h"
 #include "fabric/synthetic.h"
+#include "health/nccl_baseline.h"
+#include "routing/routing_engine.h"
 
 namespace topo {
 namespace {
@@ -61,8 +61,8 @@ class NcclBaselineCheck : public ::testing::Test {
 
 TEST_F(NcclBaselineCheck, AHostSlowInEverySetItJoinsAndItsOwnCable) {
   std::vector<NcclRunRecord> runs;
-  for (std::vector<std::string> hosts : {std::vector<std::string>{"gpu001", "gpu003"}, {"gpu003", "gpu004"},
-                                         {"gpu005", "gpu006"}})
+  for (std::vector<std::string> hosts :
+       {std::vector<std::string>{"gpu001", "gpu003"}, {"gpu003", "gpu004"}, {"gpu005", "gpu006"}})
     runs.push_back(run(spark, hosts));
   runs.push_back(run(slowed(spark, 0.5), {"gpu001", "gpu003"}));
   runs.push_back(run(slowed(spark, 0.8), {"gpu003", "gpu004"}));
@@ -109,8 +109,8 @@ TEST_F(NcclBaselineCheck, ACableEverySlowSetCrossesUnderTheForwardingTables) {
   for (const std::string& c : cables({"gpu001", "gpu005"}))
     if (sick.empty() && c.find("spine") != std::string::npos) sick = c;
   ASSERT_FALSE(sick.empty());
-  std::vector<std::vector<std::string>> slow_sets, healthy_sets{
-      {"gpu001", "gpu002"}, {"gpu003", "gpu004"}, {"gpu005", "gpu006"}, {"gpu007", "gpu008"}};
+  std::vector<std::vector<std::string>> slow_sets,
+      healthy_sets{{"gpu001", "gpu002"}, {"gpu003", "gpu004"}, {"gpu005", "gpu006"}, {"gpu007", "gpu008"}};
   for (int a = 1; a <= 4; ++a)
     for (int b = 5; b <= 8; ++b) {
       std::vector<std::string> hosts{fmt::format("gpu{:03}", a), fmt::format("gpu{:03}", b)};
@@ -146,7 +146,8 @@ TEST_F(NcclBaselineCheck, AFabricChangeBetweenTheBaselineAndTheSlowRun) {
   topo::BaselineCheck c = check_baselines(runs, snapshots);
   ASSERT_EQ(c.slow(), 1u);
   ASSERT_EQ(kinds(c, CauseKind::FabricChange), std::vector<std::string>{"snapshot 1 -> 2"});
-  auto why = std::find_if(c.causes.begin(), c.causes.end(), [](auto& x) { return x.kind == CauseKind::FabricChange; })->why;
+  auto why =
+      std::find_if(c.causes.begin(), c.causes.end(), [](auto& x) { return x.kind == CauseKind::FabricChange; })->why;
   EXPECT_NE(why.find(fmt::format("{} change", diff(fabric, changed).size())), std::string::npos) << why;
   EXPECT_NE(why.find("topoctl diff 1 2"), std::string::npos) << why;
   // A change with no slow set is no finding.

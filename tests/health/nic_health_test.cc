@@ -10,15 +10,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "db/connection.h"
 #include "db/health_store.h"
 #include "db/schema.h"
 #include "db/snapshot_store.h"
-#include "tools/topoctl/health_metrics.h"
-#include "common/error.h"
-#include "health/ethtool_counters.h"
 #include "discovery/lldp.h"
+#include "health/ethtool_counters.h"
 #include "health/nic_health.h"
+#include "tools/topoctl/health_metrics.h"
 
 namespace topo {
 namespace {
@@ -68,9 +68,9 @@ TEST(EthtoolCounters, ReadsTheDriversLayoutKeepingOnlyTheCountersItKnows) {
   EXPECT_EQ(nics[0].iface, "eth1");
   EXPECT_EQ(nics[0].taken_ms, 1764759600500);
   std::map<std::string, uint64_t, std::less<>> want = {{"rx_pause_ctrl_phy", 3},
-                                                      {"tx_prio3_pause", 1523},
-                                                      {"rx_prio7_pause_duration", 91104},
-                                                      {"np_ecn_marked_roce_packets", UINT64_MAX}};
+                                                       {"tx_prio3_pause", 1523},
+                                                       {"rx_prio7_pause_duration", 91104},
+                                                       {"np_ecn_marked_roce_packets", UINT64_MAX}};
   EXPECT_EQ(nics[0].counters, want);
   EXPECT_EQ(nics[1].iface, "eth2");
   EXPECT_TRUE(nics[1].counters.empty());
@@ -85,10 +85,12 @@ TEST(EthtoolCounters, BadInputNamesFileLineAndField) {
             "gpu01.txt:2: field rx_pause_ctrl_phy: '-1' is not a count (an unsigned 64-bit number)");
   EXPECT_EQ(error_of("# iface eth0\n     tx_pause_ctrl_phy: 18446744073709551616\n"),
             "gpu01.txt:2: field tx_pause_ctrl_phy: '18446744073709551616' is not a count (an unsigned 64-bit number)");
-  EXPECT_EQ(error_of("# iface eth0\nrx_bytes 12\n"), "gpu01.txt:2: field counter: expected 'name: value', not 'rx_bytes 12'");
+  EXPECT_EQ(error_of("# iface eth0\nrx_bytes 12\n"),
+            "gpu01.txt:2: field counter: expected 'name: value', not 'rx_bytes 12'");
   EXPECT_EQ(error_of("# iface eth0\n rx_bytes: 1\n rx_bytes: 2\n"),
             "gpu01.txt:3: field rx_bytes: counted twice for NIC eth0");
-  EXPECT_EQ(error_of("# iface eth0\n# iface eth0\n"), "gpu01.txt:2: field iface: NIC eth0 is listed twice in this file");
+  EXPECT_EQ(error_of("# iface eth0\n# iface eth0\n"),
+            "gpu01.txt:2: field iface: NIC eth0 is listed twice in this file");
   EXPECT_EQ(error_of("# iface eth0\n# host gpu02\n"),
             "gpu01.txt:2: field host: '# host' must come once, before the first '# iface'");
   EXPECT_EQ(error_of("# time yesterday\n"), "gpu01.txt:1: field time: 'yesterday' is not Unix seconds (date +%s.%N)");
@@ -169,9 +171,9 @@ TEST(NicHealth, ResetCountersAndTheMedianNeedsThreePeers) {
   NicCollection b{2, "t1", 10'000, {nic("gpu01", 100000, 100), nic("gpu02", 10, 0)}};
   std::vector<NicRates> r = nic_rates(f, a, b);
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_TRUE(r[0].reset);                      // 500 -> 100: counted from the reset
+  EXPECT_TRUE(r[0].reset);  // 500 -> 100: counted from the reset
   EXPECT_DOUBLE_EQ(r[0].rx_pauses_per_second, 10);
-  EXPECT_FALSE(r[0].rx_paused_share);           // no duration counter
+  EXPECT_FALSE(r[0].rx_paused_share);            // no duration counter
   EXPECT_TRUE(check_nic_health(r, {}).empty());  // two peers: no median
   b.nics.push_back(nic("gpu03", 20, 0));
   a.nics.push_back(nic("gpu03", 0, 0));
@@ -235,13 +237,14 @@ TEST(NicHealth, ASchema4DatabaseMigratesKeepingItsPortCollections) {
   int64_t snapshot = 0;
   {
     Connection c(db, milliseconds(1000));
-    c.exec("INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, "
-           "links, pods, rails, rail_optimized, faults) VALUES ('2026-12-01T00:00:00Z', 'x', '', 0, 0, 0, 0, 0, 0, 0, "
-           "0, 0, 0, 0);"
-           "INSERT INTO health_collection (snapshot_id, taken_at, taken_ms, source, ports, unanswered) VALUES "
-           "(1, '2026-12-01T00:00:00Z', 1764547200000, 'libibmad:mlx5_0', 1, '');"
-           "INSERT INTO port_sample VALUES (1, 'S-1', 3, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1);",
-           "rows as schema 4 wrote them");
+    c.exec(
+        "INSERT INTO snapshot (taken_at, source, host_pattern, hosts, hcas, switches, leaves, spines, cores, "
+        "links, pods, rails, rail_optimized, faults) VALUES ('2026-12-01T00:00:00Z', 'x', '', 0, 0, 0, 0, 0, 0, 0, "
+        "0, 0, 0, 0);"
+        "INSERT INTO health_collection (snapshot_id, taken_at, taken_ms, source, ports, unanswered) VALUES "
+        "(1, '2026-12-01T00:00:00Z', 1764547200000, 'libibmad:mlx5_0', 1, '');"
+        "INSERT INTO port_sample VALUES (1, 'S-1', 3, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1);",
+        "rows as schema 4 wrote them");
     snapshot = 1;
   }
   HealthStore store(db);  // migrates

@@ -11,16 +11,16 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "fabric/synthetic.h"
 #include "placement/defer.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
 #include "placement/running_file.h"
-#include "placement/search.h"
 #include "placement/seams.h"
+#include "placement/search.h"
 #include "placement/traffic.h"
-#include "tests/support/dmodk_routing.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
+#include "tests/support/dmodk_routing.h"
 
 namespace topo {
 namespace {
@@ -83,7 +83,7 @@ TEST(Placement, NeverTheLeafWithADegradedUplinkWhenAnotherWillDo) {
   Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf03:9");
   SwitchTree tree(f);
   FreeMap free = FreeMap::all_free(f, 8);
-  busy(f, free, 1, 3);  // leaf01: 5 free; leaf03 (degraded) is the best fit by size otherwise... make it so:
+  busy(f, free, 1, 3);    // leaf01: 5 free; leaf03 (degraded) is the best fit by size otherwise... make it so:
   busy(f, free, 17, 21);  // leaf03: 3 free
   busy(f, free, 9, 12);   // leaf02: 4 free
   // 3 hosts: leaf03 fits exactly, but its uplink is degraded; leaf02 fits next best.
@@ -202,8 +202,8 @@ TEST(Placement, AllToAllTakesMoreLeavesWhenTheFewestOverloadTheirUplinks) {
   for (int i = 1; i <= 24; ++i) packed.push_back(host(f, i));
   Placement fewest = make_placement(tree, free, r, packed, Weights{});
   EXPECT_EQ(fewest.score.overloaded_leaves, 3);
-  EXPECT_LT(p.score.slowdown, fewest.score.slowdown - 0.2) << "spread " << p.score.slowdown << ", packed "
-                                                            << fewest.score.slowdown;
+  EXPECT_LT(p.score.slowdown, fewest.score.slowdown - 0.2)
+      << "spread " << p.score.slowdown << ", packed " << fewest.score.slowdown;
 
   // What fits the uplinks stays on the fewest leaves: 12 hosts on 2 leaves
   // send 8 * 4 / 11 = 2.9 each. Other profiles keep the fewest leaves.
@@ -314,18 +314,21 @@ TEST(Placement, WithinFivePercentOfTheOptimumAlmostAlways) {
       auto dump = [&](const char* what, const Placement& p) {
         std::string hs;
         for (NodeId h : p.hosts) hs += f.node(h).name + " ";
-        std::printf("  %s: %s total=%.3f deg=%d pod=%d sp=%d leaves=%d press=%.2f slow=%.3f frag=%.2f\n", what, hs.c_str(),
-                    p.score.total, p.score.degraded_links, p.score.pod_edges, p.score.spine_edges, p.score.leaves,
-                    p.score.pressure, p.score.slowdown, p.score.fragment);
+        std::printf("  %s: %s total=%.3f deg=%d pod=%d sp=%d leaves=%d press=%.2f slow=%.3f frag=%.2f\n", what,
+                    hs.c_str(), p.score.total, p.score.degraded_links, p.score.pod_edges, p.score.spine_edges,
+                    p.score.leaves, p.score.pressure, p.score.slowdown, p.score.fragment);
       };
       std::string freestr;
       for (NodeId h : f.hosts()) freestr += free.free(h) ? "1" : "0";
-      std::printf("instance %d %s hosts=%d profile=%d free=%s\n", i, shapes[which].c_str(), r.hosts, (int)r.profile, freestr.c_str());
+      std::printf("instance %d %s hosts=%d profile=%d free=%s\n", i, shapes[which].c_str(), r.hosts, (int)r.profile,
+                  freestr.c_str());
       dump("oracle", oracle);
       dump("found ", found);
     }
-    if (gap <= 0.05) ++within;
-    else ++missed;
+    if (gap <= 0.05)
+      ++within;
+    else
+      ++missed;
     if (gap > worst) {
       worst = gap;
       worst_case = fmt::format("{} hosts on {}", r.hosts, shapes[which]);
@@ -519,12 +522,12 @@ TEST(Placement, RunningFileGivesRingsProfilesAndDutiesAndNamesBadLines) {
   EXPECT_DOUBLE_EQ(free.running[1].duty, 0.5);
   EXPECT_EQ(free.free(host(f, 3)), 0);
   EXPECT_EQ(free.free(host(f, 2)), 8);
-  for (auto [text, field] : std::vector<std::pair<std::string, std::string>>{
-           {"gpu001\ngpu999 allreduce\n", "run.txt:2"},
-           {"gpu001 bogus\n", "'bogus'"},
-           {"gpu001 duty=1.5\n", "duty"},
-           {"gpu001,gpu002\ngpu002\n", "already runs"},
-           {"gpu001 allreduce fsdp\n", "'fsdp'"}}) {
+  for (auto [text, field] :
+       std::vector<std::pair<std::string, std::string>>{{"gpu001\ngpu999 allreduce\n", "run.txt:2"},
+                                                        {"gpu001 bogus\n", "'bogus'"},
+                                                        {"gpu001 duty=1.5\n", "duty"},
+                                                        {"gpu001,gpu002\ngpu002\n", "already runs"},
+                                                        {"gpu001 allreduce fsdp\n", "'fsdp'"}}) {
     FreeMap fresh = FreeMap::all_free(f, 8);
     std::istringstream bad(text);
     try {
@@ -787,8 +790,10 @@ TEST(Placement, SeamFloorIsNeverAboveTheBestRingOrderOfTheHosts) {
   EXPECT_GE(trials, 100);
   // A local search, it may miss the best order, but seldom on rings this small.
   EXPECT_GE(reached_best, trials * 9 / 10);
-  std::printf("seam floor: %d rings of hosts with no choice, seam_ring at the best order in %d, the best at the floor "
-              "in %d\n", trials, reached_best, best_at_floor);
+  std::printf(
+      "seam floor: %d rings of hosts with no choice, seam_ring at the best order in %d, the best at the floor "
+      "in %d\n",
+      trials, reached_best, best_at_floor);
 }
 
 // The idle fabric's slowdown, as defer() asks for it.
@@ -806,7 +811,7 @@ TEST(PlacementDefer, OnlyAMultiHostPlacementSlowerThanTheIdleFabricsWaitsWithinI
   const DeferRule rule{1.10, 0.5};
   EXPECT_TRUE(defer(rule, p, idle(1.0), 0, 100));
   EXPECT_TRUE(defer(rule, p, idle(1.0), 49.9, 100));
-  EXPECT_FALSE(defer(rule, p, idle(1.0), 50, 100));  // waited its share
+  EXPECT_FALSE(defer(rule, p, idle(1.0), 50, 100));        // waited its share
   EXPECT_FALSE(defer(DeferRule{}, p, idle(1.0), 0, 100));  // off by default
   EXPECT_FALSE(defer(DeferRule{1.6, 0.5}, p, idle(1.0), 0, 100));
   // Against the idle fabric's best: 1.5 is within 10% of 1.4, not of 1.3.
@@ -816,7 +821,13 @@ TEST(PlacementDefer, OnlyAMultiHostPlacementSlowerThanTheIdleFabricsWaitsWithinI
   fast.score.slowdown = 1.10;  // at the threshold: starts
   EXPECT_FALSE(defer(rule, fast, idle(1.0), 0, 100));
   bool asked = false;  // finding the idle fabric's best is a search: not for a placement this fast
-  EXPECT_FALSE(defer(rule, fast, [&] { asked = true; return 1.0; }, 0, 100));
+  EXPECT_FALSE(defer(
+      rule, fast,
+      [&] {
+        asked = true;
+        return 1.0;
+      },
+      0, 100));
   EXPECT_FALSE(asked);
   Placement full = p;  // a cable the job needs is full: the estimate is infinite
   full.score.estimate_s = std::numeric_limits<double>::infinity();

@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include "tests/support/topoctl_run.h"
 #include <nlohmann/json.hpp>
+#include "tests/support/topoctl_run.h"
 
-#include "placement/slurm_policy.h"
 #include "common/hostlist.h"
 #include "fabric/synthetic.h"
+#include "placement/slurm_policy.h"
 
 namespace topo {
 namespace {

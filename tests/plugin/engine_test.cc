@@ -22,14 +22,14 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "db/connection.h"
 #include "db/placement_journal.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "fabric/synthetic.h"
 #include "placement/search.h"
 #include "plugin/engine/engine_config.h"
-#include "common/error.h"
-#include "fabric/synthetic.h"
 
 namespace {
 
@@ -38,9 +38,8 @@ constexpr const char* kFabric = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,ov
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("engine-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("engine-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     for (int i = 1; i <= 32; ++i) {
@@ -291,8 +290,8 @@ TEST_F(EngineTest, RecordsAndReturnsTheRingOrder) {
   // A fallback: node order in, ring order out, recorded with the reason.
   std::vector<size_t> mixed = indices({"gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "nothere"});
   char *ring = nullptr, *hca = nullptr;
-  ASSERT_EQ(topo_engine_record(engine_, &job, nullptr, -1, mixed.data(), mixed.size(), "no candidate fit", &ring,
-                               &hca, msg_, sizeof msg_),
+  ASSERT_EQ(topo_engine_record(engine_, &job, nullptr, -1, mixed.data(), mixed.size(), "no candidate fit", &ring, &hca,
+                               msg_, sizeof msg_),
             TOPO_ENGINE_OK)
       << msg_;
   EXPECT_STREQ(ring, "gpu001,gpu005,gpu002,gpu006,gpu003,gpu004,nothere");
@@ -377,8 +376,7 @@ void keep_snapshot_line(const char* line) { snapshot_lines.emplace_back(line); }
 // The job's NCCL hints on `nodes`, "" for none.
 std::string hints_of(topo_engine_t* engine, const std::vector<size_t>& nodes) {
   char msg[512], *hints = nullptr;
-  EXPECT_EQ(topo_engine_nccl_hints(engine, nodes.data(), nodes.size(), &hints, msg, sizeof msg), TOPO_ENGINE_OK)
-      << msg;
+  EXPECT_EQ(topo_engine_nccl_hints(engine, nodes.data(), nodes.size(), &hints, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
   std::string out = hints ? hints : "";
   std::free(hints);
   return out;
@@ -391,7 +389,8 @@ TEST_F(EngineTest, RoceHintsComeFromTheSiteAndTheQpHintFromAnEcmpFabric) {
   open(conf("DbPath=" + path("fabric.db") +
             "\nRoceGidIndex=3\nRoceTrafficClass=106\nSocketIfname=^docker,lo\nRoceHca=^mlx5_bond_0\n"));
   ASSERT_EQ(topo_engine_prepare(engine_, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
-  const std::string site = "NCCL_IB_GID_INDEX=3\nNCCL_IB_TC=106\nNCCL_SOCKET_IFNAME=^docker,lo\nNCCL_IB_HCA=^mlx5_bond_0";
+  const std::string site =
+      "NCCL_IB_GID_INDEX=3\nNCCL_IB_TC=106\nNCCL_SOCKET_IFNAME=^docker,lo\nNCCL_IB_HCA=^mlx5_bond_0";
   // One leaf: nothing hashed onto an uplink, no QP hint.
   EXPECT_EQ(hints_of(engine_, indices({"gpu001", "gpu002"})), site);
   // Across leaves: the default 4 QPs per connection.
@@ -530,8 +529,7 @@ TEST_F(EngineTest, HostPatternMapsNodeNames) {
   job.nodes = 2;
   job.gpus_per_node = 8;
   topo_engine_ranking r{};
-  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
-      << msg_;
+  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   ASSERT_EQ(r.candidates[0].count, 2u);
   EXPECT_EQ(r.candidates[0].nodes[0], 2u);  // n-gpu001 first in ring order
   EXPECT_EQ(r.candidates[0].nodes[1], 1u);
@@ -539,8 +537,7 @@ TEST_F(EngineTest, HostPatternMapsNodeNames) {
   // A new table (reconfigure) is mapped afresh.
   set_nodes({"n-gpu009", "n-gpu010"});
   free = {8, 8};
-  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK)
-      << msg_;
+  ASSERT_EQ(topo_engine_rank(engine_, &job, free.data(), free.size(), &r, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   EXPECT_EQ(r.candidates[0].count, 2u);
   topo_engine_ranking_free(&r);
   topo_engine_t* other = nullptr;
@@ -636,8 +633,9 @@ TEST_F(EngineTest, RecordsSurviveAKillAndAreReplayedOnce) {
   record_fallback(21, {"gpu001", "gpu002"});
   flush();
   EXPECT_EQ(store.history(21).size(), 1u);
-  EXPECT_EQ(std::filesystem::file_size(path("fabric.db.journal-0")) + std::filesystem::file_size(path("fabric.db.journal-1")),
-            0u);
+  EXPECT_EQ(
+      std::filesystem::file_size(path("fabric.db.journal-0")) + std::filesystem::file_size(path("fabric.db.journal-1")),
+      0u);
 }
 
 // A database that refuses writes keeps the records in the journal; they
@@ -910,8 +908,8 @@ TEST_F(EngineTest, RepeatedQuestionsReuseTheAnswerUntilTrafficChanges) {
   placed.nodes = 4;
   placed.gpus_per_node = 8;
   placed.request.topo_aware = true;
-  ASSERT_EQ(topo_engine_record(engine_, &placed, &first, 0, first.candidates[0].nodes, first.candidates[0].count, nullptr, &ring, &hcas,
-                               msg_, sizeof msg_),
+  ASSERT_EQ(topo_engine_record(engine_, &placed, &first, 0, first.candidates[0].nodes, first.candidates[0].count,
+                               nullptr, &ring, &hcas, msg_, sizeof msg_),
             TOPO_ENGINE_OK)
       << msg_;
   std::free(ring);

@@ -70,10 +70,9 @@ TEST(NetworkOption, EachProfile) {
 TEST(NetworkOption, MaxLeavesBounds) {
   EXPECT_EQ(parse("topo-aware,maxleaves=1").request.max_leaves, 1u);
   EXPECT_EQ(parse("topo-aware,maxleaves=65535").request.max_leaves, 65535u);
-  for (const char* bad : {"topo-aware,maxleaves=0", "topo-aware,maxleaves=65536",
-                          "topo-aware,maxleaves=", "topo-aware,maxleaves", "topo-aware,maxleaves=-2",
-                          "topo-aware,maxleaves=+2", "topo-aware,maxleaves=2x",
-                          "topo-aware,maxleaves=99999999999999999999"}) {
+  for (const char* bad : {"topo-aware,maxleaves=0", "topo-aware,maxleaves=65536", "topo-aware,maxleaves=",
+                          "topo-aware,maxleaves", "topo-aware,maxleaves=-2", "topo-aware,maxleaves=+2",
+                          "topo-aware,maxleaves=2x", "topo-aware,maxleaves=99999999999999999999"}) {
     Parsed p = parse(bad);
     EXPECT_EQ(p.rc, -1) << bad;
     EXPECT_NE(p.error.find("maxleaves needs a whole number from 1 to 65535"), std::string::npos)

@@ -7,11 +7,11 @@
 
 #include "common/error.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/route.h"
 #include "routing/routing_check.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
@@ -56,8 +56,7 @@ TEST(RoutingEngine, MinhopAndUpdnEqualOpenSmsTables) {
     ASSERT_EQ(ours.lft.size(), opensm.lft.size());
     for (size_t s = 0; s < ours.lft.size(); ++s)
       for (uint32_t lid = 1; lid < 9; ++lid)
-        EXPECT_EQ(ours.out_port(s, lid), opensm.out_port(s, lid))
-            << f.node(f.switches()[s]).name << " LID " << lid;
+        EXPECT_EQ(ours.out_port(s, lid), opensm.out_port(s, lid)) << f.node(f.switches()[s]).name << " LID " << lid;
   }
 }
 
@@ -90,10 +89,10 @@ TEST(RoutingEngine, MinhopLeavesSpineCablesUnbalancedWhereFtreeDoesNot) {
 }
 
 TEST(RoutingEngine, NoHolesOrLoopsOnAnySyntheticShape) {
-  for (const char* spec : {"leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2",
-                           "leafspine:leaves=3,hosts_per_leaf=6,spines=3",
-                           "railopt:hosts=16,rails=4,spines=2", "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4",
-                           "fattree:k=4", "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"})
+  for (const char* spec :
+       {"leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2", "leafspine:leaves=3,hosts_per_leaf=6,spines=3",
+        "railopt:hosts=16,rails=4,spines=2", "clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4", "fattree:k=4",
+        "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"})
     for (const char* engine : {"ftree", "minhop", "updn"}) {
       SCOPED_TRACE(std::string(spec) + " " + engine);
       Fabric f = routed(spec, engine);

@@ -12,10 +12,10 @@
 
 #include "common/error.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
@@ -170,8 +170,8 @@ TEST(RoutingLfts, RefusesADumpOfAnotherFabric) {
   write_opensm_lfts(other, dump);
   std::string e = error_of(dump.str(), f);
   EXPECT_NE(e.find("another fabric"), std::string::npos) << e;
-  EXPECT_NE(e.find("leaf03"), std::string::npos) << e;         // a switch the fabric lacks
-  EXPECT_NE(e.find("spine02"), std::string::npos) << e;        // a switch the dump leaves out
+  EXPECT_NE(e.find("leaf03"), std::string::npos) << e;   // a switch the fabric lacks
+  EXPECT_NE(e.find("spine02"), std::string::npos) << e;  // a switch the dump leaves out
   EXPECT_NE(e.find("LIDs of other nodes"), std::string::npos) << e;
   // One entry naming another node for a LID.
   std::string good = slurp(kDir + "multiport.minhop.lfts");

@@ -55,9 +55,9 @@
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
 #include "comm_model/sharing.h"
+#include "fabric/synthetic.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
 
 namespace sg4 = simgrid::s4u;
 using namespace topo;
@@ -195,30 +195,32 @@ void simulate(const Fabric& f, const Snapshot& s, const std::function<void(const
     auto finished = std::make_shared<size_t>(0);
     auto start = std::make_shared<double>(0);
     for (size_t i = 0; i < n; ++i)
-      sg4::Actor::create("job" + std::to_string(j) + "." + std::to_string(i), end[hcas[i]][0],
-                         [&, j, i, n, hcas, done, arrived, finished, start, all_done] {
-        const uint64_t part = static_cast<uint64_t>(kBytes / n / P);
-        for (bool counted = false;; counted = true) {
-          for (size_t step = 0; step < 2 * (n - 1); ++step) {
-            if (step > 0) (*arrived)[i]->acquire();
-            std::vector<sg4::CommPtr> comms;
-            const double sent = sg4::Engine::get_clock();
-            for (int k = 0; k < P; ++k)
-              comms.push_back(sg4::Comm::sendto_async(end[hcas[i]][k], end[hcas[(i + 1) % n]][k], part));
-            sg4::Comm::wait_all(comms);
-            if (!counted) first[j].busy_s[i] += sg4::Engine::get_clock() - sent;
-            (*arrived)[(i + 1) % n]->release();
-          }
-          (*arrived)[i]->acquire();  // the last chunk of rank i-1
-          if (++*finished % n != 0) continue;
-          // The run ends when every rank has its last chunk.
-          if (first[j].time_s < 0) {
-            first[j].time_s = sg4::Engine::get_clock() - *start;
-            if (++*done == J) all_done->release();
-          }
-          *start = sg4::Engine::get_clock();
-        }
-      })->daemonize();
+      sg4::Actor::create(
+          "job" + std::to_string(j) + "." + std::to_string(i), end[hcas[i]][0],
+          [&, j, i, n, hcas, done, arrived, finished, start, all_done] {
+            const uint64_t part = static_cast<uint64_t>(kBytes / n / P);
+            for (bool counted = false;; counted = true) {
+              for (size_t step = 0; step < 2 * (n - 1); ++step) {
+                if (step > 0) (*arrived)[i]->acquire();
+                std::vector<sg4::CommPtr> comms;
+                const double sent = sg4::Engine::get_clock();
+                for (int k = 0; k < P; ++k)
+                  comms.push_back(sg4::Comm::sendto_async(end[hcas[i]][k], end[hcas[(i + 1) % n]][k], part));
+                sg4::Comm::wait_all(comms);
+                if (!counted) first[j].busy_s[i] += sg4::Engine::get_clock() - sent;
+                (*arrived)[(i + 1) % n]->release();
+              }
+              (*arrived)[i]->acquire();  // the last chunk of rank i-1
+              if (++*finished % n != 0) continue;
+              // The run ends when every rank has its last chunk.
+              if (first[j].time_s < 0) {
+                first[j].time_s = sg4::Engine::get_clock() - *start;
+                if (++*done == J) all_done->release();
+              }
+              *start = sg4::Engine::get_clock();
+            }
+          })
+          ->daemonize();
   }
   engine.run();
   throw std::runtime_error("SimGrid ended before every job had run once");
@@ -292,8 +294,8 @@ std::vector<double> model(const PathIndex& index, const Snapshot& s, bool statio
   std::vector<NeighbourJob> jobs;
   for (const auto& ring : s.rings) jobs.push_back({ring, Request{Collective::AllReduce, kBytes, Dtype::Fp32, 1}});
   std::vector<double> t;
-  for (const Estimate& e : stationary ? estimate_each(index, jobs, textbook())
-                                      : estimate_each_by_steps(index, jobs, textbook()))
+  for (const Estimate& e :
+       stationary ? estimate_each(index, jobs, textbook()) : estimate_each_by_steps(index, jobs, textbook()))
     t.push_back(e.time_s);
   return t;
 }
@@ -308,8 +310,7 @@ std::vector<std::vector<double>> free_flow_rates(const Fabric& f, const Snapshot
   for (const auto& ring : s.rings)
     for (size_t i = 0; i < ring.size(); ++i) {
       int count = 1;
-      auto ps = parts(f, f.hcas_of(ring[i]).front(), f.hcas_of(ring[(i + 1) % ring.size()]).front(), s.adaptive,
-                      count);
+      auto ps = parts(f, f.hcas_of(ring[i]).front(), f.hcas_of(ring[(i + 1) % ring.size()]).front(), s.adaptive, count);
       std::map<int, double> on;
       for (const auto& path : ps)
         for (int d : path) on[d] += 1.0 / ps.size();
@@ -435,22 +436,23 @@ int main(int argc, char** argv) {
       steps.add(err);
       stationary.add(on_average[j] / sim[j].time_s - 1);
       if (std::abs(err) > 0.05 || (opt.stationary && std::abs(on_average[j] / sim[j].time_s - 1) > 0.05)) {
-        std::printf("snapshot %d (%s) job %zu of %zu, %zu hosts: SimGrid %.6f s, by steps %.6f s (%+.2f%%), "
-                    "stationary %.6f s (%+.2f%%)\n",
-                    i, kRoutings[r], j, s.rings.size(), s.rings[j].size(), sim[j].time_s, by_steps[j], 100 * err,
-                    on_average[j], 100 * (on_average[j] / sim[j].time_s - 1));
+        std::printf(
+            "snapshot %d (%s) job %zu of %zu, %zu hosts: SimGrid %.6f s, by steps %.6f s (%+.2f%%), "
+            "stationary %.6f s (%+.2f%%)\n",
+            i, kRoutings[r], j, s.rings.size(), s.rings[j].size(), sim[j].time_s, by_steps[j], 100 * err, on_average[j],
+            100 * (on_average[j] / sim[j].time_s - 1));
         if (opt.flows) print_flows(f, s, j, sim[j], on_average[j]);
       }
     }
   }
-  std::printf("%d snapshots (static ftree, static minhop, adaptive), %zu jobs, %d slower than alone on a "
-              "non-blocking fabric\n",
-              opt.snapshots, steps.jobs, contended);
+  std::printf(
+      "%d snapshots (static ftree, static minhop, adaptive), %zu jobs, %d slower than alone on a "
+      "non-blocking fabric\n",
+      opt.snapshots, steps.jobs, contended);
   steps.print("by steps (ring_steps.h)");
   stationary.print("stationary (neighbours.h)");
   if (opt.goal) return steps.off == 0 ? 0 : 1;
   const bool steps_hold = steps.mean() <= kStepsMean && steps.worst <= kStepsWorst;
-  const bool stationary_holds =
-      stationary.mean() <= 0.01 && stationary.worst <= 0.30 && stationary.off <= 25;
+  const bool stationary_holds = stationary.mean() <= 0.01 && stationary.worst <= 0.30 && stationary.off <= 25;
   return steps_hold && stationary_holds ? 0 : 1;
 }

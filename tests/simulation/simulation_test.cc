@@ -6,13 +6,13 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/ring_steps.h"
+#include "fabric/routing.h"
+#include "fabric/synthetic.h"
 #include "placement/ring_order.h"
 #include "simulation/mix.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
 #include "tests/support/dmodk_routing.h"
-#include "fabric/routing.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
@@ -205,8 +205,8 @@ TEST(SimulationJudge, UnderEcmpTheQpsHintJudgesRingsThatCrossLeavesWithMoreQps) 
   Schedule s;
   s.policy = "topo-aware";
   s.jobs.push_back(job(f, "across", alternating(f, tree, 0, 1, 4), 0, 100));
-  s.jobs.push_back(job(f, "one-leaf", {f.node(tree.leaves()[2].hosts[0]).name, f.node(tree.leaves()[2].hosts[1]).name},
-                       0, 100));
+  s.jobs.push_back(
+      job(f, "one-leaf", {f.node(tree.leaves()[2].hosts[0]).name, f.node(tree.leaves()[2].hosts[1]).name}, 0, 100));
   OutcomeOptions hinted = options_for(f);
   hinted.ecmp_qps_hint = 4;
   PolicyOutcome plain = judge(tree, s, options_for(f)), with_hint = judge(tree, s, hinted);
@@ -244,8 +244,8 @@ TEST(SimulationMix, ParsesDrawsAndNamesBadItems) {
   EXPECT_EQ(draw_profile(m, "job42"), draw_profile(m, "job42"));
   EXPECT_EQ(parse_mix("allreduce=2,alltoall=2").shares[1].second, 0.5);
   EXPECT_EQ(draw_profile(parse_mix("fsdp=1"), "x"), Profile::Fsdp);
-  for (const char* bad : {"allreduce", "allreduce=x", "bogus=1", "allreduce=-1", "allreduce=0", "none=1",
-                          "allreduce=1,allreduce=1"}) {
+  for (const char* bad :
+       {"allreduce", "allreduce=x", "bogus=1", "allreduce=-1", "allreduce=0", "none=1", "allreduce=1,allreduce=1"}) {
     try {
       parse_mix(bad);
       ADD_FAILURE() << bad;
@@ -386,8 +386,12 @@ TEST(SimulationReplay, ADeferredJobWaitsForAFasterPlacementUpToItsShare) {
   // are free, at 50, and starts at the first pass past 60.
   o.defer_rule.max_wait_share = 0.1;
   s = replay(tree,
-             trace_of({{"blocker", 0, 200, 8}, {"a", 1, 49, 8}, {"b", 1, 49, 8}, {"c", 1, 49, 8},
-                       {"late", 5, 100, 16}, {"tick", 70, 1, 1}}),
+             trace_of({{"blocker", 0, 200, 8},
+                       {"a", 1, 49, 8},
+                       {"b", 1, 49, 8},
+                       {"c", 1, 49, 8},
+                       {"late", 5, 100, 16},
+                       {"tick", 70, 1, 1}}),
              slow_while_busy(f, first), o);
   for (const ScheduledJob& j : s.jobs) by_id[j.id] = j;
   EXPECT_EQ(by_id["late"].start_s, 70);

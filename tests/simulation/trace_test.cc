@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "simulation/trace.h"
 #include "common/error.h"
+#include "simulation/trace.h"
 
 namespace topo {
 namespace {
@@ -35,7 +35,8 @@ std::map<int, size_t> gpu_counts_by_hand(const std::string& path) {
 }
 
 bool sorted_by_submission(const Trace& t) {
-  return std::is_sorted(t.jobs.begin(), t.jobs.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+  return std::is_sorted(t.jobs.begin(), t.jobs.end(),
+                        [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
 }
 
 TEST(TraceCsv, ReadsEveryItpCluster) {
@@ -78,9 +79,12 @@ struct Malformed {
 
 TEST(TraceCsv, MalformedFilesNameFileLineAndField) {
   const Malformed cases[] = {
-      {"bad_duration.csv", 3, "'duration'"},        {"missing_duration_column.csv", 1, "'duration'"},
-      {"negative_submission.csv", 4, "'submission_time'"}, {"zero_gpus.csv", 3, "'num_gpu'"},
-      {"fractional_gpus.csv", 2, "'num_gpu'"},     {"short_row.csv", 2, "fields"},
+      {"bad_duration.csv", 3, "'duration'"},
+      {"missing_duration_column.csv", 1, "'duration'"},
+      {"negative_submission.csv", 4, "'submission_time'"},
+      {"zero_gpus.csv", 3, "'num_gpu'"},
+      {"fractional_gpus.csv", 2, "'num_gpu'"},
+      {"short_row.csv", 2, "fields"},
       {"empty.csv", 0, "empty"},
   };
   for (const Malformed& m : cases) {

@@ -12,13 +12,12 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
-int main(int argc, char **argv)
-{
+int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s JOBID NETWORK\n", argv[0]);
     return 2;
   }
-  char *end = NULL;
+  char* end = NULL;
   unsigned long job_id = strtoul(argv[1], &end, 10);
   if (!*argv[1] || *end || job_id == 0 || job_id > 0xfffffffful) {
     fprintf(stderr, "%s: bad job id '%s'\n", argv[0], argv[1]);

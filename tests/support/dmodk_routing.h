@@ -23,9 +23,9 @@ inline Routing dmodk_routing(const Fabric& f) {
   for (NodeId v = 0; v < f.node_count(); ++v) top = std::max(top, f.node(v).lid);
   r.lft.assign(f.switches().size(), std::vector<uint8_t>(top + 1, kNoPort));
   // Per switch: its ports by what they reach.
-  std::map<NodeId, std::vector<int>> up;                       // leaf -> uplink ports
-  std::map<NodeId, std::map<NodeId, std::vector<int>>> down;   // switch -> peer -> ports
-  std::map<NodeId, std::pair<NodeId, int>> hca_at;             // hca -> (leaf, index under it)
+  std::map<NodeId, std::vector<int>> up;                      // leaf -> uplink ports
+  std::map<NodeId, std::map<NodeId, std::vector<int>>> down;  // switch -> peer -> ports
+  std::map<NodeId, std::pair<NodeId, int>> hca_at;            // hca -> (leaf, index under it)
   for (NodeId s : f.switches()) {
     r.lft[f.switch_index(s)][f.node(s).lid] = 0;
     std::vector<std::pair<int, LinkId>> cabled;  // by port
@@ -50,7 +50,8 @@ inline Routing dmodk_routing(const Fabric& f) {
     uint32_t lid = f.node(hca).lid;
     for (NodeId s : f.switches()) {
       uint8_t& entry = r.lft[f.switch_index(s)][lid];
-      if (s == leaf) entry = static_cast<uint8_t>(down[s][hca].front());
+      if (s == leaf)
+        entry = static_cast<uint8_t>(down[s][hca].front());
       else if (f.node(s).level == Level::Leaf && !up[s].empty())
         entry = static_cast<uint8_t>(up[s][index % up[s].size()]);
       else if (auto it = down[s].find(leaf); it != down[s].end())

@@ -19,10 +19,10 @@
 #include <gtest/gtest.h>
 
 #include "comm_model/estimate.h"
-#include "tests/support/static_tables.h"
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
 #include "fabric/synthetic.h"
+#include "tests/support/static_tables.h"
 
 namespace topo::testing {
 

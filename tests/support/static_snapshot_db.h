@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "db/snapshot_store.h"
-#include "tests/support/static_routing_fixture.h"
 #include "fabric/synthetic.h"
+#include "tests/support/static_routing_fixture.h"
 
 namespace topo::testing {
 

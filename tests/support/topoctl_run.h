@@ -18,9 +18,9 @@
 namespace topo::testing {
 
 struct Ran {
-  int code = -1;         // the exit code; -1 when a signal ended it
+  int code = -1;  // the exit code; -1 when a signal ended it
   std::string out, err;
-  long max_rss_kb = 0;   // the peak resident memory of the command and what it waited for
+  long max_rss_kb = 0;  // the peak resident memory of the command and what it waited for
 };
 
 // Runs `command` in a shell (quote what needs it); its stderr is kept
@@ -50,8 +50,10 @@ inline Ran run_command(const std::string& command) {
   close(out[1]);
   char buf[4096];
   for (ssize_t n; (n = read(out[0], buf, sizeof buf)) != 0;)
-    if (n > 0) r.out.append(buf, static_cast<size_t>(n));
-    else if (errno != EINTR) break;
+    if (n > 0)
+      r.out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
   close(out[0]);
   int status = 0;
   rusage usage{};

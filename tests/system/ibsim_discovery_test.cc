@@ -32,11 +32,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/system/ibsim_processes.h"
-#include "fabric/classify.h"
 #include "discovery/ibnetdisc.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/classify.h"
 #include "fabric/synthetic.h"
+#include "tests/system/ibsim_processes.h"
 
 extern char** environ;
 
@@ -53,7 +53,6 @@ using namespace system_test;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-
 
 // ---------------------------------------------------------------------------
 // What a discovery found, in terms that do not depend on where it came from:
@@ -136,8 +135,7 @@ int run_child() {
       Fabric f = discover_ibnetdisc({});
       result = summarize(f);
       result["source"] = f.source();
-      if ((result["inactive"] == 0 && result["cables"] == expect) || std::chrono::steady_clock::now() > deadline)
-        break;
+      if ((result["inactive"] == 0 && result["cables"] == expect) || std::chrono::steady_clock::now() > deadline) break;
     } catch (const std::exception& e) {
       result = {{"error", e.what()}};
       if (std::chrono::steady_clock::now() > deadline) break;
@@ -176,10 +174,10 @@ class SimulatedFabric {
   // Live discovery in a child process, waiting until `cables` cables are up.
   json discover_live(int cables) {
     fs::path out = dir() / fmt::format("live{}.json", ++runs_);
-    Process child({fs::read_symlink("/proc/self/exe").string()},
-                  sim_.env({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_OUT=" + out.string(),
-                            fmt::format("TOPO_IBSIM_CABLES={}", cables)}),
-                  dir(), dir() / fmt::format("live{}.log", runs_), false);
+    Process child(
+        {fs::read_symlink("/proc/self/exe").string()},
+        sim_.env({"TOPO_IBSIM_CHILD=1", "TOPO_IBSIM_OUT=" + out.string(), fmt::format("TOPO_IBSIM_CABLES={}", cables)}),
+        dir(), dir() / fmt::format("live{}.log", runs_), false);
     auto status = child.wait(60s);
     if (!status) throw std::runtime_error("live discovery did not finish in 60 s:\n" + diagnostics());
     if (!fs::exists(out))
@@ -388,16 +386,14 @@ TEST_F(IbsimDiscovery, NetFileReadsAsIbsimRunsIt) {
   Fabric read = read_ibnetdiscover_file(net);
   TempDir dir;
   std::string socket = fmt::format("topo{}net", getpid());
-  Process ibsim({*find_program("ibsim"), "-s", net}, {"IBSIM_SOCKNAME=" + socket}, dir.path(),
-                dir.path() / "ibsim.log", true);
+  Process ibsim({*find_program("ibsim"), "-s", net}, {"IBSIM_SOCKNAME=" + socket}, dir.path(), dir.path() / "ibsim.log",
+                true);
   for (auto deadline = std::chrono::steady_clock::now() + 15s; !abstract_socket_listening(socket);) {
-    ASSERT_TRUE(ibsim.running() && std::chrono::steady_clock::now() < deadline)
-        << read_file(dir.path() / "ibsim.log");
+    ASSERT_TRUE(ibsim.running() && std::chrono::steady_clock::now() < deadline) << read_file(dir.path() / "ibsim.log");
     std::this_thread::sleep_for(20ms);
   }
   fs::path cache = dir.path() / "net.cache";
-  Process p({*find_program("ibnetdiscover"), "--cache", cache.string()},
-            with_preload({}, socket), dir.path(),
+  Process p({*find_program("ibnetdiscover"), "--cache", cache.string()}, with_preload({}, socket), dir.path(),
             dir.path() / "ibnetdiscover.log", false);
   auto status = p.wait(60s);
   ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << read_file(dir.path() / "ibnetdiscover.log");

@@ -25,10 +25,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/system/ibsim_processes.h"
-#include "fabric/classify.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/classify.h"
 #include "fabric/synthetic.h"
+#include "tests/system/ibsim_processes.h"
 
 extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
 
@@ -97,8 +97,8 @@ void discover_when_clean(SimulatedFabric& sim) {
     Output d = sim.topoctl({"discover", "--ibnetdisc", "--json"});
     Output lint = d.status == 0 ? sim.topoctl({"lint", "--json"}) : Output{};
     if (lint.status == 0) return;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << "the simulated fabric never came up clean:\n" << d.err << lint.out << sim.diagnostics();
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the simulated fabric never came up clean:\n"
+                                                          << d.err << lint.out << sim.diagnostics();
     std::this_thread::sleep_for(500ms);
   }
 }

@@ -21,9 +21,9 @@
 
 #include <fmt/format.h>
 
-#include "tests/support/temp_dir.h"
-#include "fabric/fabric.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/fabric.h"
+#include "tests/support/temp_dir.h"
 
 namespace topo::system_test {
 
@@ -32,7 +32,6 @@ using namespace std::chrono_literals;
 
 // libumad2sim: preloaded, it points a process's umad calls at ibsim.
 inline constexpr const char* kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
-
 
 inline std::optional<std::string> find_program(const std::string& name) {
   std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
@@ -72,8 +71,10 @@ class Process {
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
-      if (with_stdin) dup2(in[0], 0);
-      else dup2(open("/dev/null", O_RDONLY), 0);
+      if (with_stdin)
+        dup2(in[0], 0);
+      else
+        dup2(open("/dev/null", O_RDONLY), 0);
       int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(fd, 1);
       dup2(errors.empty() ? fd : open(errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
@@ -203,6 +204,5 @@ class Ibsim {
   std::string socket_;
   std::optional<Process> ibsim_;
 };
-
 
 }  // namespace topo::system_test

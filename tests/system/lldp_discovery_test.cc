@@ -26,9 +26,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/topoctl_run.h"
-#include "fabric/classify.h"
 #include "discovery/lldp.h"
+#include "fabric/classify.h"
+#include "tests/support/topoctl_run.h"
 
 namespace topo {
 namespace {

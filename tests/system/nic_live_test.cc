@@ -73,8 +73,8 @@ class NicLive : public ::testing::Test {
 };
 
 TEST_F(NicLive, TrafficBetweenTwoLocalCollections) {
-  testing::Ran d = testing::run_topoctl(
-      "discover --lldp " + (fs::path(TOPO_FIXTURES) / "lldp" / "twotier-json").string() + " --db " + db_);
+  testing::Ran d = testing::run_topoctl("discover --lldp " +
+                                        (fs::path(TOPO_FIXTURES) / "lldp" / "twotier-json").string() + " --db " + db_);
   ASSERT_EQ(d.code, 0) << d.err;
   testing::Ran first = in_a("health --ethtool-local --iface eth0 --host gpu01");
   ASSERT_EQ(first.code, 0) << first.out;

@@ -40,14 +40,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/system/ibsim_processes.h"
 #include "common/error.h"
 #include "discovery/ibnetdisc.h"
 #include "discovery/ibnetdiscover.h"
+#include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
+#include "tests/system/ibsim_processes.h"
 
 extern char** environ;
 
@@ -60,7 +60,6 @@ using namespace system_test;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
 
 // ---------------------------------------------------------------------------
 // The child: discover live with LIDs, read the tables live, write both.
@@ -105,8 +104,7 @@ class Simulator {
                dir() / ("opensm-" + engine + ".out"), false);
     auto status = sm.wait(60s);
     if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
-      throw std::runtime_error("opensm -R " + engine + " failed:\n" +
-                               read_file(dir() / ("opensm-" + engine + ".out")));
+      throw std::runtime_error("opensm -R " + engine + " failed:\n" + read_file(dir() / ("opensm-" + engine + ".out")));
     if (!fs::exists(dump / "opensm-lfts.dump")) throw std::runtime_error("opensm wrote no opensm-lfts.dump");
     return dump / "opensm-lfts.dump";
   }
@@ -115,8 +113,7 @@ class Simulator {
   void read_live(const fs::path& out) {
     fs::create_directories(out);
     Process child({fs::read_symlink("/proc/self/exe").string()},
-                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir(), out / "child.log",
-                  false);
+                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir(), out / "child.log", false);
     auto status = child.wait(60s);
     if (!status || fs::exists(out / "live.error"))
       throw std::runtime_error("live reading failed: " + read_file(out / "live.error") + read_file(out / "child.log"));
@@ -153,7 +150,8 @@ std::string tracert_text(const std::string& out) {
   static const std::regex from_re(R"(^From \S+ .*"(.*)\"\s*$)"), hop_re(R"(^\[(\d+)\] -> .*"(.*)\"\s*$)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (std::regex_match(line, m, from_re)) names.push_back(m[1]);
+    if (std::regex_match(line, m, from_re))
+      names.push_back(m[1]);
     else if (std::regex_match(line, m, hop_re)) {
       ports.push_back(std::stoi(m[1]));
       names.push_back(m[2]);

@@ -131,7 +131,8 @@ class ServeBrowser : public ::testing::Test {
 
 TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
   ASSERT_EQ(sh("command -v chromium").code, 0) << "chromium is not installed (scripts/install-deps.sh)";
-  ASSERT_EQ(sh("/usr/bin/python3 -c 'import prometheus_client'").code, 0) << "python3-prometheus-client is not installed";
+  ASSERT_EQ(sh("/usr/bin/python3 -c 'import prometheus_client'").code, 0)
+      << "python3-prometheus-client is not installed";
 
   // The fixture: two leaves under one spine; leaf01's first uplink runs at 1x.
   Ran discover = sh(fmt::format("{} discover --db {} --ibnetdiscover {}/ibnetdiscover/two_leaves.ibnetdiscover",
@@ -151,9 +152,10 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
 
   // A simulation report, as `topoctl simulate --output` and `topoctl report` write it.
   fs::path reports = dir_ / "reports";
-  Ran simulate = sh(fmt::format("{} simulate --generate jobs=60,seed=4 --policies tree,topo-aware --synthetic "
-                                "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2 --output {}",
-                                TOPOCTL_PATH, quote((dir_ / "results.json").string())));
+  Ran simulate =
+      sh(fmt::format("{} simulate --generate jobs=60,seed=4 --policies tree,topo-aware --synthetic "
+                     "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2 --output {}",
+                     TOPOCTL_PATH, quote((dir_ / "results.json").string())));
   ASSERT_EQ(simulate.code, 0) << simulate.err;
   Ran report = sh(fmt::format("{} report --results {} --out {}", TOPOCTL_PATH, quote((dir_ / "results.json").string()),
                               quote((reports / "small_run").string())));
@@ -171,7 +173,8 @@ TEST_F(ServeBrowser, PagesShowLeavesADegradedCableAndAJobsRing) {
   EXPECT_TRUE(contains(home.out, "class=\"node switch spine\""));
   EXPECT_TRUE(contains(home.out, "class=\"edge cable degraded"));
   EXPECT_TRUE(contains(home.out, "1xNDR")) << "the degraded cable's rate is in its tooltip";
-  EXPECT_TRUE(contains(home.out, "class=\"edge cable loaded") || contains(home.out, "class=\"edge cable degraded loaded"))
+  EXPECT_TRUE(contains(home.out, "class=\"edge cable loaded") ||
+              contains(home.out, "class=\"edge cable degraded loaded"))
       << "job 4242's traffic colours the uplinks";
 
   // The job's page: its ring over the fabric, its reasons escaped.
@@ -251,8 +254,10 @@ print("ok", len(samples), "samples")
   EXPECT_TRUE(contains(shown.out, "src=\"/report/small_run/fabric-1.svg\"")) << shown.out.substr(0, 2000);
   EXPECT_TRUE(contains(shown.out, "src=\"/report/small_run/slowdown-cdf.svg\""));
   EXPECT_TRUE(contains(shown.out, "topo-aware"));
-  Ran picture = sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen('{}')"
-                               ".read().decode())\"", server.url("/report/small_run/fabric-1.svg")));
+  Ran picture =
+      sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen('{}')"
+                     ".read().decode())\"",
+                     server.url("/report/small_run/fabric-1.svg")));
   EXPECT_TRUE(contains(picture.out, "class=\"edge ring job_")) << picture.out.substr(0, 1000);
   Ran outside = sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; urllib.request.urlopen('{}')\"",
                                server.url("/report/small_run/..%2f..%2ftopo.db")));
@@ -297,9 +302,10 @@ TEST_F(ServeBrowser, FourThousandHostsAreReadable) {
   auto [w1, h1] = size_of(flat.out);
   EXPECT_GT(h1, 0);
   EXPECT_LE(w1 / h1, 3.0) << w1 << " x " << h1;
-  Ran shot = chromium(server.url("/fabric?snapshot=1"),
-                      fmt::format("--window-size=1600,1400 --screenshot={}", quote((dir_ / "fabric-4096-flat.png").string())));
-  EXPECT_TRUE(fs::exists(dir_ / "fabric-4096-flat.png") && fs::file_size(dir_ / "fabric-4096-flat.png") > 10000) << shot.err;
+  Ran shot = chromium(server.url("/fabric?snapshot=1"), fmt::format("--window-size=1600,1400 --screenshot={}",
+                                                                    quote((dir_ / "fabric-4096-flat.png").string())));
+  EXPECT_TRUE(fs::exists(dir_ / "fabric-4096-flat.png") && fs::file_size(dir_ / "fabric-4096-flat.png") > 10000)
+      << shot.err;
 
   Ran pods = chromium(server.url("/fabric?snapshot=2"));
   for (int pod = 0; pod < 8; ++pod) EXPECT_TRUE(contains(pods.out, fmt::format(">pod {}<", pod))) << pod;

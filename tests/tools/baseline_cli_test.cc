@@ -32,7 +32,8 @@ class BaselineCli : public ::testing::Test {
 };
 
 TEST_F(BaselineCli, ImportStoresTheHostSetAndTheModelsFigures) {
-  auto r = run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") + " --hosts 'gpu[001-002]' --json --db " + db_);
+  auto r = run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") +
+                       " --hosts 'gpu[001-002]' --json --db " + db_);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["hosts"], nlohmann::json({"gpu001", "gpu002"}));
@@ -57,12 +58,20 @@ TEST_F(BaselineCli, CheckFindsTheSlowSetAndNamesTheHostAndItsCable) {
   ASSERT_NE(slow, text.str());
   std::ofstream(dir_ / "slow.txt") << slow;
   for (const char* hosts : {"gpu[001-002]", "gpu[002-003]", "gpu[005-006]"})
-    ASSERT_EQ(run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") + " --hosts '" + hosts + "' --db " + db_).code, 0);
+    ASSERT_EQ(
+        run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") + " --hosts '" + hosts + "' --db " + db_)
+            .code,
+        0);
   auto ok = run_topoctl("baseline check --db " + db_);
   EXPECT_EQ(ok.code, 0) << ok.out;
-  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "slow.txt").string() + " --hosts 'gpu[001-002]' --db " + db_).code, 0);
-  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "slow.txt").string() + " --hosts 'gpu[002-003]' --db " + db_).code, 0);
-  ASSERT_EQ(run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") + " --hosts 'gpu[005-006]' --db " + db_).code, 0);
+  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "slow.txt").string() + " --hosts 'gpu[001-002]' --db " + db_).code,
+            0);
+  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "slow.txt").string() + " --hosts 'gpu[002-003]' --db " + db_).code,
+            0);
+  ASSERT_EQ(
+      run_topoctl("baseline import " + fixture("spark-all_reduce_perf.txt") + " --hosts 'gpu[005-006]' --db " + db_)
+          .code,
+      0);
   auto r = run_topoctl("baseline check --json --db " + db_);
   ASSERT_EQ(r.code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -85,10 +94,14 @@ TEST_F(BaselineCli, CheckHoldsALargeRunAgainstTheModel) {
   std::ifstream in(fixture("a100-all_gather_perf.txt"));
   std::stringstream text;
   text << in.rdbuf();
-  std::string slow = std::regex_replace(text.str(), std::regex(R"(490\.8  239\.27  119\.64)"), "11744.0  10.00    5.00");
+  std::string slow =
+      std::regex_replace(text.str(), std::regex(R"(490\.8  239\.27  119\.64)"), "11744.0  10.00    5.00");
   ASSERT_NE(slow, text.str());
   std::ofstream(dir_ / "all_gather_perf.slow.txt") << slow;
-  ASSERT_EQ(run_topoctl("baseline import " + fixture("a100-all_gather_perf.txt") + " --hosts 'gpu[001,005]' --db " + db_).code, 0);
+  ASSERT_EQ(
+      run_topoctl("baseline import " + fixture("a100-all_gather_perf.txt") + " --hosts 'gpu[001,005]' --db " + db_)
+          .code,
+      0);
   auto ok = run_topoctl("baseline check --json --db " + db_);
   ASSERT_EQ(ok.code, 0) << ok.out << ok.err;
   auto j = nlohmann::json::parse(ok.out);
@@ -97,7 +110,10 @@ TEST_F(BaselineCli, CheckHoldsALargeRunAgainstTheModel) {
   EXPECT_GT(j["sets"][0]["measured_at_model_size"].get<double>(), j["sets"][0]["model_busbw"].get<double>());
   EXPECT_TRUE(j["sets"][0]["baseline_run"].is_null());
 
-  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "all_gather_perf.slow.txt").string() + " --hosts 'gpu[002,006]' --db " + db_).code, 0);
+  ASSERT_EQ(run_topoctl("baseline import " + (dir_ / "all_gather_perf.slow.txt").string() +
+                        " --hosts 'gpu[002,006]' --db " + db_)
+                .code,
+            0);
   auto r = run_topoctl("baseline check --json --db " + db_);
   ASSERT_EQ(r.code, 1) << r.out << r.err;
   j = nlohmann::json::parse(r.out);
@@ -123,7 +139,8 @@ TEST_F(BaselineCli, CheckHoldsALargeRunAgainstTheModel) {
 TEST_F(BaselineCli, PlanIsABisectionInLog2Rounds) {
   auto r = run_topoctl("baseline plan --hosts 'gpu[001-008]' --gpus-per-node 4");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("Bisection of 8 hosts for the slow one: 3 rounds of all_reduce_perf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Bisection of 8 hosts for the slow one: 3 rounds of all_reduce_perf"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("suspects=(gpu001 gpu002 gpu003 gpu004 gpu005 gpu006 gpu007 gpu008)"), std::string::npos);
   EXPECT_NE(r.out.find("srun --nodes=$# --nodelist=\"$list\" --ntasks-per-node=4"), std::string::npos);
   EXPECT_NE(run_topoctl("baseline plan --hosts gpu001").code, 0);

@@ -7,14 +7,14 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include "tests/support/topoctl_run.h"
 #include <nlohmann/json.hpp>
+#include "tests/support/topoctl_run.h"
 
+#include "comm_model/ring_steps.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
-#include "comm_model/ring_steps.h"
-#include "routing/routing_engine.h"
 #include "fabric/synthetic.h"
+#include "routing/routing_engine.h"
 
 namespace {
 
@@ -33,7 +33,8 @@ TEST(CommModelCli, SizingAloneNeedsNoFabric) {
 }
 
 TEST(CommModelCli, OneLeafAgainstFourLeavesAtTwoToOne) {
-  std::string common = "estimate --params 7B --dtype bf16 --gpus 128 --gpus-per-host 8 --step-time 2s --json " + kTwoToOne;
+  std::string common =
+      "estimate --params 7B --dtype bf16 --gpus 128 --gpus-per-host 8 --step-time 2s --json " + kTwoToOne;
   Ran one = topoctl(common + " --leaves 1"), four = topoctl(common + " --leaves 4");
   ASSERT_EQ(one.code, 0) << one.err;
   ASSERT_EQ(four.code, 0) << four.err;
@@ -78,8 +79,8 @@ TEST(CommModelCli, ConcurrentJobsShareTheCables) {
                          "gpu[002-003]  allreduce duty=1\n"
                          "\n"
                          "gpu004,gpu001 duty=0.5   # half of its time in collectives\n";
-  std::string common = "estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json --hosts gpu001,gpu002,gpu003 " +
-                       kTwoToOne;
+  std::string common =
+      "estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json --hosts gpu001,gpu002,gpu003 " + kTwoToOne;
   Ran alone = topoctl(common), busy = topoctl(common + " --concurrent " + file);
   ASSERT_EQ(alone.code, 0) << alone.err;
   ASSERT_EQ(busy.code, 0) << busy.err;

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "db/snapshot_store.h"
+#include "fabric/synthetic.h"
+#include "routing/route.h"
 #include "tests/support/static_snapshot_db.h"
 #include "tests/support/topoctl_run.h"
-#include "routing/route.h"
-#include "fabric/synthetic.h"
 
 namespace topo {
 namespace {
@@ -126,9 +126,8 @@ TEST_F(PathCli, AdaptiveOnAThreeTierFabricClimbsOnlyAsFarAsItMust) {
   ASSERT_FALSE(pod1.empty());
   Ran same_pod = topoctl(fmt::format("path --from {} --to {} --json --synthetic {}", f.node(pod0[0]).name,
                                      f.node(f.hosts_under(*f.find("leaf02"))[0]).name, spec));
-  Ran cross = topoctl(
-      fmt::format("path --from {} --to {} --json --max-paths 1000 --synthetic {}", f.node(pod0[0]).name,
-                  f.node(pod1[0]).name, spec));
+  Ran cross = topoctl(fmt::format("path --from {} --to {} --json --max-paths 1000 --synthetic {}", f.node(pod0[0]).name,
+                                  f.node(pod1[0]).name, spec));
   ASSERT_EQ(same_pod.code, 0) << same_pod.err;
   ASSERT_EQ(cross.code, 0) << cross.err;
   json within = json::parse(same_pod.out);  // the loop must not outlive the parsed document

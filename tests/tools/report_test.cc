@@ -12,14 +12,14 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include "tests/support/topoctl_run.h"
 #include <nlohmann/json.hpp>
+#include "tests/support/topoctl_run.h"
 
+#include "common/error.h"
 #include "simulation/report.h"
 #include "tools/topoctl/outcome_json.h"
 #include "tools/view/cdf_scene.h"
 #include "tools/view/render.h"
-#include "common/error.h"
 
 namespace topo {
 namespace {
@@ -76,14 +76,38 @@ Comparison sample() {
   c.title = "2:1 leaf/spine <loaded> & interleaved";
   c.fabric = "leafspine:leaves=8,hosts_per_leaf=16,spines=4,oversub=2";
   c.trace = "generated:jobs=100";
-  c.policies.push_back(outcome("linear", {.mean = 1.8, .p95 = 3.1, .alltoall = 2.2, .spine = 300, .pod = 0, .leaves = 3.5,
-                                          .makespan = 5000, .utilization = 0.70, .wait = 60},
+  c.policies.push_back(outcome("linear",
+                               {.mean = 1.8,
+                                .p95 = 3.1,
+                                .alltoall = 2.2,
+                                .spine = 300,
+                                .pod = 0,
+                                .leaves = 3.5,
+                                .makespan = 5000,
+                                .utilization = 0.70,
+                                .wait = 60},
                                {1.2, 1.9, 3.1, 1.0}));
-  c.policies.push_back(outcome("tree", {.mean = 1.4, .p95 = 2.05, .alltoall = 1.9, .spine = 120, .pod = 0, .leaves = 2.25,
-                                        .makespan = 4000, .utilization = 0.80, .wait = 30},
+  c.policies.push_back(outcome("tree",
+                               {.mean = 1.4,
+                                .p95 = 2.05,
+                                .alltoall = 1.9,
+                                .spine = 120,
+                                .pod = 0,
+                                .leaves = 2.25,
+                                .makespan = 4000,
+                                .utilization = 0.80,
+                                .wait = 30},
                                {1.1, 1.3, 2.05, kInf}));
-  c.policies.push_back(outcome("topo-aware", {.mean = 1.25, .p95 = 1.6, .alltoall = 1.7, .spine = 48, .pod = 0,
-                                              .leaves = 1.5, .makespan = 4060, .utilization = 0.77, .wait = 33},
+  c.policies.push_back(outcome("topo-aware",
+                               {.mean = 1.25,
+                                .p95 = 1.6,
+                                .alltoall = 1.7,
+                                .spine = 48,
+                                .pod = 0,
+                                .leaves = 1.5,
+                                .makespan = 4060,
+                                .utilization = 0.77,
+                                .wait = 33},
                                {1.0, 1.05, 1.6, 1.3}));
   return c;
 }
@@ -119,7 +143,8 @@ TEST(Report, GoalsFollowTheFigures) {
   worse.makespan_s = tree.makespan_s * 1.05;
   goals = judge_goals(worse, tree);
   EXPECT_FALSE(goal(goals, "excess")->met);
-  EXPECT_TRUE(contains(goal(goals, "excess")->measured, "short of the goal by 30.0 points")) << goal(goals, "excess")->measured;
+  EXPECT_TRUE(contains(goal(goals, "excess")->measured, "short of the goal by 30.0 points"))
+      << goal(goals, "excess")->measured;
   EXPECT_FALSE(goal(goals, "makespan")->met);
   EXPECT_TRUE(contains(goal(goals, "makespan")->measured, "outside by 3.00 points"));
 
@@ -198,9 +223,10 @@ TEST(Report, MarkdownHoldsTheTablesRatiosAndVerdicts) {
   EXPECT_TRUE(contains(md, "## " + c.title));
   EXPECT_TRUE(contains(md, c.fabric));
   for (const PolicyOutcome& p : c.policies) {
-    std::string row = fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {:.2f} |", p.policy,
-                                  p.routing, p.multi_host_jobs, p.mean_slowdown, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown, p.mean_alltoall_slowdown,
-                                  p.spine_ring_edges, p.pod_ring_edges, p.mean_leaves);
+    std::string row =
+        fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {:.2f} |", p.policy, p.routing,
+                    p.multi_host_jobs, p.mean_slowdown, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
+                    p.mean_alltoall_slowdown, p.spine_ring_edges, p.pod_ring_edges, p.mean_leaves);
     EXPECT_TRUE(contains(md, row)) << row << "\n" << md;
     EXPECT_TRUE(contains(md, fmt::format("{:.1f}%", 100 * p.gpu_utilization))) << p.policy;
   }
@@ -211,14 +237,16 @@ TEST(Report, MarkdownHoldsTheTablesRatiosAndVerdicts) {
   double vs_linear = 100 * ((mine.mean_allreduce_slowdown - 1) / (linear.mean_allreduce_slowdown - 1) - 1);
   EXPECT_TRUE(contains(md, fmt::format("{:+.1f}%", vs_tree))) << md;
   EXPECT_TRUE(contains(md, fmt::format("{:+.1f}%", vs_linear))) << md;
-  double edges_vs_tree = 100 * (static_cast<double>(mine.spine_ring_edges) / static_cast<double>(tree.spine_ring_edges) - 1);
+  double edges_vs_tree =
+      100 * (static_cast<double>(mine.spine_ring_edges) / static_cast<double>(tree.spine_ring_edges) - 1);
   EXPECT_TRUE(contains(md, fmt::format("| spine ring edges | {} | {} | {:+.1f}% |", tree.spine_ring_edges,
                                        mine.spine_ring_edges, edges_vs_tree)))
       << md;
 
   size_t passes = 0, misses = 0;
   for (const GoalVerdict& g : judge_goals(mine, tree)) {
-    EXPECT_TRUE(contains(md, fmt::format("| {} | {} | {} |", g.goal, g.measured, g.met ? "pass" : "**miss**"))) << g.goal;
+    EXPECT_TRUE(contains(md, fmt::format("| {} | {} | {} |", g.goal, g.measured, g.met ? "pass" : "**miss**")))
+        << g.goal;
     (g.met ? passes : misses)++;
   }
   EXPECT_GT(passes, 0u);
@@ -324,13 +352,15 @@ TEST(Report, CdfPictureIsWellFormedWithALinePerPolicy) {
   for (const char* policy : {"linear", "tree", "topo_aware"})
     EXPECT_TRUE(contains(svg, fmt::format("class=\"edge cdf policy_{}\"", policy))) << policy;
   size_t lines = 0;
-  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1)) ++lines;
+  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1))
+    ++lines;
   EXPECT_EQ(lines, a.policies.size() + b.policies.size());
   EXPECT_TRUE(contains(svg, "2:1 leaf/spine &lt;loaded&gt; &amp; interleaved"));
   EXPECT_FALSE(contains(svg, "<loaded>"));
   EXPECT_TRUE(contains(svg, "1 infinite"));  // tree's full-cable job
   // Graphviz writes '-' in text as a character reference.
-  for (const char* policy : {"linear", "tree", "topo&#45;aware"}) EXPECT_TRUE(contains(svg, fmt::format(">{}<", policy)));
+  for (const char* policy : {"linear", "tree", "topo&#45;aware"})
+    EXPECT_TRUE(contains(svg, fmt::format(">{}<", policy)));
 
   // A linear axis while slowdowns stay small, a log axis past 3.
   Comparison mild = sample();
@@ -372,7 +402,8 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
   EXPECT_EQ(back.trace, c.trace);
   ASSERT_EQ(back.policies.size(), c.policies.size());
   for (const PolicyOutcome& want : c.policies) {
-    auto it = std::find_if(back.policies.begin(), back.policies.end(), [&](const PolicyOutcome& p) { return p.policy == want.policy; });
+    auto it = std::find_if(back.policies.begin(), back.policies.end(),
+                           [&](const PolicyOutcome& p) { return p.policy == want.policy; });
     ASSERT_NE(it, back.policies.end()) << want.policy;
     const PolicyOutcome& got = *it;
     EXPECT_EQ(got.multi_host_jobs, want.multi_host_jobs);
@@ -488,37 +519,39 @@ TEST(ReportCli, WritesTheReportAndPictureFromResultsFiles) {
   std::ofstream(dir / "results.json") << topoctl::to_json(c).dump(1);
   std::filesystem::path out = dir / "out";
 
-  Ran ok = topoctl_run(fmt::format("report --results {0}/results.json --results {0}/results.json --out {1}", dir.string(),
-                                   out.string()));
+  Ran ok = topoctl_run(fmt::format("report --results {0}/results.json --results {0}/results.json --out {1}",
+                                   dir.string(), out.string()));
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_TRUE(contains(ok.out, (out / "report.md").string()));
   EXPECT_TRUE(contains(ok.out, (out / "slowdown-cdf.svg").string()));
   std::string md = slurp(out / "report.md"), svg = slurp(out / "slowdown-cdf.svg");
   // The report's own page, then the fabric pictures' section.
-  EXPECT_TRUE(md.starts_with(report_markdown(
-      std::vector<Comparison>{topoctl::read_comparison_file((dir / "results.json").string()),
-                              topoctl::read_comparison_file((dir / "results.json").string())},
-      "slowdown-cdf.svg")));
+  EXPECT_TRUE(md.starts_with(
+      report_markdown(std::vector<Comparison>{topoctl::read_comparison_file((dir / "results.json").string()),
+                                              topoctl::read_comparison_file((dir / "results.json").string())},
+                      "slowdown-cdf.svg")));
   EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 0, true);
   std::string problem;
   std::vector<std::string> tags = balanced_tags(svg, problem);
   EXPECT_EQ(problem, "");
   size_t lines = 0;
-  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1)) ++lines;
+  for (size_t at = svg.find("class=\"edge cdf "); at != std::string::npos; at = svg.find("class=\"edge cdf ", at + 1))
+    ++lines;
   EXPECT_EQ(lines, 6u);
   // The fabric of each run, with topo-aware's largest job's ring.
   std::string fabric = slurp(out / "fabric-1.svg");
   EXPECT_TRUE(contains(fabric, "class=\"edge ring job_topo_aware_0\"")) << fabric.substr(0, 3000);
   EXPECT_TRUE(contains(md, "](fabric-1.svg)"));
 
-  Ran named = topoctl_run(fmt::format("report --results {}/results.json --out {} --picture cdf.svg --json", dir.string(),
-                                      out.string()));
+  Ran named = topoctl_run(
+      fmt::format("report --results {}/results.json --out {} --picture cdf.svg --json", dir.string(), out.string()));
   ASSERT_EQ(named.code, 0) << named.err;
   EXPECT_EQ(nlohmann::json::parse(named.out).at("picture").get<std::string>(), (out / "cdf.svg").string());
   EXPECT_TRUE(contains(slurp(out / "report.md"), "](cdf.svg)"));
 
   // Errors exit 2 and name the file.
-  std::ofstream(dir / "broken.json") << "{\"fabric\": \"x\", \"trace\": \"y\", \"policies\": {\"tree\": {\"policy\": \"tree\"}}}";
+  std::ofstream(dir / "broken.json")
+      << "{\"fabric\": \"x\", \"trace\": \"y\", \"policies\": {\"tree\": {\"policy\": \"tree\"}}}";
   Ran bad = topoctl_run(fmt::format("report --results {}/broken.json --out {}", dir.string(), out.string()));
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(contains(bad.err, (dir / "broken.json").string() + ": key 'policies.tree.multi_host_jobs'")) << bad.err;
@@ -530,8 +563,8 @@ TEST(ReportCli, WritesTheReportAndPictureFromResultsFiles) {
   EXPECT_EQ(absent.code, 2);
   EXPECT_TRUE(contains(absent.err, "absent.json")) << absent.err;
   EXPECT_EQ(topoctl_run(fmt::format("report --results {}/results.json", dir.string())).code, 2);  // no --out
-  EXPECT_EQ(topoctl_run(fmt::format("report --results {}/results.json --out {} --picture ../x.svg", dir.string(),
-                                    out.string()))
+  EXPECT_EQ(topoctl_run(
+                fmt::format("report --results {}/results.json --out {} --picture ../x.svg", dir.string(), out.string()))
                 .code,
             2);
   Ran help = topoctl_run("report --help");

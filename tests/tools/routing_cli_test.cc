@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "db/snapshot_store.h"
-#include "tests/support/static_snapshot_db.h"
-#include "tests/support/topoctl_run.h"
+#include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/route.h"
 #include "routing/routing_check.h"
 #include "routing/routing_engine.h"
-#include "fabric/synthetic.h"
+#include "tests/support/static_snapshot_db.h"
+#include "tests/support/topoctl_run.h"
 
 namespace topo {
 namespace {
@@ -159,8 +159,8 @@ TEST_F(RoutingCli, DiscoverReadsOpenSmsDumpAndRefusesAnotherFabrics) {
       EXPECT_EQ(stored.routing().out_port(s, lid), hand.out_port(s, lid)) << s << " " << lid;
     }
 
-  Ran other = topoctl(fmt::format("discover --lfts-dump {} --synthetic leafspine:leaves=2,hosts_per_leaf=4 {}", dump,
-                                  db()));
+  Ran other =
+      topoctl(fmt::format("discover --lfts-dump {} --synthetic leafspine:leaves=2,hosts_per_leaf=4 {}", dump, db()));
   EXPECT_EQ(other.code, 2);
   EXPECT_NE(other.err.find(dump), std::string::npos) << other.err;
   std::filesystem::remove(dump);
@@ -189,8 +189,10 @@ TEST(PlaceCli, NamesTheSeamFloorAndACableTheRunningJobsFill) {
   const std::string dir = ::testing::TempDir();
   const std::string busy = dir + "place-seam-busy.txt";
   std::ofstream(busy) << "gpu[003-009,011-017,019-032]\n";
-  const std::string cmd = "place --synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2 "
-                          "--routing static:ftree --gpus 16 --busy " + busy + " --running ";
+  const std::string cmd =
+      "place --synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2 "
+      "--routing static:ftree --gpus 16 --busy " +
+      busy + " --running ";
   for (const char* duty : {"0.5", "1"}) {
     const std::string running = dir + "place-seam-running-" + duty + ".txt";
     std::ofstream(running) << "gpu002,gpu018 allreduce duty=" << duty << "\n";

@@ -45,8 +45,9 @@ TEST(ScheduleJson, NumbersOutOfRangeNameTheirKey) {
 // An error quotes the start of what it refuses, never kilobytes of it.
 TEST(ScheduleJson, ErrorsQuoteAnExcerpt) {
   std::string host(5000, 'h');
-  std::string text = R"({"policy": "tree", "jobs": [{"id": "j1", "gpus": 8, "submit_s": 0, "start_s": 1, "end_s": 2, "ring": [")" +
-                     host + R"("], "host_gpus": [8]}]})";
+  std::string text =
+      R"({"policy": "tree", "jobs": [{"id": "j1", "gpus": 8, "submit_s": 0, "start_s": 1, "end_s": 2, "ring": [")" +
+      host + R"("], "host_gpus": [8]}]})";
   std::string e = error_of(text);
   EXPECT_NE(e.find("unknown host hhhh"), std::string::npos) << e;
   EXPECT_LT(e.size(), 400u);

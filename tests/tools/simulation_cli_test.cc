@@ -45,8 +45,8 @@ TEST(SimulationCli, JsonHasTheIssuesKeysPerPolicy) {
 
 TEST(SimulationCli, ReplaysARealTraceScaledToTheFabric) {
   if (!std::filesystem::exists(kItp4)) GTEST_SKIP() << "no ../shared/traces beside the checkout";
-  Ran r = run_topoctl("simulate --trace " + kItp4 + " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " +
-                      kInterleaved);
+  Ran r = run_topoctl("simulate --trace " + kItp4 +
+                      " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " + kInterleaved);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["policies"].size(), 2u);
@@ -80,9 +80,11 @@ TEST(SimulationCli, BadInputExitsTwoAndSaysWhy) {
   EXPECT_NE(trace.err.find("bad_duration.csv:"), std::string::npos) << trace.err;
 
   // Each value whole and jobs bounded: "1e9" is not 1, "-1" not 2^64 - 1.
-  const std::vector<std::pair<std::string, std::string>> shapes{
-      {"jobs=ten", "jobs=ten"}, {"jobs=1e9", "jobs=1e9"}, {"jobs=-1", "jobs=-1"},
-      {"jobs=1000000000", "jobs=1000000000"}, {"jobs=10,load=0.9x", "load=0.9x"}};
+  const std::vector<std::pair<std::string, std::string>> shapes{{"jobs=ten", "jobs=ten"},
+                                                                {"jobs=1e9", "jobs=1e9"},
+                                                                {"jobs=-1", "jobs=-1"},
+                                                                {"jobs=1000000000", "jobs=1000000000"},
+                                                                {"jobs=10,load=0.9x", "load=0.9x"}};
   for (const auto& [spec, bad_item] : shapes) {
     Ran shape = run_topoctl("simulate --generate " + spec + " " + kInterleaved);
     EXPECT_EQ(shape.code, 2) << spec;
@@ -100,15 +102,24 @@ TEST(SimulationCli, BadInputExitsTwoAndSaysWhy) {
 // the same uplinks at the same time.
 std::string write_schedule(const std::string& name, const std::string& host_a) {
   std::string path = temp_path(name);
-  nlohmann::json doc = {
-      {"policy", "tree"},
-      {"trace", "hand-made"},
-      {"scheduler", {{"sdiag_main_mean_cycle_us", 120}}},
-      {"jobs",
-       {{{"id", "1"}, {"gpus", 16}, {"submit_s", 0}, {"start_s", 1}, {"end_s", 11},
-         {"ring", {host_a, "gpu002"}}, {"host_gpus", {8, 8}}},
-        {{"id", "2"}, {"gpus", 8}, {"submit_s", 2}, {"start_s", 2}, {"end_s", 5},
-         {"ring", {"gpu003"}}, {"host_gpus", {8}}}}}};
+  nlohmann::json doc = {{"policy", "tree"},
+                        {"trace", "hand-made"},
+                        {"scheduler", {{"sdiag_main_mean_cycle_us", 120}}},
+                        {"jobs",
+                         {{{"id", "1"},
+                           {"gpus", 16},
+                           {"submit_s", 0},
+                           {"start_s", 1},
+                           {"end_s", 11},
+                           {"ring", {host_a, "gpu002"}},
+                           {"host_gpus", {8, 8}}},
+                          {{"id", "2"},
+                           {"gpus", 8},
+                           {"submit_s", 2},
+                           {"start_s", 2},
+                           {"end_s", 5},
+                           {"ring", {"gpu003"}},
+                           {"host_gpus", {8}}}}}};
   std::ofstream(path) << doc.dump();
   return path;
 }

@@ -11,8 +11,8 @@ namespace {
 using topo::testing::run_topoctl;
 
 TEST(TopoctlUsage, UnknownCommandIsAnErrorInEveryForm) {
-  for (const char* args : {"nosuch", "nosuch --help", "nosuch -h", "--help nosuch", "nosuch --version",
-                           "'' --help", "nosuch show --help", "Show --help"}) {
+  for (const char* args : {"nosuch", "nosuch --help", "nosuch -h", "--help nosuch", "nosuch --version", "'' --help",
+                           "nosuch show --help", "Show --help"}) {
     auto r = run_topoctl(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
     EXPECT_EQ(r.out, "") << args;

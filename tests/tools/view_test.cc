@@ -9,12 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "db/placement_store.h"
+#include "fabric/synthetic.h"
 #include "tools/topoctl/metrics.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/html.h"
 #include "tools/view/jobs.h"
 #include "tools/view/render.h"
-#include "fabric/synthetic.h"
 
 namespace topo::view {
 namespace {
@@ -28,13 +28,15 @@ size_t count(const std::string& text, const std::string& part) {
 }
 
 size_t lines_with(const Scene& s, const std::string& css) {
-  return static_cast<size_t>(std::count_if(s.lines.begin(), s.lines.end(),
-                                           [&](const Line& l) { return contains(" " + l.css_class + " ", " " + css + " "); }));
+  return static_cast<size_t>(std::count_if(s.lines.begin(), s.lines.end(), [&](const Line& l) {
+    return contains(" " + l.css_class + " ", " " + css + " ");
+  }));
 }
 
 size_t boxes_with(const Scene& s, const std::string& css) {
-  return static_cast<size_t>(std::count_if(s.boxes.begin(), s.boxes.end(),
-                                           [&](const Box& b) { return contains(" " + b.css_class + " ", " " + css + " "); }));
+  return static_cast<size_t>(std::count_if(s.boxes.begin(), s.boxes.end(), [&](const Box& b) {
+    return contains(" " + b.css_class + " ", " " + css + " ");
+  }));
 }
 
 PlacementRecord record(uint32_t id, std::vector<std::string> ring) {
@@ -79,7 +81,8 @@ TEST(FabricScene, MidSizeFabricCollapsesHostsPerLeafWithCounts) {
   EXPECT_EQ(first->lines, (std::vector<std::string>{"16 hosts", "2 busy, 14 free"}));
   EXPECT_TRUE(contains(first->tooltip, "gpu[001-016]")) << first->tooltip;
   // gpu034's cable (leaf03 port 2) is degraded: that host is sick.
-  auto third = std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return contains(b.tooltip, "under leaf03"); });
+  auto third =
+      std::find_if(s.boxes.begin(), s.boxes.end(), [](const Box& b) { return contains(b.tooltip, "under leaf03"); });
   ASSERT_NE(third, s.boxes.end());
   EXPECT_EQ(third->css_class, "hosts sick");
   EXPECT_EQ(third->lines.back(), "1 sick");
@@ -128,7 +131,8 @@ TEST(FabricScene, FourThousandHostsOnAFlatFabricWrapLeavesIntoRows) {
 
   std::string svg = render(s, Format::Svg);
   expect_readable(svg, "256 leaves");
-  for (NodeId leaf : f.switches_at(Level::Leaf)) EXPECT_TRUE(contains(svg, ">" + f.node(leaf).name + "<")) << f.node(leaf).name;
+  for (NodeId leaf : f.switches_at(Level::Leaf))
+    EXPECT_TRUE(contains(svg, ">" + f.node(leaf).name + "<")) << f.node(leaf).name;
   EXPECT_EQ(count(svg, "class=\"edge ring job_9\""), 3u);
 }
 
@@ -148,7 +152,8 @@ TEST(FabricScene, FourThousandHostsInPodsShowOneBoxPerPodAndZoomIn) {
   std::string svg = render(s, Format::Svg);
   expect_readable(svg, "8 pods");
   for (int pod = 0; pod < 8; ++pod) EXPECT_TRUE(contains(svg, fmt::format(">pod {}<", pod))) << pod;
-  EXPECT_TRUE(contains(svg, "xlink:href=\"/fabric?snapshot=1&amp;pod=3\"")) << svg.substr(svg.find("id=\"pod_3\""), 600);
+  EXPECT_TRUE(contains(svg, "xlink:href=\"/fabric?snapshot=1&amp;pod=3\""))
+      << svg.substr(svg.find("id=\"pod_3\""), 600);
 
   // A pod: its 16 leaves and their hosts, each leaf linked to its own picture.
   p.pod = 3;
@@ -200,7 +205,8 @@ TEST(FabricScene, RingAndLoadFromPlacementRecords) {
   Scene s = fabric_scene(f, p);
   // Every step crosses between the same two leaves: one line, both ways.
   ASSERT_EQ(lines_with(s, "job_42"), 1u);
-  auto ring = std::find_if(s.lines.begin(), s.lines.end(), [](const Line& l) { return contains(l.css_class, "job_42"); });
+  auto ring =
+      std::find_if(s.lines.begin(), s.lines.end(), [](const Line& l) { return contains(l.css_class, "job_42"); });
   EXPECT_EQ(ring->label, "2 steps > / 2 steps <");
   EXPECT_TRUE(ring->arrow_back);
   EXPECT_GT(lines_with(s, "loaded"), 0u);

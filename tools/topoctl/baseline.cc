@@ -12,14 +12,14 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "health/nccl_baseline.h"
-#include "health/nccl_tests.h"
+#include "common/hostlist.h"
 #include "db/nccl_baseline_store.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "health/nccl_baseline.h"
+#include "health/nccl_tests.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "common/hostlist.h"
 
 namespace topoctl {
 namespace {
@@ -43,14 +43,17 @@ int import(const std::string& db, const std::string& file, const std::string& ho
     record.hosts = run.hosts();
   }
   if (record.hosts.empty())
-    throw std::invalid_argument(file + ": the output names no hosts (no 'Rank ... on HOST' lines): give --hosts or --job");
+    throw std::invalid_argument(file +
+                                ": the output names no hosts (no 'Rank ... on HOST' lines): give --hosts or --job");
   std::sort(record.hosts.begin(), record.hosts.end());
   record.hosts.erase(std::unique(record.hosts.begin(), record.hosts.end()), record.hosts.end());
   std::error_code ec;
   auto mtime = std::filesystem::last_write_time(file, ec);
   if (!ec) {
     auto sys = std::chrono::file_clock::to_sys(mtime);
-    record.ran_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::system_clock::duration>(sys))));
+    record.ran_at = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                                fmt::gmtime(std::chrono::system_clock::to_time_t(
+                                    std::chrono::time_point_cast<std::chrono::system_clock::duration>(sys))));
   }
   std::string why_not = "no fabric snapshot";
   topo::SnapshotStore snapshots(db);
@@ -60,10 +63,15 @@ int import(const std::string& db, const std::string& file, const std::string& ho
   }
   record.run = run;
   int64_t id = topo::NcclBaselineStore(db).add(record);
-  size_t predicted = std::count_if(record.model_busbw.begin(), record.model_busbw.end(), [](auto& x) { return x.has_value(); });
+  size_t predicted =
+      std::count_if(record.model_busbw.begin(), record.model_busbw.end(), [](auto& x) { return x.has_value(); });
   if (json_out) {
-    std::cout << json{{"run", id},          {"test", run.test},     {"nccl_version", run.nccl_version},
-                      {"hosts", record.hosts}, {"ranks", run.ranks.size()}, {"rows", run.rows.size()},
+    std::cout << json{{"run", id},
+                      {"test", run.test},
+                      {"nccl_version", run.nccl_version},
+                      {"hosts", record.hosts},
+                      {"ranks", run.ranks.size()},
+                      {"rows", run.rows.size()},
                       {"predicted_rows", predicted}}
                      .dump(2)
               << "\n";
@@ -77,7 +85,8 @@ int import(const std::string& db, const std::string& file, const std::string& ho
 }
 
 // The fabrics the runs were imported on, for the check's cables and diffs.
-std::map<int64_t, topo::Fabric> run_snapshots(topo::SnapshotStore& store, const std::vector<topo::NcclRunRecord>& runs) {
+std::map<int64_t, topo::Fabric> run_snapshots(topo::SnapshotStore& store,
+                                              const std::vector<topo::NcclRunRecord>& runs) {
   std::map<int64_t, topo::Fabric> out;
   for (const topo::NcclRunRecord& r : runs)
     if (r.snapshot_id && !out.contains(*r.snapshot_id)) out.emplace(*r.snapshot_id, store.load(*r.snapshot_id));
@@ -98,23 +107,26 @@ json set_json(const topo::SetVerdict& v) {
           {"model_size", v.model_busbw ? json(v.model_size) : json(nullptr)},
           {"model_busbw", maybe(v.model_busbw)},
           {"measured_at_model_size", v.model_busbw ? json(v.measured_at_model_size) : json(nullptr)},
-          {"model_drop", v.model_busbw && *v.model_busbw > 0 ? json(1 - v.measured_at_model_size / *v.model_busbw)
-                                                            : json(nullptr)},
+          {"model_drop",
+           v.model_busbw && *v.model_busbw > 0 ? json(1 - v.measured_at_model_size / *v.model_busbw) : json(nullptr)},
           {"slower_than_model", v.slower_than_model},
           {"slow", v.slow()}};
 }
 
 void print_set(const topo::SetVerdict& v) {
-  std::string base = v.baseline_run ? fmt::format("{:>12} B  baseline {:8.2f}  newest {:8.2f} GB/s ({:+.1f}%)", v.size,
-                                                  v.baseline_busbw, v.newest_busbw,
-                                                  v.baseline_busbw > 0 ? 100 * (v.newest_busbw / v.baseline_busbw - 1) : 0.0)
-                                    : std::string("one run, no baseline yet");
-  std::string model = v.model_busbw ? fmt::format("  model {:.2f} at {} B: measured {:.2f} ({:+.1f}%){}", *v.model_busbw,
-                                                  v.model_size, v.measured_at_model_size,
-                                                  *v.model_busbw > 0 ? 100 * (v.measured_at_model_size / *v.model_busbw - 1) : 0.0,
-                                                  v.slower_than_model ? " below the model" : "")
-                                    : "";
-  fmt::print("{:<5} {:<18} {:<24} {}{}\n", v.slow() ? "SLOW" : "ok", v.test, topo::compress_hostlist(v.hosts), base, model);
+  std::string base =
+      v.baseline_run
+          ? fmt::format("{:>12} B  baseline {:8.2f}  newest {:8.2f} GB/s ({:+.1f}%)", v.size, v.baseline_busbw,
+                        v.newest_busbw, v.baseline_busbw > 0 ? 100 * (v.newest_busbw / v.baseline_busbw - 1) : 0.0)
+          : std::string("one run, no baseline yet");
+  std::string model =
+      v.model_busbw ? fmt::format("  model {:.2f} at {} B: measured {:.2f} ({:+.1f}%){}", *v.model_busbw, v.model_size,
+                                  v.measured_at_model_size,
+                                  *v.model_busbw > 0 ? 100 * (v.measured_at_model_size / *v.model_busbw - 1) : 0.0,
+                                  v.slower_than_model ? " below the model" : "")
+                    : "";
+  fmt::print("{:<5} {:<18} {:<24} {}{}\n", v.slow() ? "SLOW" : "ok", v.test, topo::compress_hostlist(v.hosts), base,
+             model);
 }
 
 int check(const std::string& db, const topo::BaselineOptions& options, bool json_out) {
@@ -138,7 +150,9 @@ int check(const std::string& db, const topo::BaselineOptions& options, bool json
                      .dump(2)
               << "\n";
   } else {
-    if (c.sets.empty()) fmt::print("no host set has two runs, or a run the model predicted at {} B or more, to compare yet\n", options.model_min_bytes);
+    if (c.sets.empty())
+      fmt::print("no host set has two runs, or a run the model predicted at {} B or more, to compare yet\n",
+                 options.model_min_bytes);
     for (const topo::SetVerdict& v : c.sets) print_set(v);
     for (const topo::LikelyCause& x : c.causes) fmt::print("likely cause: {}\n", x.why);
     fmt::print("{} of {} host sets slow: more than {:g}% below their baseline, or {:g}% below the model\n", c.slow(),
@@ -204,20 +218,24 @@ Run add_baseline(CLI::App& app) {
     bool json = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("baseline", "nccl-tests runs per host set: import, check against the first run "
-                                                 "and the model, plan the bisection of a slow set");
+  CLI::App* cmd = app.add_subcommand("baseline",
+                                     "nccl-tests runs per host set: import, check against the first run "
+                                     "and the model, plan the bisection of a slow set");
   cmd->require_subcommand(1);
-  CLI::App* imp = cmd->add_subcommand("import", "store one nccl-tests output with its host set and the model's figures");
+  CLI::App* imp =
+      cmd->add_subcommand("import", "store one nccl-tests output with its host set and the model's figures");
   add_db_option(*imp, o->db);
   imp->add_option("file", o->file, "nccl-tests standard output")->required()->check(CLI::ExistingFile);
   auto* hosts = imp->add_option("--hosts", o->hosts, "the run's hosts (hostlist); default: those the output names");
   imp->add_option("--job", o->job, "the run's hosts are this Slurm job's (its placement record)")->excludes(hosts);
   imp->add_option("--test", o->test, "the test, when the output does not name it (all_reduce_perf, ...)");
   imp->add_flag("--json", o->json, "print JSON for scripts");
-  CLI::App* chk = cmd->add_subcommand("check", "compare each host set's newest run with its first and with the model; exit 1 on a drop");
+  CLI::App* chk = cmd->add_subcommand(
+      "check", "compare each host set's newest run with its first and with the model; exit 1 on a drop");
   add_db_option(*chk, o->db);
-  chk->add_option("--threshold", o->check.drop, "a drop of bus bandwidth below the set's first run beyond this share "
-                                                "is a finding")
+  chk->add_option("--threshold", o->check.drop,
+                  "a drop of bus bandwidth below the set's first run beyond this share "
+                  "is a finding")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   chk->add_option("--model-threshold", o->check.model_drop,

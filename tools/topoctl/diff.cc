@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "db/snapshot_store.h"
+#include "fabric/diff.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "fabric/diff.h"
 
 namespace topoctl {
 namespace {
@@ -21,8 +21,9 @@ nlohmann::json change_json(const topo::FabricChange& c) {
   if (c.kind == topo::ChangeKind::RoutesChanged) {
     nlohmann::json routes = nlohmann::json::array();
     for (const topo::RouteMove& m : c.routes)
-      routes.push_back(
-          {{"destination", m.destination}, {"before_port", port_json(m.before_port)}, {"after_port", port_json(m.after_port)}});
+      routes.push_back({{"destination", m.destination},
+                        {"before_port", port_json(m.before_port)},
+                        {"after_port", port_json(m.after_port)}});
     j["routes"] = std::move(routes);
   }
   return j;

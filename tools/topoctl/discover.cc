@@ -7,16 +7,16 @@
 #include <fmt/format.h>
 
 #include "db/snapshot_store.h"
-#include "tools/topoctl/command.h"
-#include "tools/topoctl/fabric_report.h"
-#include "tools/topoctl/lldp_input.h"
 #include "discovery/hwloc_affinity.h"
 #include "discovery/ibnetdisc.h"
 #include "discovery/ibnetdiscover.h"
 #include "discovery/lldp.h"
-#include "routing/opensm_lfts.h"
 #include "discovery/slurm_topology.h"
 #include "fabric/synthetic.h"
+#include "routing/opensm_lfts.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/fabric_report.h"
+#include "tools/topoctl/lldp_input.h"
 
 namespace topoctl {
 
@@ -45,9 +45,10 @@ void add_source_options(CLI::App& cmd, Options& o) {
   sources->add_option("--ibnetdiscover", o.ibnetdiscover, "ibnetdiscover text output, or an ibsim net file")
       ->check(CLI::ExistingFile);
   sources->add_option("--slurm-topology", o.slurm_topology, "a Slurm topology.conf")->check(CLI::ExistingFile);
-  sources->add_option("--lldp", o.lldp,
-                      "a directory of lldpcli JSON files (show chassis, interfaces, neighbors details; one per host "
-                      "and switch, -f json or json0) and CSV link tables (switch,port,peer,peer_port,speed)")
+  sources
+      ->add_option("--lldp", o.lldp,
+                   "a directory of lldpcli JSON files (show chassis, interfaces, neighbors details; one per host "
+                   "and switch, -f json or json0) and CSV link tables (switch,port,peer,peer_port,speed)")
       ->check(CLI::ExistingDirectory);
   sources->add_option("--synthetic", o.synthetic, "a synthetic fabric spec, e.g. railopt:hosts=16,rails=4,spines=2");
   sources->require_option(1);

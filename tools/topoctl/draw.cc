@@ -97,16 +97,11 @@ struct Drawn {
 
 void print_drawn(const DrawOptions& o, const LoadedFabric& loaded, const Drawn& d) {
   if (o.json) {
-    nlohmann::json out = {{"output", o.output},
-                          {"format", d.format == topo::view::Format::Svg ? "svg" : "png"},
-                          {"bytes", d.bytes},
-                          {"boxes", d.boxes},
-                          {"lines", d.lines},
-                          {"jobs", d.jobs},
-                          {"rings", d.rings},
-                          {"skipped", d.skipped},
-                          {"seconds", d.seconds},
-                          {"peak_rss_mb", peak_rss_mb()}};
+    nlohmann::json out = {{"output", o.output},   {"format", d.format == topo::view::Format::Svg ? "svg" : "png"},
+                          {"bytes", d.bytes},     {"boxes", d.boxes},
+                          {"lines", d.lines},     {"jobs", d.jobs},
+                          {"rings", d.rings},     {"skipped", d.skipped},
+                          {"seconds", d.seconds}, {"peak_rss_mb", peak_rss_mb()}};
     if (loaded.snapshot) out["snapshot"] = *loaded.snapshot;
     std::cout << out.dump(2) << "\n";
     return;

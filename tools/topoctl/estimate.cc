@@ -38,10 +38,14 @@ double parse_count(const std::string& text) {
   }
   std::string suffix = text.substr(used);
   double scale = 1;
-  if (suffix == "k" || suffix == "K") scale = 1e3;
-  else if (suffix == "m" || suffix == "M") scale = 1e6;
-  else if (suffix == "b" || suffix == "B" || suffix == "g" || suffix == "G") scale = 1e9;
-  else if (suffix == "t" || suffix == "T") scale = 1e12;
+  if (suffix == "k" || suffix == "K")
+    scale = 1e3;
+  else if (suffix == "m" || suffix == "M")
+    scale = 1e6;
+  else if (suffix == "b" || suffix == "B" || suffix == "g" || suffix == "G")
+    scale = 1e9;
+  else if (suffix == "t" || suffix == "T")
+    scale = 1e12;
   else if (!suffix.empty())
     throw std::invalid_argument(fmt::format("--params {}: unknown suffix '{}' (use K, M, B or T)", text, suffix));
   v *= scale;
@@ -60,8 +64,10 @@ double parse_seconds(const std::string& text) {
   }
   std::string unit = text.substr(used);
   double scale = 1;
-  if (unit == "ms") scale = 1e-3;
-  else if (unit == "us") scale = 1e-6;
+  if (unit == "ms")
+    scale = 1e-3;
+  else if (unit == "us")
+    scale = 1e-6;
   else if (unit != "s" && !unit.empty())
     throw std::invalid_argument(fmt::format("--step-time {}: unknown unit '{}' (use s, ms or us)", text, unit));
   v *= scale;
@@ -118,8 +124,9 @@ void add_options(CLI::App& cmd, Options& opts) {
   cmd.add_option("--leaves", opts.leaves, "hypothetical allocation spread over this many leaves")
       ->check(CLI::PositiveNumber)
       ->excludes(hosts);
-  cmd.add_option("--job", opts.job, "a Slurm job placed by select/topo_cons_tres: its recorded ring order, on "
-                                    "the snapshot it was placed on")
+  cmd.add_option("--job", opts.job,
+                 "a Slurm job placed by select/topo_cons_tres: its recorded ring order, on "
+                 "the snapshot it was placed on")
       ->excludes(hosts)
       ->check(CLI::PositiveNumber);
   cmd.add_option("--algorithm", opts.algorithm, "ring, tree or hierarchical (default: the fastest)");
@@ -180,8 +187,8 @@ void check_gpus(Options& opts, bool allocation) {
   if (!opts.hosts.empty()) {
     int from_hosts = static_cast<int>(opts.hosts.size()) * per_host;
     if (opts.gpus != 0 && opts.gpus != from_hosts)
-      throw std::invalid_argument(fmt::format("--gpus {} does not match {} hosts x {} GPUs per host", opts.gpus,
-                                              opts.hosts.size(), per_host));
+      throw std::invalid_argument(
+          fmt::format("--gpus {} does not match {} hosts x {} GPUs per host", opts.gpus, opts.hosts.size(), per_host));
     opts.gpus = from_hosts;
   } else if (allocation && opts.gpus % per_host != 0) {
     throw std::invalid_argument(fmt::format("--gpus {} is not a multiple of --gpus-per-host {}", opts.gpus, per_host));
@@ -257,11 +264,16 @@ AllocationEstimate estimate_allocation(const Options& opts, const topo::Training
 
 nlohmann::json sizing_json(const topo::TrainingStep& step, const topo::StepRequirement& need, int per_host) {
   return {
-      {"parameters", step.parameters},         {"dtype", topo::name(step.dtype)},
-      {"gpus", step.gpus},                     {"gpus_per_host", per_host},
-      {"step_time_s", step.step_time_s},       {"overlap", step.overlap},
-      {"gradient_bytes", need.gradient_bytes}, {"bytes_per_gpu_per_step", need.bytes_per_gpu_per_step},
-      {"window_s", need.window_s},             {"required_gbps_per_gpu", need.required_gbps_per_gpu},
+      {"parameters", step.parameters},
+      {"dtype", topo::name(step.dtype)},
+      {"gpus", step.gpus},
+      {"gpus_per_host", per_host},
+      {"step_time_s", step.step_time_s},
+      {"overlap", step.overlap},
+      {"gradient_bytes", need.gradient_bytes},
+      {"bytes_per_gpu_per_step", need.bytes_per_gpu_per_step},
+      {"window_s", need.window_s},
+      {"required_gbps_per_gpu", need.required_gbps_per_gpu},
   };
 }
 
@@ -290,14 +302,11 @@ void add_allocation_json(const AllocationEstimate& a, const Options& opts, const
                          {"gbps", b.gbps},
                          {"share_gbps", b.share_gbps}};
   if (a.ecmp)
-    out["ecmp"] = {{"qps", a.loaded.fabric.routing().qps},
-                   {"draws", a.ecmp->draws},
-                   {"expected_allreduce_s", a.ecmp->mean_s},
-                   {"p95_allreduce_s", a.ecmp->p95_s},
-                   {"best_allreduce_s", a.ecmp->best_s},
-                   {"worst_allreduce_s", a.ecmp->worst_s},
-                   {"even_spread_allreduce_s", a.ecmp->even_s},
-                   {"collision_probability", a.ecmp->collision_probability}};
+    out["ecmp"] = {
+        {"qps", a.loaded.fabric.routing().qps},      {"draws", a.ecmp->draws},
+        {"expected_allreduce_s", a.ecmp->mean_s},    {"p95_allreduce_s", a.ecmp->p95_s},
+        {"best_allreduce_s", a.ecmp->best_s},        {"worst_allreduce_s", a.ecmp->worst_s},
+        {"even_spread_allreduce_s", a.ecmp->even_s}, {"collision_probability", a.ecmp->collision_probability}};
   if (!opts.concurrent.empty())
     out["neighbours"] = {{"jobs", a.neighbours},
                          {"sharing", opts.sharing},
@@ -354,9 +363,9 @@ void print_bottleneck(const topo::Bottleneck& b) {
 void print_allocation(const AllocationEstimate& a, const Options& opts, const topo::StepRequirement& need) {
   const topo::Estimate& est = a.est;
   const std::vector<std::string>& names = a.names;
-  std::string list = names.size() <= 8 ? fmt::format("{}", fmt::join(names, ","))
-                                        : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","),
-                                                      names.back());
+  std::string list = names.size() <= 8
+                         ? fmt::format("{}", fmt::join(names, ","))
+                         : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","), names.back());
   fmt::print("allocation: {} ({}), {}\n", a.how, list, a.loaded.fabric.source());
   fmt::print("  hosts x GPUs            {} x {}\n", est.hosts, est.gpus_per_host);
   fmt::print("  routing                 {}\n", est.routing);

@@ -2,10 +2,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "tools/topoctl/command.h"
-#include "tools/topoctl/input.h"
 #include "discovery/ibnetdiscover.h"
 #include "discovery/slurm_topology.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
 
 namespace topoctl {
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include "fabric/classify.h"
 #include "common/hostlist.h"
+#include "fabric/classify.h"
 
 namespace topoctl {
 namespace {

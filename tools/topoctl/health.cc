@@ -9,22 +9,22 @@
 // own; the rates between the last two (pauses, time paused, ECN marks,
 // CNPs, discards) are shown beside the cables', pause storms and ECN
 // outliers being findings too (health/nic_health.h).
+#include <unistd.h>
 #include <algorithm>
 #include <iostream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "db/health_store.h"
 #include "db/snapshot_store.h"
-#include "tools/topoctl/command.h"
-#include "tools/topoctl/input.h"
-#include "tools/topoctl/nic_input.h"
 #include "health/ethtool_counters.h"
 #include "health/nic_health.h"
 #include "health/port_counters.h"
 #include "health/port_health.h"
+#include "tools/topoctl/command.h"
+#include "tools/topoctl/input.h"
+#include "tools/topoctl/nic_input.h"
 
 namespace topoctl {
 namespace {
@@ -75,14 +75,16 @@ int collect(const Options& o) {
   std::string source = "libibmad:" + (o.ca.empty() ? std::string("first HCA") : o.ca);
   int64_t id = store.add(snapshot, read.samples, source, read.unanswered);
   if (o.json) {
-    std::cout << nlohmann::json{{"collection", id},      {"snapshot", snapshot},
-                                {"ports", read.samples.size()}, {"unanswered", read.unanswered},
+    std::cout << nlohmann::json{{"collection", id},
+                                {"snapshot", snapshot},
+                                {"ports", read.samples.size()},
+                                {"unanswered", read.unanswered},
                                 {"not_in_snapshot", unknown}}
                      .dump(2)
               << "\n";
   } else {
-    fmt::print("stored collection {} of snapshot {}: {} ports, {} unanswered{}\n", id, snapshot,
-               read.samples.size(), read.unanswered.size(),
+    fmt::print("stored collection {} of snapshot {}: {} ports, {} unanswered{}\n", id, snapshot, read.samples.size(),
+               read.unanswered.size(),
                unknown ? fmt::format(", {} not cabled in the snapshot (discover again?)", unknown) : "");
     for (const std::string& u : read.unanswered) fmt::print("  no answer: {}\n", u);
   }
@@ -110,15 +112,17 @@ int collect_nics(const Options& o) {
   std::vector<std::string> unknown;
   for (const topo::NicSample& n : nics) {
     bool known = false;
-    for (topo::NodeId v : fabric.hcas())
-      known |= fabric.node(v).host == n.host && fabric.node(v).device == n.iface;
+    for (topo::NodeId v : fabric.hcas()) known |= fabric.node(v).host == n.host && fabric.node(v).device == n.iface;
     if (!known) unknown.push_back(n.host + " " + n.iface);
   }
   topo::HealthStore store(o.input.db_path);
   int64_t id = store.add_nics(snapshot, nics, source, unread);
   if (o.json) {
-    std::cout << nlohmann::json{{"collection", id}, {"snapshot", snapshot},     {"nics", nics.size()},
-                                {"unread", unread}, {"not_in_snapshot", unknown}}
+    std::cout << nlohmann::json{{"collection", id},
+                                {"snapshot", snapshot},
+                                {"nics", nics.size()},
+                                {"unread", unread},
+                                {"not_in_snapshot", unknown}}
                      .dump(2)
               << "\n";
   } else {
@@ -139,8 +143,7 @@ struct NicSection {
   bool rated() const { return last.size() == 2; }
 };
 
-NicSection nic_section(const Options& o, const topo::HealthStore& store, const topo::Fabric& fabric,
-                       int64_t snapshot) {
+NicSection nic_section(const Options& o, const topo::HealthStore& store, const topo::Fabric& fabric, int64_t snapshot) {
   NicSection s;
   s.last = store.latest_nics(snapshot, 2);
   if (!s.rated()) return s;
@@ -168,8 +171,7 @@ void print_nic_section(const Options& o, const NicSection& s) {
   fmt::print("NIC collections {} ({}) -> {} ({}), {:.1f} s, {} NICs rated\n", s.last[0].id, s.last[0].taken_at,
              s.last[1].id, s.last[1].taken_at, (s.last[1].taken_ms - s.last[0].taken_ms) / 1000.0, s.rates.size());
   print_nic_rates(s.rates, o.all);
-  for (const topo::NicFinding& x : s.findings)
-    fmt::print("{:<12} {:<44} {}\n", topo::name(x.kind), x.subject, x.why);
+  for (const topo::NicFinding& x : s.findings) fmt::print("{:<12} {:<44} {}\n", topo::name(x.kind), x.subject, x.why);
   fmt::print("{} NIC{} past a threshold (pauses/s >= {:g}; ECN marks > {:g}x the tier's median and >= {:g}/s)\n",
              s.findings.size(), s.findings.size() == 1 ? "" : "s", o.nic_thresholds.pauses_per_second,
              o.nic_thresholds.ecn_over_median, o.nic_thresholds.ecn_marks_per_second);
@@ -181,11 +183,16 @@ nlohmann::json end_json(const topo::PortRates& r) {
     errors[std::string(topo::name(topo::kErrorCounters[i]))] = r.errors[i];
     per_hour[std::string(topo::name(topo::kErrorCounters[i]))] = r.errors_per_hour[i];
   }
-  return {{"node", r.node},           {"name", r.name},
-          {"port", r.port},           {"errors", errors},
-          {"errors_per_hour", per_hour}, {"xmit_wait", r.xmit_wait},
-          {"xmit_wait_share", r.xmit_wait_share}, {"xmit_gbps", r.xmit_gbps},
-          {"rcv_gbps", r.rcv_gbps},   {"reset", r.reset}};
+  return {{"node", r.node},
+          {"name", r.name},
+          {"port", r.port},
+          {"errors", errors},
+          {"errors_per_hour", per_hour},
+          {"xmit_wait", r.xmit_wait},
+          {"xmit_wait_share", r.xmit_wait_share},
+          {"xmit_gbps", r.xmit_gbps},
+          {"rcv_gbps", r.rcv_gbps},
+          {"reset", r.reset}};
 }
 
 // With fewer than two port counter collections: the NICs' section alone, or
@@ -193,7 +200,8 @@ nlohmann::json end_json(const topo::PortRates& r) {
 int show_without_port_rates(const Options& o, int64_t snapshot, size_t collections, const NicSection& nics) {
   if (nics.rated()) {
     if (o.json)
-      std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", collections},
+      std::cout << nlohmann::json{{"snapshot", snapshot},
+                                  {"collections", collections},
                                   {"nic_health", nic_section_json(o, nics)}}
                        .dump(2)
                 << "\n";
@@ -201,9 +209,10 @@ int show_without_port_rates(const Options& o, int64_t snapshot, size_t collectio
       print_nic_section(o, nics);
     return nics.findings.empty() ? kOk : kFindings;
   }
-  std::string why = fmt::format("snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
-                                "--collect twice, some time apart)",
-                                snapshot, collections, collections == 1 ? "" : "s");
+  std::string why = fmt::format(
+      "snapshot {} has {} port counter collection{}; rates need two (run topoctl health "
+      "--collect twice, some time apart)",
+      snapshot, collections, collections == 1 ? "" : "s");
   if (o.json)
     std::cout << nlohmann::json{{"snapshot", snapshot}, {"collections", collections}, {"note", why}}.dump(2) << "\n";
   else
@@ -240,8 +249,12 @@ nlohmann::json port_rates_json(const Options& o, const RatedCables& r, const Nic
                       {"ends", ends}});
   }
   for (const topo::HealthFinding& x : r.findings)
-    found.push_back({{"cable", x.cable}, {"link", x.subject}, {"counter", topo::name(x.counter)},
-                     {"value", x.value}, {"threshold", x.threshold}, {"detail", x.why}});
+    found.push_back({{"cable", x.cable},
+                     {"link", x.subject},
+                     {"counter", topo::name(x.counter)},
+                     {"value", x.value},
+                     {"threshold", x.threshold},
+                     {"detail", x.why}});
   return {{"snapshot", r.snapshot},
           {"from", {{"collection", r.from.id}, {"taken_at", r.from.taken_at}}},
           {"to", {{"collection", r.to.id}, {"taken_at", r.to.taken_at}}},
@@ -276,8 +289,8 @@ int show(const Options& o) {
   int64_t snapshot = snapshots.resolve(o.input.snapshot);
   topo::HealthStore store(o.input.db_path);
   std::vector<topo::CounterCollection> last = store.latest(snapshot, 2);
-  NicSection nics = store.list_nics(snapshot).size() >= 2 ? nic_section(o, store, snapshots.load(snapshot), snapshot)
-                                                          : NicSection{};
+  NicSection nics =
+      store.list_nics(snapshot).size() >= 2 ? nic_section(o, store, snapshots.load(snapshot), snapshot) : NicSection{};
   if (last.size() < 2) return show_without_port_rates(o, snapshot, last.size(), nics);
   topo::Fabric fabric = snapshots.load(snapshot);
   RatedCables r{snapshot, last[0], last[1], topo::cable_health(fabric, last[0], last[1]), {}};

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "db/health_store.h"
 #include "common/hostlist.h"
+#include "db/health_store.h"
 
 namespace topoctl {
 namespace {
@@ -74,8 +74,8 @@ void health_metrics(Exposition& out, const topo::Fabric& f, const topo::CounterC
     out.sample("topo_aware_cable_transmit_wait_ratio", {{"link", h.subject}}, h.xmit_wait_share);
   out.family("topo_aware_cable_degraded_by_counters", "gauge", "Cables past a health threshold, by the counter.");
   for (const topo::HealthFinding& x : topo::check_health(health, thresholds))
-    out.sample("topo_aware_cable_degraded_by_counters", {{"link", x.subject}, {"counter", std::string(topo::name(x.counter))}},
-               1);
+    out.sample("topo_aware_cable_degraded_by_counters",
+               {{"link", x.subject}, {"counter", std::string(topo::name(x.counter))}}, 1);
 }
 
 void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
@@ -136,7 +136,8 @@ void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::
     }
   }
   if (rates.empty()) return;
-  out.family("topo_aware_nic_pause_frames_per_second", "gauge", "Pause frames per second between the last two NIC collections.");
+  out.family("topo_aware_nic_pause_frames_per_second", "gauge",
+             "Pause frames per second between the last two NIC collections.");
   for (const topo::NicRates& r : rates) {
     out.sample("topo_aware_nic_pause_frames_per_second", with(nic(r.host, r.iface), "direction", "rx"),
                r.rx_pauses_per_second);
@@ -155,12 +156,12 @@ void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::
     const char* help;
     std::optional<double> topo::NicRates::*value;
   };
-  for (const Rate& m : {Rate{"topo_aware_nic_ecn_marked_packets_per_second", "ECN-marked RoCE packets received per second.",
-                             &topo::NicRates::ecn_marks_per_second},
-                        Rate{"topo_aware_nic_cnp_sent_per_second", "CNPs sent per second.",
-                             &topo::NicRates::cnps_sent_per_second},
-                        Rate{"topo_aware_nic_cnp_handled_per_second", "CNPs handled per second.",
-                             &topo::NicRates::cnps_handled_per_second}}) {
+  for (const Rate& m :
+       {Rate{"topo_aware_nic_ecn_marked_packets_per_second", "ECN-marked RoCE packets received per second.",
+             &topo::NicRates::ecn_marks_per_second},
+        Rate{"topo_aware_nic_cnp_sent_per_second", "CNPs sent per second.", &topo::NicRates::cnps_sent_per_second},
+        Rate{"topo_aware_nic_cnp_handled_per_second", "CNPs handled per second.",
+             &topo::NicRates::cnps_handled_per_second}}) {
     out.family(m.metric, "gauge", m.help);
     for (const topo::NicRates& r : rates)
       if (r.*m.value) out.sample(m.metric, nic(r.host, r.iface), *(r.*m.value));
@@ -193,7 +194,10 @@ void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& r
     size_t last = now.run.rows.size() - 1;
     const topo::NcclTestsRow& row = now.run.rows[last];
     Set set{{{"test", key.first}, {"hosts", topo::compress_hostlist(key.second)}, {"size", std::to_string(row.size)}},
-            &now, nullptr, std::nullopt, list.size()};
+            &now,
+            nullptr,
+            std::nullopt,
+            list.size()};
     for (const topo::NcclTestsRow& b : list.front()->run.rows)
       if (b.size == row.size && b.type == row.type) {
         set.baseline = &b;
@@ -221,8 +225,7 @@ void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& r
   for (const Set& r : rows)
     if (r.model) out.sample("topo_aware_nccl_model_bus_bandwidth_bytes_per_second", r.labels, *r.model * 1e9);
   out.family("topo_aware_nccl_runs", "gauge", "nccl-tests runs imported for the host set.");
-  for (const Set& r : rows)
-    out.sample("topo_aware_nccl_runs", {r.labels[0], r.labels[1]}, static_cast<double>(r.runs));
+  for (const Set& r : rows) out.sample("topo_aware_nccl_runs", {r.labels[0], r.labels[1]}, static_cast<double>(r.runs));
 }
 
 void baseline_metrics(Exposition& out, const std::string& db_path) {

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "db/nccl_baseline_store.h"
-#include "tools/topoctl/metrics.h"
 #include "fabric/fabric.h"
 #include "health/nic_health.h"
 #include "health/port_health.h"
+#include "tools/topoctl/metrics.h"
 
 namespace topoctl {
 

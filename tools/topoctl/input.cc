@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "db/health_store.h"
-#include "plugin/engine/engine_config.h"
 #include "db/snapshot_store.h"
-#include "routing/routing_engine.h"
 #include "fabric/synthetic.h"
+#include "plugin/engine/engine_config.h"
+#include "routing/routing_engine.h"
 
 namespace topoctl {
 
@@ -72,10 +72,10 @@ topo::Profile profile_option(const std::string& text) {
 void apply_routing(topo::Fabric& fabric, const std::string& spec, std::string_view where) {
   auto wanted = topo::parse_routing_spec(spec);
   if (!wanted)
-    throw std::invalid_argument(fmt::format(
-        "--routing {}: not a routing; use adaptive, static, static:ENGINE (ftree, minhop, updn, dfsssp) or "
-        "ecmp:QPS (QPs per connection, 1..{})",
-        spec, topo::kMaxQps));
+    throw std::invalid_argument(
+        fmt::format("--routing {}: not a routing; use adaptive, static, static:ENGINE (ftree, minhop, updn, dfsssp) or "
+                    "ecmp:QPS (QPs per connection, 1..{})",
+                    spec, topo::kMaxQps));
   const topo::Routing& own = fabric.routing();
   if (wanted->kind == topo::RoutingKind::Adaptive) {
     fabric.set_routing(topo::Routing{});

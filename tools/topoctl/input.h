@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "placement/request.h"
-#include "plugin/engine/engine_config.h"
 #include "fabric/fabric.h"
 #include "health/port_health.h"
+#include "placement/request.h"
+#include "plugin/engine/engine_config.h"
 
 namespace topoctl {
 

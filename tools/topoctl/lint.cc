@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "routing/routing_check.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/fabric_report.h"
 #include "tools/topoctl/lldp_input.h"
-#include "routing/routing_check.h"
 
 namespace topoctl {
 
@@ -76,8 +76,7 @@ void print_lint(const topo::Fabric& f, const Findings& found) {
   print_lldp_findings(std::cout, found.lldp);
   for (const topo::RoutingFinding& r : found.routing)
     fmt::print("{:<17} {:<32} {}\n", topo::name(r.kind), r.subject, r.detail);
-  if (!found.lldp.empty())
-    fmt::print("{} LLDP finding{}\n", found.lldp.size(), found.lldp.size() == 1 ? "" : "s");
+  if (!found.lldp.empty()) fmt::print("{} LLDP finding{}\n", found.lldp.size(), found.lldp.size() == 1 ? "" : "s");
   fmt::print("{} fault{}, {} routing finding{} (routing {})\n", f.faults().size(), f.faults().size() == 1 ? "" : "s",
              found.routing.size(), found.routing.size() == 1 ? "" : "s", topo::routing_name(f.routing()));
 }

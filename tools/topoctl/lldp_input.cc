@@ -13,8 +13,7 @@ std::map<std::string, topo::LinkRate> parse_link_speeds(const std::vector<std::s
     size_t eq = v.rfind('=');
     size_t colon = v.find(':');
     auto rate = eq == std::string::npos ? std::nullopt : topo::parse_rate(v.substr(eq + 1));
-    if (colon == std::string::npos || eq == std::string::npos || colon > eq || !rate ||
-        !topo::is_ethernet(rate->speed))
+    if (colon == std::string::npos || eq == std::string::npos || colon > eq || !rate || !topo::is_ethernet(rate->speed))
       throw std::invalid_argument(
           fmt::format("--link-speed {}: expected SYSTEM:PORT=RATE with an Ethernet rate, e.g. leaf01:swp5=25G", v));
     out[v.substr(0, eq)] = *rate;

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/topoctl/health_metrics.h"
 #include "tools/topoctl/command.h"
+#include "tools/topoctl/health_metrics.h"
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/view_input.h"
 
@@ -23,9 +23,12 @@ namespace {
 std::string escape_help(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -33,10 +36,14 @@ std::string escape_help(std::string_view text) {
 std::string escape_label(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -81,7 +88,8 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
   out.family("topo_aware_snapshot_latest_id", "gauge", "Id of the latest snapshot.");
   out.sample("topo_aware_snapshot_latest_id", static_cast<double>(info.id));
   if (std::optional<double> t = epoch_seconds(info.taken_at)) {
-    out.family("topo_aware_snapshot_latest_timestamp_seconds", "gauge", "When the latest snapshot was taken (Unix time).");
+    out.family("topo_aware_snapshot_latest_timestamp_seconds", "gauge",
+               "When the latest snapshot was taken (Unix time).");
     out.sample("topo_aware_snapshot_latest_timestamp_seconds", *t);
   }
   out.family("topo_aware_fabric_hosts", "gauge", "Hosts in the latest snapshot's fabric.");
@@ -98,9 +106,9 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
   out.sample("topo_aware_fabric_rails", f.summary().rails);
 
   std::map<std::string, int> faults;
-  for (topo::FaultKind k : {topo::FaultKind::DegradedLink, topo::FaultKind::InactiveLink, topo::FaultKind::MissingUplinks,
-                            topo::FaultKind::UnequalUplinks, topo::FaultKind::UnreachableHost,
-                            topo::FaultKind::IsolatedSwitch})
+  for (topo::FaultKind k :
+       {topo::FaultKind::DegradedLink, topo::FaultKind::InactiveLink, topo::FaultKind::MissingUplinks,
+        topo::FaultKind::UnequalUplinks, topo::FaultKind::UnreachableHost, topo::FaultKind::IsolatedSwitch})
     faults[std::string(topo::name(k))] = 0;
   for (const topo::Fault& fault : f.faults()) ++faults[std::string(topo::name(fault.kind))];
   out.family("topo_aware_fabric_faults", "gauge", "Faults topoctl lint finds in the latest snapshot, per kind.");
@@ -112,13 +120,18 @@ void snapshot_metrics(Exposition& out, const SnapshotFacts& facts) {
   for (topo::LinkId e : f.cables()) {
     const topo::Link& l = f.link(e);
     auto& [degraded, down] = by_tier[std::string(topo::name(l.tier))];
-    if (l.state != topo::PortState::Active) ++down;
-    else if (l.degraded) ++degraded;
+    if (l.state != topo::PortState::Active)
+      ++down;
+    else if (l.degraded)
+      ++degraded;
   }
-  out.family("topo_aware_fabric_degraded_cables", "gauge", "Active cables narrower or slower than their tier's, per tier.");
-  for (const auto& [tier, counts] : by_tier) out.sample("topo_aware_fabric_degraded_cables", {{"tier", tier}}, counts.first);
+  out.family("topo_aware_fabric_degraded_cables", "gauge",
+             "Active cables narrower or slower than their tier's, per tier.");
+  for (const auto& [tier, counts] : by_tier)
+    out.sample("topo_aware_fabric_degraded_cables", {{"tier", tier}}, counts.first);
   out.family("topo_aware_fabric_down_cables", "gauge", "Cabled ports not Active, per tier.");
-  for (const auto& [tier, counts] : by_tier) out.sample("topo_aware_fabric_down_cables", {{"tier", tier}}, counts.second);
+  for (const auto& [tier, counts] : by_tier)
+    out.sample("topo_aware_fabric_down_cables", {{"tier", tier}}, counts.second);
 }
 
 void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>& recent) {
@@ -134,7 +147,8 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
     }
     if (std::optional<double> t = epoch_seconds(r.placed_at)) newest = std::max(newest, *t);
   }
-  out.family("topo_aware_placement_recent_jobs", "gauge", "Jobs among the recent placements (the newest record of each).");
+  out.family("topo_aware_placement_recent_jobs", "gauge",
+             "Jobs among the recent placements (the newest record of each).");
   out.sample("topo_aware_placement_recent_jobs", static_cast<double>(recent.size()));
   out.family("topo_aware_placement_recent_fallbacks", "gauge",
              "Recent jobs that got cons_tres's own choice instead of topo-aware's.");
@@ -146,7 +160,8 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
     out.sample("topo_aware_placement_recent_slowdown", {{"stat", "max"}}, worst);
   }
   if (newest > 0) {
-    out.family("topo_aware_placement_latest_timestamp_seconds", "gauge", "When the newest placement was recorded (Unix time).");
+    out.family("topo_aware_placement_latest_timestamp_seconds", "gauge",
+               "When the newest placement was recorded (Unix time).");
     out.sample("topo_aware_placement_latest_timestamp_seconds", newest);
   }
 }
@@ -178,7 +193,8 @@ Run add_metrics(CLI::App& app) {
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "metrics", "print the snapshot and placement figures as Prometheus metrics, or write them for the textfile collector");
+      "metrics",
+      "print the snapshot and placement figures as Prometheus metrics, or write them for the textfile collector");
   add_db_option(*cmd, opts->db_path);
   add_conf_option(*cmd, opts->conf);
   cmd->add_option("--textfile", opts->textfile_dir,

@@ -57,7 +57,7 @@ bool run_capture(const std::vector<std::string>& argv, std::string& out, std::st
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
   why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "ethtool not found"
-                                                         : fmt::format("ethtool -S exited with {}", status);
+                                                        : fmt::format("ethtool -S exited with {}", status);
   return false;
 }
 
@@ -155,9 +155,8 @@ nlohmann::json nic_rates_json(const topo::NicRates& r) {
 }
 
 nlohmann::json nic_finding_json(const topo::NicFinding& x) {
-  nlohmann::json j = {{"kind", topo::name(x.kind)}, {"host", x.host},   {"nic", x.iface},
-                      {"link", x.subject},          {"counter", x.counter}, {"value", x.value},
-                      {"threshold", x.threshold},   {"detail", x.why}};
+  nlohmann::json j = {{"kind", topo::name(x.kind)}, {"host", x.host},   {"nic", x.iface},           {"link", x.subject},
+                      {"counter", x.counter},       {"value", x.value}, {"threshold", x.threshold}, {"detail", x.why}};
   j["cable"] = x.cable >= 0 ? nlohmann::json(x.cable) : nlohmann::json();
   return j;
 }
@@ -169,9 +168,8 @@ void print_nic_rates(const std::vector<topo::NicRates>& rates, bool all) {
                  r.discards_per_second > 0;
     if (!all && !noisy) continue;
     if (shown++ == 0)
-      fmt::print("{:<16} {:<12} {:>11} {:>11} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10}\n", "host", "nic",
-                 "rx pause/s", "tx pause/s", "rx paused", "tx paused", "ecn/s", "cnp sent/s", "cnp hdl/s",
-                 "discards/s");
+      fmt::print("{:<16} {:<12} {:>11} {:>11} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10}\n", "host", "nic", "rx pause/s",
+                 "tx pause/s", "rx paused", "tx paused", "ecn/s", "cnp sent/s", "cnp hdl/s", "discards/s");
     fmt::print("{:<16} {:<12} {:>11.4g} {:>11.4g} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10.4g}\n", r.host, r.iface,
                r.rx_pauses_per_second, r.tx_pauses_per_second, cell(r.rx_paused_share, 100, "%"),
                cell(r.tx_paused_share, 100, "%"), cell(r.ecn_marks_per_second, 1, ""),

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/topoctl/json_file.h"
 #include "common/error.h"
+#include "tools/topoctl/json_file.h"
 
 namespace topoctl {
 namespace {
@@ -179,7 +179,8 @@ topo::PolicyOutcome outcome_from(const json& j, const std::string& file, const s
   if (const json* jobs = f.find("jobs")) {
     if (!jobs->is_array()) f.fail(f.name("jobs"), "expected an array of jobs");
     o.jobs.reserve(jobs->size());
-    for (size_t i = 0; i < jobs->size(); ++i) o.jobs.push_back(job_from((*jobs)[i], file, fmt::format("{}[{}]", f.name("jobs"), i)));
+    for (size_t i = 0; i < jobs->size(); ++i)
+      o.jobs.push_back(job_from((*jobs)[i], file, fmt::format("{}[{}]", f.name("jobs"), i)));
   }
   return o;
 }
@@ -193,8 +194,8 @@ json to_json(const topo::PolicyOutcome& o) {
   for (const auto& [key, value] : o.scheduler) scheduler[key] = std::isfinite(value) ? json(value) : json(nullptr);
   json profiles = json::object();
   for (const auto& [name, p] : o.profiles)
-    profiles[name] = {{"jobs", p.jobs}, {"mean_slowdown", slowdown(p.mean_slowdown)},
-                      {"p95_slowdown", slowdown(p.p95_slowdown)}};
+    profiles[name] = {
+        {"jobs", p.jobs}, {"mean_slowdown", slowdown(p.mean_slowdown)}, {"p95_slowdown", slowdown(p.p95_slowdown)}};
   return {{"policy", o.policy},
           {"routing", o.routing},
           {"multi_host_jobs", o.multi_host_jobs},
@@ -240,9 +241,12 @@ topo::Comparison comparison_from_json(const json& j, const std::string& file) {
     c.policies.push_back(std::move(p));
   }
   // The baselines first, as the report reads: linear, tree, topo-aware.
-  auto rank = [](const std::string& name) { return name == "linear" ? 0 : name == "tree" ? 1 : name == "topo-aware" ? 2 : 3; };
-  std::stable_sort(c.policies.begin(), c.policies.end(),
-                   [&](const topo::PolicyOutcome& a, const topo::PolicyOutcome& b) { return rank(a.policy) < rank(b.policy); });
+  auto rank = [](const std::string& name) {
+    return name == "linear" ? 0 : name == "tree" ? 1 : name == "topo-aware" ? 2 : 3;
+  };
+  std::stable_sort(
+      c.policies.begin(), c.policies.end(),
+      [&](const topo::PolicyOutcome& a, const topo::PolicyOutcome& b) { return rank(a.policy) < rank(b.policy); });
   return c;
 }
 

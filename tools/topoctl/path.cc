@@ -22,9 +22,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "routing/route.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "routing/route.h"
 
 namespace topoctl {
 namespace {
@@ -57,8 +57,7 @@ NodeId host_named(const Fabric& f, const std::string& host, std::string_view whe
 }
 
 // The source HCA of `rail` (the first when rail < 0) and the destination's HCA of the same rail.
-Endpoints endpoints(const Fabric& f, const std::string& from, const std::string& to, int rail,
-                    std::string_view where) {
+Endpoints endpoints(const Fabric& f, const std::string& from, const std::string& to, int rail, std::string_view where) {
   Endpoints e{host_named(f, from, where), host_named(f, to, where)};
   if (e.from_host == e.to_host) throw std::invalid_argument(fmt::format("--from and --to are both {}", from));
   std::vector<NodeId> src = f.hcas_of(e.from_host), dst = f.hcas_of(e.to_host);
@@ -313,10 +312,11 @@ void print_equal_paths(const PathOptions& o, const Fabric& f, const Endpoints& e
   }
   const std::string listed = paths.size() < total ? fmt::format(", the first {} listed", paths.size()) : "";
   if (ecmp)
-    fmt::print("{} -> {}  routing {}  ({:g} equal-cost path{}{}; {} hashed onto one of them per run, "
-               "a share is its expectation)\n",
-               o.from, o.to, topo::routing_name(f.routing()), total, total == 1 ? "" : "s", listed,
-               f.routing().qps == 1 ? std::string("its one QP") : fmt::format("each of its {} QPs", f.routing().qps));
+    fmt::print(
+        "{} -> {}  routing {}  ({:g} equal-cost path{}{}; {} hashed onto one of them per run, "
+        "a share is its expectation)\n",
+        o.from, o.to, topo::routing_name(f.routing()), total, total == 1 ? "" : "s", listed,
+        f.routing().qps == 1 ? std::string("its one QP") : fmt::format("each of its {} QPs", f.routing().qps));
   else
     fmt::print("{} -> {}  routing adaptive  ({:g} equal path{}{})\n", o.from, o.to, total, total == 1 ? "" : "s",
                listed);

@@ -7,17 +7,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "placement/slurm_policy.h"
+#include "common/hostlist.h"
 #include "placement/busy_file.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
 #include "placement/running_file.h"
-#include "placement/search.h"
 #include "placement/seams.h"
+#include "placement/search.h"
+#include "placement/slurm_policy.h"
 #include "placement/traffic.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
-#include "common/hostlist.h"
 
 namespace topoctl {
 
@@ -52,8 +52,7 @@ json placement_json(const topo::Fabric& f, const topo::Placement& p, const topo:
           {"reasons", p.reasons}};
 }
 
-void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo::SwitchTree& tree,
-                     double seam_floor) {
+void print_placement(const topo::Fabric& f, const topo::Placement& p, const topo::SwitchTree& tree, double seam_floor) {
   fmt::print("{:>9}  {:<16} {:>4}  {}\n", "NODE_RANK", "host", "GPUs", "leaf");
   for (size_t i = 0; i < p.hosts.size(); ++i) {
     int leaf = tree.home_leaf(p.hosts[i]);
@@ -97,8 +96,9 @@ struct PlaceOptions {
 void add_place_options(CLI::App& cmd, PlaceOptions& o) {
   add_input_options(cmd, o.input);
   cmd.add_option("--gpus", o.gpus, "GPUs the job asks for")->required()->check(CLI::PositiveNumber);
-  cmd.add_option("--gpus-per-host", o.gpus_per_host, "GPUs of a whole host; --gpus that is a multiple of it "
-                                                     "asks for whole hosts")
+  cmd.add_option("--gpus-per-host", o.gpus_per_host,
+                 "GPUs of a whole host; --gpus that is a multiple of it "
+                 "asks for whole hosts")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd.add_option("--min-per-host", o.min_per_host, "for a GPU count that is no multiple: at least this many per host")

@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "db/snapshot_store.h"
+#include "fabric/synthetic.h"
 #include "simulation/report.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/outcome_json.h"
 #include "tools/view/cdf_scene.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/render.h"
-#include "fabric/synthetic.h"
 
 namespace topoctl {
 namespace {
@@ -97,8 +97,9 @@ void add_report_options(CLI::App& cmd, ReportOptions& o) {
   cmd.add_flag("--no-fabric", o.no_fabric,
                "leave out the pictures of each run's fabric (fabric-N.svg) with its largest jobs' rings");
   cmd.add_flag("--json", o.json, "print the written paths as JSON");
-  cmd.footer("Each results file is {\"title\", \"fabric\", \"trace\", \"policies\": {name: outcome}}, as "
-             "`topoctl simulate --json` writes it.");
+  cmd.footer(
+      "Each results file is {\"title\", \"fabric\", \"trace\", \"policies\": {name: outcome}}, as "
+      "`topoctl simulate --json` writes it.");
 }
 
 std::filesystem::path picture_name(const std::string& picture) {
@@ -152,15 +153,15 @@ Run add_report(CLI::App& app) {
     const std::filesystem::path dir = created_directory(o.out_dir);
     const std::filesystem::path report = dir / "report.md", picture = dir / name;
     std::string markdown = topo::report_markdown(runs, o.picture);
-    write_file(picture, topo::view::render(topo::view::slowdown_cdf_scene(topo::slowdown_cdfs(runs)),
-                                           topo::view::Format::Svg));
+    write_file(picture,
+               topo::view::render(topo::view::slowdown_cdf_scene(topo::slowdown_cdfs(runs)), topo::view::Format::Svg));
     std::vector<std::string> fabrics;
     if (!o.no_fabric) fabrics = write_fabric_pictures(runs, dir, markdown);
     write_file(report, markdown);
     if (o.json) {
-      std::cout << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}, {"fabrics", fabrics}}
-                       .dump(2)
-                << "\n";
+      std::cout
+          << nlohmann::json{{"report", report.string()}, {"picture", picture.string()}, {"fabrics", fabrics}}.dump(2)
+          << "\n";
     } else {
       fmt::print("{}\n{}\n", report.string(), picture.string());
       for (const std::string& f : fabrics) fmt::print("{}\n", f);

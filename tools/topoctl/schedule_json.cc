@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/topoctl/json_file.h"
 #include "common/error.h"
 #include "common/quote.h"
+#include "tools/topoctl/json_file.h"
 
 namespace topoctl {
 
@@ -34,7 +34,8 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
   // nlohmann converts 1e300 or 2^40 to int by a plain cast: out of range, that is undefined.
   auto count = [&](const json& v, const std::string& where) {
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000)
-      throw topo::ParseError(path, 0, fmt::format("{}: expected a whole number of GPUs, got {}", where, clipped(v.dump())));
+      throw topo::ParseError(path, 0,
+                             fmt::format("{}: expected a whole number of GPUs, got {}", where, clipped(v.dump())));
     return static_cast<int>(v.get<int64_t>());
   };
   topo::Schedule s;
@@ -57,7 +58,9 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
       job.end_s = field(j, "end_s", where).get<double>();
       for (const std::string& host : field(j, "ring", where).get<std::vector<std::string>>()) {
         auto h = fabric.find_host(host);
-        if (!h) throw topo::ParseError(path, 0, fmt::format("{} (job {}): unknown host {}", where, clipped(job.id), clipped(host)));
+        if (!h)
+          throw topo::ParseError(path, 0,
+                                 fmt::format("{} (job {}): unknown host {}", where, clipped(job.id), clipped(host)));
         job.ring.push_back(*h);
       }
       const json& host_gpus = field(j, "host_gpus", where);
@@ -65,8 +68,9 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
       for (size_t k = 0; k < host_gpus.size(); ++k)
         job.host_gpus.push_back(count(host_gpus[k], fmt::format("{}.host_gpus[{}]", where, k)));
       if (job.host_gpus.size() != job.ring.size())
-        throw topo::ParseError(path, 0, fmt::format("{} (job {}): {} hosts but {} host_gpus", where, clipped(job.id),
-                                                    job.ring.size(), job.host_gpus.size()));
+        throw topo::ParseError(path, 0,
+                               fmt::format("{} (job {}): {} hosts but {} host_gpus", where, clipped(job.id),
+                                           job.ring.size(), job.host_gpus.size()));
       if (job.end_s < job.start_s || job.start_s < job.submit_s)
         throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, clipped(job.id)));
       s.jobs.push_back(std::move(job));

@@ -8,16 +8,15 @@
 #include <istream>
 #include <string>
 
-#include "simulation/schedule.h"
 #include "fabric/fabric.h"
+#include "simulation/schedule.h"
 
 namespace topoctl {
 
 // Throws topo::ParseError naming `path` and the key (e.g. "jobs[3].ring")
 // that is missing, of the wrong type or out of range, an unknown host,
 // times out of order; the trace's name, when given, goes to `trace`.
-topo::Schedule read_schedule(std::istream& in, const std::string& path, const topo::Fabric& fabric,
-                             std::string& trace);
+topo::Schedule read_schedule(std::istream& in, const std::string& path, const topo::Fabric& fabric, std::string& trace);
 topo::Schedule read_schedule_file(const std::string& path, const topo::Fabric& fabric, std::string& trace);
 
 }  // namespace topoctl

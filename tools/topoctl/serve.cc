@@ -22,9 +22,9 @@
 #include <functional>
 #include <iostream>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -32,9 +32,12 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "common/hostlist.h"
 #include "db/error.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "fabric/diff.h"
+#include "routing/routing_check.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/metrics.h"
 #include "tools/topoctl/view_input.h"
@@ -42,9 +45,6 @@
 #include "tools/view/html.h"
 #include "tools/view/jobs.h"
 #include "tools/view/render.h"
-#include "fabric/diff.h"
-#include "common/hostlist.h"
-#include "routing/routing_check.h"
 
 namespace topoctl {
 namespace {
@@ -92,9 +92,11 @@ std::string layout(std::string_view title, std::string_view body) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0} - topo-aware</title>\n"
       "<style>body{{font-family:sans-serif;margin:1em 2em;color:#222}} nav a{{margin-right:1em}} "
       "table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left;font-size:13px}} "
-      ".picture{{overflow:auto;border:1px solid #ddd;max-height:85vh}} .bad{{color:#b00}} .muted{{color:#666}}</style>\n"
+      ".picture{{overflow:auto;border:1px solid #ddd;max-height:85vh}} .bad{{color:#b00}} "
+      ".muted{{color:#666}}</style>\n"
       "</head><body>\n<nav><a href=\"/\">fabric</a><a href=\"/lint\">lint</a><a href=\"/snapshots\">snapshots</a>"
-      "<a href=\"/jobs\">jobs</a><a href=\"/reports\">reports</a><a href=\"/metrics\">metrics</a></nav>\n<h1>{0}</h1>\n{1}\n</body></html>\n",
+      "<a href=\"/jobs\">jobs</a><a href=\"/reports\">reports</a><a "
+      "href=\"/metrics\">metrics</a></nav>\n<h1>{0}</h1>\n{1}\n</body></html>\n",
       html_escape(title), body);
 }
 
@@ -191,7 +193,8 @@ std::string zoom_links(const topo::Fabric& f, const PictureAsk& ask) {
   for (topo::NodeId sw : f.switches())
     if (f.node(sw).level == topo::Level::Leaf && f.node(sw).pod >= 0) pods.insert(f.node(sw).pod);
   if (pods.size() > 1)
-    for (int pod : pods) out += fmt::format(" | <a href=\"/fabric?snapshot={}&pod={}\">pod {}</a>", ask.snapshot, pod, pod);
+    for (int pod : pods)
+      out += fmt::format(" | <a href=\"/fabric?snapshot={}&pod={}\">pod {}</a>", ask.snapshot, pod, pod);
   out += "</p><p>Leaves:";
   for (topo::NodeId sw : f.switches()) {
     const topo::Node& n = f.node(sw);
@@ -216,10 +219,11 @@ std::string fabric_page(Site& site, const httplib::Request& req) {
       info.id, html_escape(info.taken_at), html_escape(info.source), s.hosts, s.leaves, s.spines, s.cores, s.links,
       s.pods, html_escape(info.routing), info.id, fabric->faults().size());
   body += zoom_links(*fabric, ask);
-  body += fmt::format("<p><a href=\"/fabric.svg?{}\">picture alone (SVG)</a> | {}</p>\n", picture_query(ask),
-                      ask.load ? fmt::format("<a href=\"/fabric?{}&load=0\">without load</a>", picture_query(ask))
-                               : fmt::format("<a href=\"/fabric?{}\">with load</a>",
-                                             picture_query(PictureAsk{ask.snapshot, ask.pod, ask.leaf, ask.job, true})));
+  body +=
+      fmt::format("<p><a href=\"/fabric.svg?{}\">picture alone (SVG)</a> | {}</p>\n", picture_query(ask),
+                  ask.load ? fmt::format("<a href=\"/fabric?{}&load=0\">without load</a>", picture_query(ask))
+                           : fmt::format("<a href=\"/fabric?{}\">with load</a>",
+                                         picture_query(PictureAsk{ask.snapshot, ask.pod, ask.leaf, ask.job, true})));
   body += "<div class=\"picture\">" + topo::view::inline_svg(draw(site, store, ask)) + "</div>\n";
   return layout(ask.leaf.empty() ? (ask.pod ? fmt::format("pod {}", *ask.pod) : "fabric") : "leaf " + ask.leaf, body);
 }
@@ -230,15 +234,17 @@ std::string lint_page(Site& site, const httplib::Request& req) {
   int64_t id = resolve(store, param(req, "snapshot", "latest"));
   auto fabric = site.fabrics.get(store, id);
   std::vector<topo::RoutingFinding> routing = topo::check_routing(*fabric);
-  std::string body = fmt::format("<p>Snapshot {}: {} faults, {} routing findings (routing {}).</p>\n", id,
-                                 fabric->faults().size(), routing.size(), html_escape(topo::routing_name(fabric->routing())));
+  std::string body =
+      fmt::format("<p>Snapshot {}: {} faults, {} routing findings (routing {}).</p>\n", id, fabric->faults().size(),
+                  routing.size(), html_escape(topo::routing_name(fabric->routing())));
   body += "<table id=\"faults\"><tr><th>kind</th><th>subject</th><th>detail</th></tr>\n";
   for (const topo::Fault& f : fabric->faults())
-    body += fmt::format("<tr class=\"fault {}\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(topo::name(f.kind)),
-                        html_escape(topo::name(f.kind)), html_escape(f.subject), html_escape(f.detail));
+    body +=
+        fmt::format("<tr class=\"fault {}\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(topo::name(f.kind)),
+                    html_escape(topo::name(f.kind)), html_escape(f.subject), html_escape(f.detail));
   for (const topo::RoutingFinding& r : routing)
-    body += fmt::format("<tr class=\"routing\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(topo::name(r.kind)),
-                        html_escape(r.subject), html_escape(r.detail));
+    body += fmt::format("<tr class=\"routing\"><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        html_escape(topo::name(r.kind)), html_escape(r.subject), html_escape(r.detail));
   return layout("lint", body + "</table>\n");
 }
 
@@ -250,7 +256,9 @@ std::string snapshots_page(Site& site) {
       "<th>faults</th><th>routing</th><th></th></tr>\n";
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     const topo::SnapshotInfo& s = *it;
-    std::string diff = it + 1 != all.rend() ? fmt::format("<a href=\"/diff?from={}&to={}\">diff with {}</a>", (it + 1)->id, s.id, (it + 1)->id) : "";
+    std::string diff = it + 1 != all.rend() ? fmt::format("<a href=\"/diff?from={}&to={}\">diff with {}</a>",
+                                                          (it + 1)->id, s.id, (it + 1)->id)
+                                            : "";
     body += fmt::format(
         "<tr><td><a href=\"/fabric?snapshot={0}\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td>"
         "<td><a href=\"/lint?snapshot={0}\">{5}</a></td><td>{6}</td><td>{7}</td></tr>\n",
@@ -305,8 +313,8 @@ std::string job_page(Site& site, const httplib::Request& req) {
       "<tr><th>profile</th><td>{}</td></tr><tr><th>estimate / ideal</th><td>{}</td></tr>"
       "<tr><th>choice</th><td>{}</td></tr><tr><th>placements</th><td>{}</td></tr></table>\n",
       html_escape(r.placed_at), r.snapshot_id ? std::to_string(*r.snapshot_id) : "-",
-      html_escape(topo::compress_hostlist(r.hosts)), r.hosts.size(), html_escape(fmt::format("{}", fmt::join(r.ring_order, " -> "))),
-      html_escape(r.profile), slowdown_cell(r),
+      html_escape(topo::compress_hostlist(r.hosts)), r.hosts.size(),
+      html_escape(fmt::format("{}", fmt::join(r.ring_order, " -> "))), html_escape(r.profile), slowdown_cell(r),
       r.fallback ? "cons_tres's own: " + html_escape(r.fallback_why) : "topo-aware's", history.size());
   body += "<h2>Reasons</h2><ul id=\"reasons\">";
   for (const std::string& reason : r.reasons) body += "<li>" + html_escape(reason) + "</li>";
@@ -385,17 +393,21 @@ std::vector<std::string> pictures_in(const std::filesystem::path& dir) {
 
 std::string reports_page(Site& site) {
   if (site.reports_dir.empty())
-    return layout("reports", "<p>No reports: start <code>topoctl serve --reports DIR</code> on the directories "
-                             "<code>topoctl report --out</code> writes.</p>");
-  std::string body = fmt::format("<p>Simulation reports under <code>{}</code>.</p>\n<table id=\"reports\"><tr><th>report</th>"
-                                 "<th>written</th><th>pictures</th></tr>\n", html_escape(site.reports_dir));
+    return layout("reports",
+                  "<p>No reports: start <code>topoctl serve --reports DIR</code> on the directories "
+                  "<code>topoctl report --out</code> writes.</p>");
+  std::string body = fmt::format(
+      "<p>Simulation reports under <code>{}</code>.</p>\n<table id=\"reports\"><tr><th>report</th>"
+      "<th>written</th><th>pictures</th></tr>\n",
+      html_escape(site.reports_dir));
   for (const auto& [name, dir] : find_reports(site)) {
     struct stat st {};
     std::string written = ::stat((dir / "report.md").c_str(), &st) == 0
                               ? fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(st.st_mtime))
                               : "";
-    body += fmt::format("<tr><td><a class=\"report-link\" href=\"/report/{0}\">{1}</a></td><td>{2}</td><td>{3}</td></tr>\n",
-                        url_encode(name), html_escape(name), written, pictures_in(dir).size());
+    body +=
+        fmt::format("<tr><td><a class=\"report-link\" href=\"/report/{0}\">{1}</a></td><td>{2}</td><td>{3}</td></tr>\n",
+                    url_encode(name), html_escape(name), written, pictures_in(dir).size());
   }
   return layout("reports", body + "</table>\n");
 }
@@ -406,21 +418,24 @@ std::string report_page(Site& site, const httplib::Request& req) {
   std::string body = "<p><a href=\"/reports\">all reports</a></p>\n";
   for (const std::string& picture : pictures_in(dir))
     // Fitted to the page; a click opens it at full size.
-    body += fmt::format("<figure><a href=\"/report/{0}/{1}\"><img class=\"report-picture\" src=\"/report/{0}/{1}\" "
-                        "alt=\"{2}\" style=\"max-width:100%\"></a><figcaption>{2}</figcaption></figure>\n",
-                        url_encode(name), url_encode(picture), html_escape(picture));
+    body += fmt::format(
+        "<figure><a href=\"/report/{0}/{1}\"><img class=\"report-picture\" src=\"/report/{0}/{1}\" "
+        "alt=\"{2}\" style=\"max-width:100%\"></a><figcaption>{2}</figcaption></figure>\n",
+        url_encode(name), url_encode(picture), html_escape(picture));
   body += "<pre id=\"report\">" + html_escape(read_text(dir / "report.md")) + "</pre>\n";
   return layout("report " + name, body);
 }
 
 // Runs a page, turning what went wrong into a status and a short page.
-void answer(httplib::Response& res, const std::function<std::string()>& page, const char* type = "text/html; charset=utf-8") {
+void answer(httplib::Response& res, const std::function<std::string()>& page,
+            const char* type = "text/html; charset=utf-8") {
   try {
     res.set_content(page(), type);
   } catch (const PageError& e) {
     res.status = e.status;
-    res.set_content(layout(e.status == 404 ? "not found" : "bad request", "<p class=\"bad\">" + html_escape(e.what()) + "</p>"),
-                    "text/html; charset=utf-8");
+    res.set_content(
+        layout(e.status == 404 ? "not found" : "bad request", "<p class=\"bad\">" + html_escape(e.what()) + "</p>"),
+        "text/html; charset=utf-8");
   } catch (const std::exception& e) {
     res.status = 500;
     res.set_content(layout("error", "<p class=\"bad\">" + html_escape(e.what()) + "</p>"), "text/html; charset=utf-8");
@@ -433,14 +448,13 @@ std::pair<std::string, int> parse_listen(const std::string& listen) {
     throw std::invalid_argument(fmt::format("--listen {}: expected HOST:PORT, e.g. 127.0.0.1:8650", listen));
   std::string host = listen.substr(0, colon), port = listen.substr(colon + 1);
   if (host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535)
     throw std::invalid_argument(fmt::format("--listen {}: '{}' is not a port (0-65535)", listen, port));
   return {host, std::stoi(port)};
 }
 
-bool loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+bool loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
 // Every route of the page; any other path is 404 by the error handler.
 void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
@@ -467,7 +481,8 @@ void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
                    res,
                    [&] {
                      std::filesystem::path file = report_dir(*site, req.matches[1]) / std::string(req.matches[2]);
-                     if (!plain_file(file)) throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
+                     if (!plain_file(file))
+                       throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
                      return read_text(file);
                    },
                    "image/svg+xml");
@@ -494,10 +509,10 @@ void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
   });
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    res.set_content(layout(fmt::format("{}", res.status),
-                           fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>", html_escape(req.method),
-                                       html_escape(req.path))),
-                    "text/html; charset=utf-8");
+    res.set_content(
+        layout(fmt::format("{}", res.status), fmt::format("<p class=\"bad\">{} {}: not a page of this site.</p>",
+                                                          html_escape(req.method), html_escape(req.path))),
+        "text/html; charset=utf-8");
   });
 }
 
@@ -511,23 +526,26 @@ Run add_serve(CLI::App& app) {
     std::string conf;
   };
   auto opts = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("serve", "serve a read-only web page of the fabric, its faults, snapshots and jobs");
+  CLI::App* cmd =
+      app.add_subcommand("serve", "serve a read-only web page of the fabric, its faults, snapshots and jobs");
   add_db_option(*cmd, opts->db_path);
   add_conf_option(*cmd, opts->conf);
-  cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port, printed)")->capture_default_str();
+  cmd->add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0: any free port, printed)")
+      ->capture_default_str();
   cmd->add_option("--reports", opts->reports,
                   "a directory of simulation reports (`topoctl report --out` directories: itself or its "
                   "subdirectories) to show under /reports")
       ->check(CLI::ExistingDirectory);
   cmd->footer(
       "Routes: / and /fabric (?snapshot=&pod=&leaf=&job=&load=0), /fabric.svg, /lint, /snapshots, /diff?from=&to=, "
-      "/jobs, /job/ID, /reports, /report/NAME, /metrics. The page has no login: keep it on loopback or behind a proxy that has one. "
+      "/jobs, /job/ID, /reports, /report/NAME, /metrics. The page has no login: keep it on loopback or behind a proxy "
+      "that has one. "
       "Stops on SIGINT or SIGTERM.");
   return [opts] {
     auto [host, port] = parse_listen(opts->listen);
     require_database(opts->db_path);
     { topo::SnapshotStore check(opts->db_path); }  // refuses a file that is not our database, now rather than per page
-    site_config(opts->conf);  // a bad topo_aware.conf line is an error now, not on every /metrics
+    site_config(opts->conf);                       // a bad topo_aware.conf line is an error now, not on every /metrics
     auto site = std::make_shared<Site>();
     site->db_path = opts->db_path;
     site->reports_dir = opts->reports;
@@ -545,11 +563,13 @@ Run add_serve(CLI::App& app) {
     add_routes(server, site);
 
     int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-    if (bound <= 0) throw std::runtime_error(fmt::format("--listen {}: cannot listen there (in use, or no such address)", opts->listen));
+    if (bound <= 0)
+      throw std::runtime_error(
+          fmt::format("--listen {}: cannot listen there (in use, or no such address)", opts->listen));
     if (!loopback(host))
       fmt::print(stderr, "topoctl serve: listening on {}, beyond this machine; the page has no login\n", host);
-    fmt::print("listening on http://{}:{}/ (database {})\n", host.find(':') != std::string::npos ? "[" + host + "]" : host,
-               bound, opts->db_path);
+    fmt::print("listening on http://{}:{}/ (database {})\n",
+               host.find(':') != std::string::npos ? "[" + host + "]" : host, bound, opts->db_path);
     std::fflush(stdout);
 
     std::thread stopper([&server, stop_signals] {

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
+#include "common/quote.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
 #include "simulation/trace.h"
@@ -23,8 +25,6 @@
 #include "tools/topoctl/input.h"
 #include "tools/topoctl/outcome_json.h"
 #include "tools/topoctl/schedule_json.h"
-#include "common/error.h"
-#include "common/quote.h"
 
 namespace topoctl {
 
@@ -100,15 +100,16 @@ topo::TraceShape parse_shape(const std::string& spec) {
   while (std::getline(in, item, ',')) {
     auto eq = item.find('=');
     std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    bool ok = key == "jobs" ? read(value, shape.jobs) && shape.jobs <= topo::kMaxGeneratedJobs
-              : key == "load" ? read(value, shape.load) && std::isfinite(shape.load)
-              : key == "seed" ? read(value, shape.seed)
+    bool ok = key == "jobs"     ? read(value, shape.jobs) && shape.jobs <= topo::kMaxGeneratedJobs
+              : key == "load"   ? read(value, shape.load) && std::isfinite(shape.load)
+              : key == "seed"   ? read(value, shape.seed)
               : key == "median" ? read(value, shape.median_duration_s) && std::isfinite(shape.median_duration_s)
                                 : false;
     if (!ok)
-      throw std::invalid_argument(fmt::format("--generate: bad '{}'; expected jobs=N (at most {}), load=X, seed=N, "
-                                              "median=SECONDS",
-                                              topo::shown(item), topo::kMaxGeneratedJobs));
+      throw std::invalid_argument(
+          fmt::format("--generate: bad '{}'; expected jobs=N (at most {}), load=X, seed=N, "
+                      "median=SECONDS",
+                      topo::shown(item), topo::kMaxGeneratedJobs));
   }
   if (shape.jobs == 0 || !(shape.load > 0) || !(shape.median_duration_s > 0))
     throw std::invalid_argument("--generate: jobs, load and median must be positive");
@@ -118,8 +119,8 @@ topo::TraceShape parse_shape(const std::string& spec) {
 void print_summary(const topo::Comparison& c) {
   fmt::print("{}\nfabric {}   trace {}   routing {}\n\n", c.title, c.fabric, c.trace,
              c.policies.empty() ? "-" : c.policies.front().routing);
-  fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10}\n", "policy", "jobs",
-             "multi", "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait");
+  fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10}\n", "policy", "jobs", "multi",
+             "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait");
   for (const topo::PolicyOutcome& p : c.policies)
     fmt::print("{:<11} {:>7} {:>9} {:>9.3f} {:>9.3f} {:>10.3f} {:>8.2f} {:>12} {:>6.1f}% {:>9.0f}s {:>9.0f}s\n",
                p.policy, p.jobs.size(), p.multi_host_jobs, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
@@ -132,8 +133,9 @@ void print_summary(const topo::Comparison& c) {
     for (const auto& [name, s] : p.profiles)
       fmt::print("{:<11} {:<10} {:>7} {:>9.3f} {:>9.3f}\n", p.policy, name, s.jobs, s.mean_slowdown, s.p95_slowdown);
   }
-  fmt::print("\nAR: allreduce jobs' AllReduce time over the ideal; A2A: every multi-host job's AllToAll alone "
-             "over the ideal; spine edges: ring edges between leaves, summed\n");
+  fmt::print(
+      "\nAR: allreduce jobs' AllReduce time over the ideal; A2A: every multi-host job's AllToAll alone "
+      "over the ideal; spine edges: ring edges between leaves, summed\n");
 }
 
 // --json prints summaries; --output keeps every job for `topoctl report`.
@@ -259,15 +261,14 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
                  "slower than its best on the idle fabric (e.g. 1.10), for at most --defer-share of its run; "
                  "topo-aware only (Slurm's policies have no estimate); 0: never")
       ->capture_default_str()
-      ->check(number_where(
-          [](double v) { return topo::defer_rule_problem({.above_slowdown = v}).empty(); },
-          "0 (never) or a slowdown above 1"));
+      ->check(number_where([](double v) { return topo::defer_rule_problem({.above_slowdown = v}).empty(); },
+                           "0 (never) or a slowdown above 1"));
   cmd.add_option("--defer-share", o.defer_rule.max_wait_share,
                  "the longest a job is deferred, from its first deferral, as a share of its run time (the "
                  "trace's stand-in for its time limit)")
       ->capture_default_str()
-      ->check(number_where(
-          [](double v) { return topo::defer_rule_problem({.max_wait_share = v}).empty(); }, "a share above 0"));
+      ->check(number_where([](double v) { return topo::defer_rule_problem({.max_wait_share = v}).empty(); },
+                           "a share above 0"));
   cmd.add_option("--threads", o.threads, "policies replayed at once (default: one per core)");
   cmd.add_option("--title", o.title, "the run's title in the results and the report");
   cmd.add_option("--output", o.output, "write the results with every job (for topoctl report) to FILE");
@@ -337,9 +338,10 @@ Run add_simulate(CLI::App& app) {
     c.trace = trace.source + scaling;
     c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
     if (o.defer_rule.enabled())
-      c.trace += fmt::format(", jobs deferred while estimated above {} times their best on the idle fabric "
-                             "(at most {} of their run from their first deferral)",
-                             o.defer_rule.above_slowdown, o.defer_rule.max_wait_share);
+      c.trace += fmt::format(
+          ", jobs deferred while estimated above {} times their best on the idle fabric "
+          "(at most {} of their run from their first deferral)",
+          o.defer_rule.above_slowdown, o.defer_rule.max_wait_share);
     c.title = o.title.empty() ? fmt::format("simulation, {} hosts x {} GPUs", fabric.hosts().size(), G) : o.title;
     return emit(c, o.json, o.output);
   };
@@ -355,8 +357,7 @@ Run add_score(CLI::App& app) {
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "score",
-      "Judge schedules a real Slurm cluster made (tests/slurm/replay.sh) as topoctl simulate judges its own");
+      "score", "Judge schedules a real Slurm cluster made (tests/slurm/replay.sh) as topoctl simulate judges its own");
   add_input_options(*cmd, opts->input);
   cmd->add_option("--schedule", opts->schedules, "a schedule JSON file, one per policy (repeat the option)")
       ->required()

@@ -25,14 +25,20 @@ Run add_snapshots(CLI::App& app) {
     if (opts->json) {
       nlohmann::json list = nlohmann::json::array();
       for (const topo::SnapshotInfo& s : all)
-        list.push_back({{"id", s.id}, {"taken_at", s.taken_at}, {"source", s.source}, {"hosts", s.summary.hosts}, {"faults", s.faults},
-                        {"switches", s.switches}, {"links", s.summary.links}});
+        list.push_back({{"id", s.id},
+                        {"taken_at", s.taken_at},
+                        {"source", s.source},
+                        {"hosts", s.summary.hosts},
+                        {"faults", s.faults},
+                        {"switches", s.switches},
+                        {"links", s.summary.links}});
       std::cout << list.dump(2) << "\n";
       return kOk;
     }
     fmt::print("{:>4}  {:<20}  {:>6} {:>8} {:>6}  {}\n", "id", "taken", "hosts", "switches", "links", "source");
     for (const topo::SnapshotInfo& s : all)
-      fmt::print("{:>4}  {:<20}  {:>6} {:>8} {:>6}  {}\n", s.id, s.taken_at, s.summary.hosts, s.switches, s.summary.links, s.source);
+      fmt::print("{:>4}  {:<20}  {:>6} {:>8} {:>6}  {}\n", s.id, s.taken_at, s.summary.hosts, s.switches,
+                 s.summary.links, s.source);
     return kOk;
   };
 }

@@ -17,7 +17,8 @@ namespace topoctl {
 void require_database(const std::string& db_path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(db_path, ec))
-    throw std::invalid_argument(fmt::format("{}: no such database (run `topoctl discover` first, or give --db)", db_path));
+    throw std::invalid_argument(
+        fmt::format("{}: no such database (run `topoctl discover` first, or give --db)", db_path));
 }
 
 void require_database(const FabricInput& input) {

@@ -10,7 +10,7 @@ namespace topo::view {
 namespace {
 
 constexpr std::array<std::string_view, 8> kColours = {"#2ca02c", "#d62728", "#1f77b4", "#ff7f0e",
-                                                     "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+                                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
 
 // The x axis from 1 to `top`: linear while the slowdowns stay below 3,
 // where most of them sit just above 1; logarithmic beyond, so a few jobs

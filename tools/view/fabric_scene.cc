@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/view/html.h"
 #include "common/hostlist.h"
+#include "tools/view/html.h"
 
 namespace topo::view {
 namespace {
@@ -34,10 +34,14 @@ enum Rank : int { kCoreRank = 0, kSpineRank = 1, kLeafRank = 2, kHostRank = 3 };
 
 int rank_of(Level level) {
   switch (level) {
-    case Level::Core: return kCoreRank;
-    case Level::Spine: return kSpineRank;
-    case Level::Leaf: return kLeafRank;
-    case Level::Unknown: return kSpineRank;
+    case Level::Core:
+      return kCoreRank;
+    case Level::Spine:
+      return kSpineRank;
+    case Level::Leaf:
+      return kLeafRank;
+    case Level::Unknown:
+      return kSpineRank;
   }
   return kSpineRank;
 }
@@ -52,9 +56,10 @@ enum class HostsAs {
 
 std::string cable_text(const Fabric& f, const Link& l) {
   return fmt::format("{}:{} <-> {}:{} {}{}", f.node(l.end_a).name, l.port_a, f.node(l.end_b).name, l.port_b,
-                     l.rate.str(), l.state != PortState::Active ? fmt::format(" {}", name(l.state))
-                                    : l.degraded                  ? fmt::format(" degraded (expected {})", l.expected.str())
-                                                                  : "");
+                     l.rate.str(),
+                     l.state != PortState::Active ? fmt::format(" {}", name(l.state))
+                     : l.degraded                 ? fmt::format(" degraded (expected {})", l.expected.str())
+                                                  : "");
 }
 
 bool faulty(const Link& l) { return l.state != PortState::Active || l.degraded; }
@@ -127,17 +132,23 @@ void choose_leaves(const Fabric& f, std::optional<int> pod, Shown& s) {
 Shown choose(const Fabric& f, const FabricPicture& p) {
   Shown s;
   s.node.assign(f.node_count(), false);
-  if (p.leaf) choose_leaf(f, *p.leaf, s);
-  else choose_leaves(f, p.pod, s);
+  if (p.leaf)
+    choose_leaf(f, *p.leaf, s);
+  else
+    choose_leaves(f, p.pod, s);
   std::set<NodeId> hosts;
   for (NodeId leaf : s.leaves)
     for (NodeId h : f.hosts_under(leaf)) hosts.insert(h);
   for (NodeId h : hosts) s.node[h] = true;
   bool overview = !p.leaf && !p.pod;
-  if (p.leaf || hosts.size() <= static_cast<size_t>(std::max(0, p.expand_hosts))) s.hosts = HostsAs::OneByOne;
-  else if (s.leaves.size() <= kLeavesInOneRow) s.hosts = HostsAs::PerLeaf;
-  else if (overview && f.summary().pods > 1) s.hosts = HostsAs::InPod;
-  else s.hosts = HostsAs::InLeaf;
+  if (p.leaf || hosts.size() <= static_cast<size_t>(std::max(0, p.expand_hosts)))
+    s.hosts = HostsAs::OneByOne;
+  else if (s.leaves.size() <= kLeavesInOneRow)
+    s.hosts = HostsAs::PerLeaf;
+  else if (overview && f.summary().pods > 1)
+    s.hosts = HostsAs::InPod;
+  else
+    s.hosts = HostsAs::InLeaf;
   return s;
 }
 
@@ -199,8 +210,7 @@ void add_pod_groups(Drawing& d) {
   if (!d.with_pods) return;
   std::set<int> pods;
   for (NodeId leaf : d.shown.leaves) pods.insert(d.f.node(leaf).pod);
-  for (int pod : pods)
-    d.scene.groups.push_back({pod_group_id(pod), fmt::format("pod {}", pod), "pod", "#bbbbbb"});
+  for (int pod : pods) d.scene.groups.push_back({pod_group_id(pod), fmt::format("pod {}", pod), "pod", "#bbbbbb"});
 }
 
 std::string group_of(const Drawing& d, const Node& n) {
@@ -219,7 +229,8 @@ Box switch_box(const Drawing& d, NodeId sw) {
   b.fill = n.level == Level::Leaf ? "#e8f0fb" : n.level == Level::Spine ? "#fdf2e0" : "#f3e8f8";
   if (n.level == Level::Leaf && n.oversubscription() > 1.001)
     b.lines.push_back(fmt::format("{:.3g}:1", n.oversubscription()));
-  b.tooltip = fmt::format("{} {} ({} ports{})", level, n.name, n.ports, n.pod >= 0 ? fmt::format(", pod {}", n.pod) : "");
+  b.tooltip =
+      fmt::format("{} {} ({} ports{})", level, n.name, n.ports, n.pod >= 0 ? fmt::format(", pod {}", n.pod) : "");
   // Pod groups hold the leaves (and the spines of a three-tier pod, whose
   // pod is set); a spine shared by every leaf stays outside.
   if (n.level == Level::Leaf || (n.level == Level::Spine && d.f.summary().cores > 0)) b.group = group_of(d, n);
@@ -263,8 +274,10 @@ void add_pod_box(Drawing& d, int pod, const std::vector<NodeId>& members) {
   std::vector<NodeId> leaves;
   int spines = 0;
   for (NodeId sw : members) {
-    if (d.f.node(sw).level == Level::Leaf) leaves.push_back(sw);
-    else ++spines;
+    if (d.f.node(sw).level == Level::Leaf)
+      leaves.push_back(sw);
+    else
+      ++spines;
   }
   HostCount c = count_hosts(d, leaves);
   Box b;
@@ -290,8 +303,10 @@ void add_switches(Drawing& d) {
   for (NodeId sw : d.f.switches()) {
     if (!d.shown.node[sw]) continue;
     const Node& n = d.f.node(sw);
-    if (d.shown.hosts == HostsAs::InPod && n.level != Level::Core && n.pod >= 0) by_pod[n.pod].push_back(sw);
-    else by_level[n.level].push_back(sw);
+    if (d.shown.hosts == HostsAs::InPod && n.level != Level::Core && n.pod >= 0)
+      by_pod[n.pod].push_back(sw);
+    else
+      by_level[n.level].push_back(sw);
   }
   for (auto& [pod, members] : by_pod) add_pod_box(d, pod, members);
   for (auto& [level, switches] : by_level) {
@@ -339,7 +354,8 @@ void add_hosts_per_leaf(Drawing& d) {
     Box b;
     b.id = hosts_box_id(d.f, leaf);
     b.lines = c.lines();
-    if (d.f.summary().rail_optimized && c.rails.size() == 1) b.lines.push_back(fmt::format("rail {}", *c.rails.begin()));
+    if (d.f.summary().rail_optimized && c.rails.size() == 1)
+      b.lines.push_back(fmt::format("rail {}", *c.rails.begin()));
     b.tooltip = fmt::format("under {}: {}", d.f.node(leaf).name, compress_hostlist(c.names));
     b.css_class = c.sick ? "hosts sick" : "hosts";
     if (c.sick) b.colour = std::string(kDegraded);
@@ -377,7 +393,7 @@ std::optional<std::pair<std::string, std::string>> cable_ends(const Drawing& d, 
   if (!host || d.box[*host].empty()) return std::nullopt;
   // A host on several leaves (rails) is drawn under each: its cable goes to
   // the box of the hosts under this switch.
-  std::string lower = d.shown.hosts == HostsAs::OneByOne ? d.box[*host]
+  std::string lower = d.shown.hosts == HostsAs::OneByOne  ? d.box[*host]
                       : d.shown.hosts == HostsAs::PerLeaf ? hosts_box_id(d.f, sw)
                                                           : d.box[sw];
   if (lower == d.box[sw]) return std::nullopt;
@@ -386,8 +402,10 @@ std::optional<std::pair<std::string, std::string>> cable_ends(const Drawing& d, 
 
 void add_to_bundle(const Drawing& d, const Link& l, Bundle& bundle) {
   ++bundle.cables;
-  if (l.state != PortState::Active) ++bundle.down;
-  else if (l.degraded) ++bundle.degraded;
+  if (l.state != PortState::Active)
+    ++bundle.down;
+  else if (l.degraded)
+    ++bundle.degraded;
   bundle.capacity_gbps += l.gbps();
   if (d.with_load && l.id >= 0 && static_cast<size_t>(l.id) < d.p.cable_gbps.size()) {
     double load = d.p.cable_gbps[l.id];
@@ -395,8 +413,10 @@ void add_to_bundle(const Drawing& d, const Link& l, Bundle& bundle) {
     if (load > 0) bundle.peak = std::max(bundle.peak, l.gbps() > 0 ? load / l.gbps() : 1.0);
   }
   // Faulty cables are named first: they are what the tooltip is for.
-  if (faulty(l)) bundle.names.insert(bundle.names.begin(), cable_text(d.f, l));
-  else if (bundle.names.size() < kTooltipCables) bundle.names.push_back(cable_text(d.f, l));
+  if (faulty(l))
+    bundle.names.insert(bundle.names.begin(), cable_text(d.f, l));
+  else if (bundle.names.size() < kTooltipCables)
+    bundle.names.push_back(cable_text(d.f, l));
 }
 
 // Past this many lines, a healthy idle bundle's cable count is left to its
@@ -430,10 +450,10 @@ Line cable_line(Drawing& d, Bundle& b, bool count_label) {
   line.label = fmt::format("{}", fmt::join(label, " "));
   int named = static_cast<int>(std::min(b.names.size(), kTooltipCables));
   b.names.resize(static_cast<size_t>(named));
-  line.tooltip = fmt::format("{} cable{}, {:.0f} Gb/s{}: {}{}", b.cables, b.cables == 1 ? "" : "s", b.capacity_gbps,
-                             d.with_load ? fmt::format(", load {:.0f} Gb/s, busiest {:.0f}%", b.load_gbps, 100 * b.peak)
-                                         : "",
-                             fmt::join(b.names, "; "), b.cables > named ? fmt::format("; ... {} more", b.cables - named) : "");
+  line.tooltip =
+      fmt::format("{} cable{}, {:.0f} Gb/s{}: {}{}", b.cables, b.cables == 1 ? "" : "s", b.capacity_gbps,
+                  d.with_load ? fmt::format(", load {:.0f} Gb/s, busiest {:.0f}%", b.load_gbps, 100 * b.peak) : "",
+                  fmt::join(b.names, "; "), b.cables > named ? fmt::format("; ... {} more", b.cables - named) : "");
   return line;
 }
 
@@ -454,8 +474,10 @@ void add_cables(Drawing& d) {
   bool leave_out_quiet = d.shown.hosts == HostsAs::InLeaf;
   std::vector<Bundle*> drawn;
   for (auto& [key, b] : bundles) {
-    if (leave_out_quiet && b.quiet() && d.ranks.at(b.lower) == kLeafRank) ++d.quiet_lines;
-    else drawn.push_back(&b);
+    if (leave_out_quiet && b.quiet() && d.ranks.at(b.lower) == kLeafRank)
+      ++d.quiet_lines;
+    else
+      drawn.push_back(&b);
   }
   for (Bundle* b : drawn) d.scene.lines.push_back(cable_line(d, *b, drawn.size() <= kLabelledLines));
 }
@@ -484,8 +506,10 @@ void wrap(Drawing& d, const std::vector<std::string>& row, size_t per_row) {
   for (Box& b : d.scene.boxes)
     if (std::find(row.begin(), row.end(), b.id) != row.end()) b.rank = -1;
   for (size_t i = 0; i < row.size(); ++i) {
-    if (i >= per_row) hold_under(d, row[i - per_row], row[i]);
-    else if (!above.empty()) hold_under(d, above, row[i]);
+    if (i >= per_row)
+      hold_under(d, row[i - per_row], row[i]);
+    else if (!above.empty())
+      hold_under(d, above, row[i]);
   }
 }
 
@@ -557,15 +581,17 @@ std::string add_ring(Drawing& d, const JobOnFabric& job, std::string_view colour
     auto steps = [](const std::vector<std::string>& s) {
       return s.size() == 1 ? "step " + s.front().substr(0, s.front().find(':')) : fmt::format("{} steps", s.size());
     };
-    line.label = pair.back.empty() ? steps(pair.forth) : fmt::format("{} > / {} <", steps(pair.forth), steps(pair.back));
+    line.label =
+        pair.back.empty() ? steps(pair.forth) : fmt::format("{} > / {} <", steps(pair.forth), steps(pair.back));
     std::vector<std::string> all = pair.forth;
     all.insert(all.end(), pair.back.begin(), pair.back.end());
     line.tooltip = fmt::format("job {} ring: {}", job.id, fmt::join(all, "; "));
     d.scene.lines.push_back(std::move(line));
   }
-  return fmt::format("job {}: ring of {} hosts in {} lines (steps in ring order; both ways on one line when it "
-                     "goes back){}",
-                     job.id, n, pairs.size(), inside ? fmt::format(", {} steps inside a box", inside) : "");
+  return fmt::format(
+      "job {}: ring of {} hosts in {} lines (steps in ring order; both ways on one line when it "
+      "goes back){}",
+      job.id, n, pairs.size(), inside ? fmt::format(", {} steps inside a box", inside) : "");
 }
 
 void add_rings(Drawing& d) {
@@ -579,10 +605,14 @@ void add_rings(Drawing& d) {
 
 std::string shown_as(HostsAs hosts) {
   switch (hosts) {
-    case HostsAs::OneByOne: return "";
-    case HostsAs::PerLeaf: return " (one box per leaf)";
-    case HostsAs::InLeaf: return fmt::format(" (counted in their leaf; leaves {} a row)", kLeavesPerRow);
-    case HostsAs::InPod: return " (one box per pod: open a pod to see its leaves)";
+    case HostsAs::OneByOne:
+      return "";
+    case HostsAs::PerLeaf:
+      return " (one box per leaf)";
+    case HostsAs::InLeaf:
+      return fmt::format(" (counted in their leaf; leaves {} a row)", kLeavesPerRow);
+    case HostsAs::InPod:
+      return " (one box per pod: open a pod to see its leaves)";
   }
   return "";
 }
@@ -598,8 +628,7 @@ void add_legend(Drawing& d) {
                                : "";
   std::vector<std::string> head = {
       fmt::format("{} cores, {} spines, {} leaves, {} hosts{}{}", switches[Level::Core], switches[Level::Spine],
-                  switches[Level::Leaf], hosts,
-                  shown_as(d.shown.hosts), zoom),
+                  switches[Level::Leaf], hosts, shown_as(d.shown.hosts), zoom),
       fmt::format("cables: grey ok{}; orange dashed degraded ({}), red dotted down ({}){}",
                   d.with_load ? ", green to red by the running jobs' load" : "", d.degraded_lines, d.down_lines,
                   d.quiet_lines ? fmt::format("; {} healthy idle leaf uplink bundles not drawn", d.quiet_lines) : "")};

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/view/scene.h"
 #include "fabric/fabric.h"
+#include "tools/view/scene.h"
 
 namespace topo::view {
 
@@ -41,9 +41,9 @@ struct JobOnFabric {
 
 struct FabricPicture {
   std::string title;
-  std::optional<int> pod;        // zoom into one pod
-  std::optional<NodeId> leaf;    // zoom into one leaf (wins over pod)
-  int expand_hosts = 48;         // draw hosts one by one when at most this many are shown
+  std::optional<int> pod;          // zoom into one pod
+  std::optional<NodeId> leaf;      // zoom into one leaf (wins over pod)
+  int expand_hosts = 48;           // draw hosts one by one when at most this many are shown
   std::vector<double> cable_gbps;  // the running jobs' Gb/s per cable id (busier direction); empty: no load
   std::vector<JobOnFabric> jobs;   // running jobs: their hosts are shown busy
   std::vector<std::string> rings;  // ids of the jobs whose ring is drawn

@@ -50,7 +50,8 @@ JobsOnFabric jobs_on_fabric(const Fabric& fabric, std::span<const PlacementRecor
   }
   if (with_load) {
     out.cable_gbps.assign(fabric.cables().size(), 0);
-    for (size_t c = 0; c < out.cable_gbps.size(); ++c) out.cable_gbps[c] = std::max(directed[2 * c], directed[2 * c + 1]);
+    for (size_t c = 0; c < out.cable_gbps.size(); ++c)
+      out.cable_gbps[c] = std::max(directed[2 * c], directed[2 * c + 1]);
   }
   return out;
 }

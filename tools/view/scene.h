@@ -26,32 +26,32 @@ struct Point {
 };
 
 struct Box {
-  std::string id;           // unique in the scene
+  std::string id;                  // unique in the scene
   std::vector<std::string> lines;  // the label, one entry a line
   std::string tooltip;
-  std::string css_class;    // "switch leaf", "hosts", ...
+  std::string css_class;      // "switch leaf", "hosts", ...
   std::string shape = "box";  // a Graphviz shape: box, ellipse, plaintext, point, none
   std::string fill = "white";
   std::string colour = "#333333";  // outline
   std::string font_colour = "black";
   double font_size = 12;
-  std::string style = "filled";  // Graphviz node style: filled, "filled,rounded", invis
-  std::string group;        // a Group's id; empty: none
-  std::optional<Point> at;  // pinned
+  std::string style = "filled";        // Graphviz node style: filled, "filled,rounded", invis
+  std::string group;                   // a Group's id; empty: none
+  std::optional<Point> at;             // pinned
   double width_in = 0, height_in = 0;  // 0: fit the label
-  int rank = -1;            // boxes of one rank sit on one row (trees; not for boxes in a group)
-  std::string anchor;       // label side for plaintext in charts: "l", "r" or "" (centre)
-  std::string link;         // a URL the box opens when clicked (SVG); empty: none
+  int rank = -1;                       // boxes of one rank sit on one row (trees; not for boxes in a group)
+  std::string anchor;                  // label side for plaintext in charts: "l", "r" or "" (centre)
+  std::string link;                    // a URL the box opens when clicked (SVG); empty: none
 };
 
 struct Line {
-  std::string from, to;     // box ids
+  std::string from, to;  // box ids
   std::string id;
   std::string label;
   std::string tooltip;
   std::string css_class;
   std::string colour = "#888888";
-  double width = 1;          // pen width in points
+  double width = 1;             // pen width in points
   std::string style = "solid";  // solid, dashed, dotted, bold, invis (holds the layout, not drawn)
   bool arrow = false;
   bool arrow_back = false;    // an arrowhead at `from` too: the line stands for both directions

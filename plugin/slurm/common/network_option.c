@@ -6,11 +6,13 @@
 #include <strings.h>
 
 /* Slurm's own option values are case-insensitive; so are ours. */
-static bool same_word(const char *a, size_t a_len, const char *b) {
+static bool same_word(const char *a, size_t a_len, const char *b)
+{
   return strlen(b) == a_len && strncasecmp(a, b, a_len) == 0;
 }
 
-static bool starts_with(const char *s, size_t len, const char *prefix) {
+static bool starts_with(const char *s, size_t len, const char *prefix)
+{
   size_t n = strlen(prefix);
   return len >= n && strncasecmp(s, prefix, n) == 0;
 }
@@ -19,7 +21,8 @@ static int fail(struct topo_network_request *request, char *error, size_t error_
                 const char *format, ...) __attribute__((format(printf, 4, 5)));
 
 static int fail(struct topo_network_request *request, char *error, size_t error_size,
-                const char *format, ...) {
+                const char *format, ...)
+{
   memset(request, 0, sizeof(*request));
   if (error && error_size > 0) {
     va_list args;
@@ -39,15 +42,20 @@ static int fail(struct topo_network_request *request, char *error, size_t error_
  * megabyte option does not become a megabyte log line.
  */
 #define QUOTE_MAX 64
-static int quote_len(size_t len) { return len > QUOTE_MAX ? QUOTE_MAX : (int)len; }
+static int quote_len(size_t len)
+{
+  return len > QUOTE_MAX ? QUOTE_MAX : (int)len;
+}
 
 /* A key of ours, or one that looks like a misspelling of "topo-aware". */
-static bool is_our_key(const char *key, size_t key_len) {
+static bool is_our_key(const char *key, size_t key_len)
+{
   return same_word(key, key_len, "profile") || same_word(key, key_len, "maxleaves") ||
          same_word(key, key_len, "pod") || starts_with(key, key_len, "topo");
 }
 
-static int parse_max_leaves(const char *value, size_t len, uint32_t *out) {
+static int parse_max_leaves(const char *value, size_t len, uint32_t *out)
+{
   if (len == 0 || len > 10)
     return -1;
   uint64_t n = 0;
@@ -62,10 +70,11 @@ static int parse_max_leaves(const char *value, size_t len, uint32_t *out) {
   return 0;
 }
 
-int topo_network_parse(const char *network, struct topo_network_request *request,
-                       char *error, size_t error_size) {
+int topo_network_parse(const char *network, struct topo_network_request *request, char *error,
+                       size_t error_size)
+{
   struct topo_network_request parsed = {0};
-  bool has_ours = false;      /* a token of ours other than topo-aware */
+  bool has_ours = false; /* a token of ours other than topo-aware */
   const char *first_ours = NULL;
   size_t first_ours_len = 0;
   const char *foreign = NULL; /* a token of some other plugin */
@@ -92,8 +101,8 @@ int topo_network_parse(const char *network, struct topo_network_request *request
         return fail(request, error, error_size, "empty item in --network=%.*s",
                     quote_len(strlen(network)), network);
     } else if (same_word(token, key_len, "topo-aware") && value) {
-      return fail(request, error, error_size, "topo-aware takes no value, got '%.*s'", quote_len(len),
-                  token);
+      return fail(request, error, error_size, "topo-aware takes no value, got '%.*s'",
+                  quote_len(len), token);
     } else if (same_word(token, len, "topo-aware")) {
       if (parsed.topo_aware)
         return fail(request, error, error_size, "topo-aware given twice in --network=%.*s",
@@ -160,16 +169,17 @@ int topo_network_parse(const char *network, struct topo_network_request *request
   return 0;
 }
 
-const char *topo_profile_name(enum topo_profile profile) {
+const char *topo_profile_name(enum topo_profile profile)
+{
   switch (profile) {
-  case TOPO_PROFILE_ALLREDUCE:
-    return "allreduce";
-  case TOPO_PROFILE_ALLTOALL:
-    return "alltoall";
-  case TOPO_PROFILE_MIXED:
-    return "mixed";
-  case TOPO_PROFILE_DEFAULT:
-    break;
+    case TOPO_PROFILE_ALLREDUCE:
+      return "allreduce";
+    case TOPO_PROFILE_ALLTOALL:
+      return "alltoall";
+    case TOPO_PROFILE_MIXED:
+      return "mixed";
+    case TOPO_PROFILE_DEFAULT:
+      break;
   }
   return "default";
 }

@@ -25,8 +25,7 @@ extern "C" {
 #endif
 
 /* What a user may write, quoted in every error message. */
-#define TOPO_NETWORK_USAGE \
-  "topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]"
+#define TOPO_NETWORK_USAGE "topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]"
 
 /* The largest maxleaves accepted; far above any real fabric's leaf count. */
 #define TOPO_NETWORK_MAX_LEAVES 65535u
@@ -41,10 +40,10 @@ enum topo_profile {
 
 /* A parsed request.  All zero means the job did not ask for topo-aware. */
 struct topo_network_request {
-  bool topo_aware;           /* the `topo-aware` token is present */
+  bool topo_aware; /* the `topo-aware` token is present */
   enum topo_profile profile;
-  uint32_t max_leaves;       /* 0: no limit */
-  bool pod;                  /* keep the job inside one pod */
+  uint32_t max_leaves; /* 0: no limit */
+  bool pod;            /* keep the job inside one pod */
 };
 
 /*
@@ -54,8 +53,8 @@ struct topo_network_request {
  * error_size, always terminated when error_size > 0); *request is then
  * zeroed.
  */
-int topo_network_parse(const char *network, struct topo_network_request *request,
-                       char *error, size_t error_size);
+int topo_network_parse(const char *network, struct topo_network_request *request, char *error,
+                       size_t error_size);
 
 /* "allreduce", "alltoall", "mixed", or "default". */
 const char *topo_profile_name(enum topo_profile profile);

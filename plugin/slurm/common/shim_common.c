@@ -200,7 +200,7 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
                                             uint32_t min_nodes, uint32_t max_nodes,
                                             uint32_t req_nodes)
 {
-  struct topo_engine_job job = { 0 };
+  struct topo_engine_job job = {0};
   job.job_id = job_ptr->job_id;
   job.nodes = (req_nodes >= min_nodes && req_nodes <= max_nodes) ? req_nodes : min_nodes;
   job.gpus_per_node = topo_shim_gpus_in_tres(job_ptr->tres_per_node);
@@ -271,14 +271,15 @@ const char *topo_shim_env(job_record_t *job_ptr, const char *name)
 }
 
 /* What nccl_hints.h may give; TOPO_HINT_ + each is ours to replace. */
-static const char *const hint_names[] = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
-                                         "NCCL_IB_QPS_PER_CONNECTION"};
+static const char *const hint_names[] = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
+                                         "NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"};
 
 void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes, size_t count)
 {
   char msg[512], name[64];
   char *hints = NULL;
-  if (e && nodes && count && topo_engine_nccl_hints(e, nodes, count, &hints, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+  if (e && nodes && count &&
+      topo_engine_nccl_hints(e, nodes, count, &hints, msg, sizeof(msg)) != TOPO_ENGINE_OK)
     debug("topo_aware: JobId=%u: no NCCL hints: %s", job_ptr->job_id, msg);
   for (size_t i = 0; i < sizeof(hint_names) / sizeof(hint_names[0]); i++) {
     char found[1024];
@@ -288,8 +289,8 @@ void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *
     for (const char *line = hints; line && *line;) {
       const char *end = strchr(line, '\n');
       size_t line_len = end ? (size_t)(end - line) : strlen(line);
-      if (line_len > len && line_len - len - 1 < sizeof(found) && !strncmp(line, hint_names[i], len) &&
-          line[len] == '=') {
+      if (line_len > len && line_len - len - 1 < sizeof(found) &&
+          !strncmp(line, hint_names[i], len) && line[len] == '=') {
         memcpy(found, line + len + 1, line_len - len - 1);
         found[line_len - len - 1] = '\0';
         value = found;
@@ -408,8 +409,8 @@ static void log_path(const char *what, const struct topo_shim_timing *t, enum to
          what, t->tests, t->total_us / t->tests, t->cpu_us / t->tests, t->max_us,
          t->engine_us / t->tests,
          t->engine_cpu_timed ? t->engine_cpu_us * t->ranked / t->engine_cpu_timed / t->tests : 0,
-         t->ranked, t->reused, t->trials,
-         t->trials ? t->trial_us / t->trials : 0, t->record_us / t->tests);
+         t->ranked, t->reused, t->trials, t->trials ? t->trial_us / t->trials : 0,
+         t->record_us / t->tests);
 }
 
 void topo_shim_log_timing(const char *what)

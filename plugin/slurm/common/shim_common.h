@@ -99,7 +99,8 @@ void topo_shim_set_ring(job_record_t *job_ptr, const char *ring, size_t count, b
  * set NAME itself (Slurm merges env_sup over the job's own environment, so
  * NAME itself would override the job's value).  Hints no longer given are
  * removed; no engine or no nodes removes them all. */
-void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes, size_t count);
+void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes,
+                         size_t count);
 /* A job's supplemental environment value of NAME (NULL: not set). */
 const char *topo_shim_env(job_record_t *job_ptr, const char *name);
 /* "topo-aware: note" in the AdminComment, replacing our earlier one and
@@ -111,10 +112,10 @@ enum topo_shim_path { TOPO_PATH_PLAIN, TOPO_PATH_TOPO_AWARE };
 struct topo_shim_timing {
   uint64_t tests, total_us, max_us, cpu_us;
   uint64_t engine_us, trials, trial_us, record_us;
-  uint64_t engine_cpu_us; /* this thread's CPU in the rank calls timed for it */
+  uint64_t engine_cpu_us;    /* this thread's CPU in the rank calls timed for it */
   uint64_t engine_cpu_timed; /* how many rank calls that is (one in TOPO_SHIM_CPU_EVERY) */
-  uint64_t ranked;  /* engine rank calls; the others were settled before it */
-  uint64_t reused;  /* rank calls the engine answered from an earlier search */
+  uint64_t ranked;           /* engine rank calls; the others were settled before it */
+  uint64_t reused;           /* rank calls the engine answered from an earlier search */
 };
 uint64_t topo_shim_now_us(void);
 /* This thread's CPU time: on a busy machine wall time also counts the

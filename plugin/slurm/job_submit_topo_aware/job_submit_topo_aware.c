@@ -43,8 +43,7 @@ extern int job_modify(TOPO_JOB_MODIFY_PARAMS)
   char **user_msg = TOPO_JOB_MODIFY_ERR_MSG;
   struct topo_network_request request;
   char why[256];
-  if (!job_desc->network ||
-      topo_network_parse(job_desc->network, &request, why, sizeof(why)) == 0)
+  if (!job_desc->network || topo_network_parse(job_desc->network, &request, why, sizeof(why)) == 0)
     return SLURM_SUCCESS;
   info("rejected an update of JobId=%u by uid %u: %s", job_ptr->job_id, submit_uid, why);
   if (user_msg)

@@ -47,43 +47,43 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
  * (src/common/select.c keeps the daemon's copy of this list; a plugin may
  * not reference that data symbol, see above). */
 static const char *cons_tres_symbols[] = {
-  "plugin_id",
-  "select_p_state_save",
-  "select_p_state_restore",
-  "select_p_job_init",
-  "select_p_node_init",
-  "select_p_job_test",
-  "select_p_job_begin",
-  "select_p_job_ready",
-  "select_p_job_expand",
-  "select_p_job_resized",
-  "select_p_job_signal",
-  "select_p_job_fini",
-  "select_p_job_suspend",
-  "select_p_job_resume",
-  "select_p_step_pick_nodes",
-  "select_p_step_start",
-  "select_p_step_finish",
-  "select_p_select_nodeinfo_pack",
-  "select_p_select_nodeinfo_unpack",
-  "select_p_select_nodeinfo_alloc",
-  "select_p_select_nodeinfo_free",
-  "select_p_select_nodeinfo_set_all",
-  "select_p_select_nodeinfo_set",
-  "select_p_select_nodeinfo_get",
-  "select_p_select_jobinfo_alloc",
-  "select_p_select_jobinfo_free",
-  "select_p_select_jobinfo_set",
-  "select_p_select_jobinfo_get",
-  "select_p_select_jobinfo_copy",
-  "select_p_select_jobinfo_pack",
-  "select_p_select_jobinfo_unpack",
-  "select_p_select_jobinfo_sprint",
-  "select_p_select_jobinfo_xstrdup",
-  "select_p_get_info_from_plugin",
-  "select_p_update_node_config",
-  "select_p_reconfigure",
-  "select_p_resv_test",
+    "plugin_id",
+    "select_p_state_save",
+    "select_p_state_restore",
+    "select_p_job_init",
+    "select_p_node_init",
+    "select_p_job_test",
+    "select_p_job_begin",
+    "select_p_job_ready",
+    "select_p_job_expand",
+    "select_p_job_resized",
+    "select_p_job_signal",
+    "select_p_job_fini",
+    "select_p_job_suspend",
+    "select_p_job_resume",
+    "select_p_step_pick_nodes",
+    "select_p_step_start",
+    "select_p_step_finish",
+    "select_p_select_nodeinfo_pack",
+    "select_p_select_nodeinfo_unpack",
+    "select_p_select_nodeinfo_alloc",
+    "select_p_select_nodeinfo_free",
+    "select_p_select_nodeinfo_set_all",
+    "select_p_select_nodeinfo_set",
+    "select_p_select_nodeinfo_get",
+    "select_p_select_jobinfo_alloc",
+    "select_p_select_jobinfo_free",
+    "select_p_select_jobinfo_set",
+    "select_p_select_jobinfo_get",
+    "select_p_select_jobinfo_copy",
+    "select_p_select_jobinfo_pack",
+    "select_p_select_jobinfo_unpack",
+    "select_p_select_jobinfo_sprint",
+    "select_p_select_jobinfo_xstrdup",
+    "select_p_get_info_from_plugin",
+    "select_p_update_node_config",
+    "select_p_reconfigure",
+    "select_p_resv_test",
 };
 _Static_assert(sizeof(cons_tres_symbols) == sizeof(slurm_select_ops_t),
                "cons_tres_symbols must list every member of slurm_select_ops_t");
@@ -132,7 +132,6 @@ extern int fini(void)
   return rc;
 }
 
-
 /* Records the placement and hands the ring order to the job. */
 static void record(topo_engine_t *e, const struct topo_engine_job *job, job_record_t *job_ptr,
                    const struct topo_engine_ranking *ranking, long chosen, bitstr_t *allocated,
@@ -159,10 +158,10 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   topo_shim_set_env(job_ptr, "NCCL_IB_HCA", NULL);
   if (chosen >= 0) {
     const struct topo_engine_candidate *c = &ranking->candidates[chosen];
-    snprintf(note, sizeof(note), "placed, candidate %ld of %zu, estimate/ideal %.2f",
-             chosen + 1, ranking->count, c->ideal_s > 0 ? c->estimate_s / c->ideal_s : 1.0);
-    info("JobId=%u placed on candidate %ld of %zu, ring %s", job_ptr->job_id,
-         chosen + 1, ranking->count, ring ? ring : "-");
+    snprintf(note, sizeof(note), "placed, candidate %ld of %zu, estimate/ideal %.2f", chosen + 1,
+             ranking->count, c->ideal_s > 0 ? c->estimate_s / c->ideal_s : 1.0);
+    info("JobId=%u placed on candidate %ld of %zu, ring %s", job_ptr->job_id, chosen + 1,
+         ranking->count, ring ? ring : "-");
   } else {
     snprintf(note, sizeof(note), "fallback to cons_tres: %.200s", fallback_why);
   }
@@ -175,8 +174,8 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
  * restricted to each; the index of the first it accepts (bitmap then
  * holds its nodes), or -1. */
 static long try_ranked(const struct topo_engine_ranking *ranking, job_record_t *job_ptr,
-                       bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                       uint32_t req_nodes, uint16_t mode, topo_list_t *preemptee_candidates,
+                       bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+                       uint16_t mode, topo_list_t *preemptee_candidates,
                        topo_list_t **preemptee_job_list, bitstr_t *exc_core_bitmap,
                        struct topo_shim_timing *spent)
 {
@@ -210,7 +209,8 @@ static int rank_again(topo_engine_t *e, const struct topo_engine_job *job, bitst
   int *free = topo_shim_free_gpus_take();
   for (int i = 0; i < node_record_count; i++)
     free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
-                ? topo_shim_node_free_gpus(node_record_table_ptr[i]) : -1;
+                  ? topo_shim_node_free_gpus(node_record_table_ptr[i])
+                  : -1;
   bool timed = topo_shim_time_engine_cpu();
   uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0, t0 = topo_shim_now_us();
   int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, sizeof(msg));
@@ -242,8 +242,8 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
 {
   uint64_t t0;
   char msg[512], why[600];
-  struct topo_engine_ranking ranking = { 0 };
-  struct topo_engine_job job = { 0 };
+  struct topo_engine_ranking ranking = {0};
+  struct topo_engine_job job = {0};
   topo_engine_t *e;
   int rc;
   long chosen = -1;
@@ -277,7 +277,8 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
     uint32_t usable = 0;
     for (int i = 0; i < node_record_count; i++) {
       free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
-                  ? topo_shim_node_free_gpus(node_record_table_ptr[i]) : -1;
+                    ? topo_shim_node_free_gpus(node_record_table_ptr[i])
+                    : -1;
       if (free[i] >= 0 && (!job.gpus_per_node || free[i] >= (int)job.gpus_per_node))
         usable++;
     }
@@ -334,8 +335,7 @@ static int place_topo_aware(const struct topo_network_request *request, job_reco
     topo_engine_ranking_free(&ranking);
     return SLURM_SUCCESS;
   }
-  snprintf(why, sizeof(why), "cons_tres accepted none of the %zu ranked candidates",
-           ranking.count);
+  snprintf(why, sizeof(why), "cons_tres accepted none of the %zu ranked candidates", ranking.count);
   topo_engine_ranking_free(&ranking);
   if (topo_engine_strict(e))
     goto wait;
@@ -375,13 +375,13 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t m
                              topo_list_t *preemptee_candidates, topo_list_t **preemptee_job_list,
                              bitstr_t *exc_core_bitmap)
 {
-  struct topo_shim_timing spent = { 0 };
+  struct topo_shim_timing spent = {0};
   uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
   /* Test-only runs once at submission, the others every scheduling pass;
    * Partitions= applies where the job is really placed. */
   struct topo_network_request request =
-    topo_shim_request(job_ptr, mode == SELECT_MODE_TEST_ONLY, mode == SELECT_MODE_RUN_NOW);
+      topo_shim_request(job_ptr, mode == SELECT_MODE_TEST_ONLY, mode == SELECT_MODE_RUN_NOW);
   if (request.topo_aware)
     rc = place_topo_aware(&request, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                           preemptee_candidates, preemptee_job_list, exc_core_bitmap, &spent);
@@ -493,7 +493,8 @@ static void suspended(job_record_t *job_ptr, bool now_suspended)
   if (!e || !job_ptr)
     return;
   if (topo_engine_job_suspended(e, job_ptr->job_id, now_suspended, msg, sizeof(msg)) !=
-        TOPO_ENGINE_OK || msg[0])
+          TOPO_ENGINE_OK ||
+      msg[0])
     info("JobId=%u: %s", job_ptr->job_id, msg);
 }
 
@@ -618,8 +619,8 @@ extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo, int mode
   return wrapped()->jobinfo_xstrdup(jobinfo, mode);
 }
 
-extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
-                                         job_record_t *job_ptr, void *data)
+extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_t *job_ptr,
+                                         void *data)
 {
   return wrapped()->get_info_from_plugin(dinfo, job_ptr, data);
 }
@@ -648,41 +649,41 @@ extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr, uint32_t nod
  * point above has exactly the type slurm_select_ops_t gives it, in the
  * order of cons_tres_symbols. */
 static const slurm_select_ops_t own_entry_points __attribute__((unused)) = {
-  (uint32_t *)&plugin_id,
-  select_p_state_save,
-  select_p_state_restore,
-  select_p_job_init,
-  select_p_node_init,
-  select_p_job_test,
-  select_p_job_begin,
-  select_p_job_ready,
-  select_p_job_expand,
-  select_p_job_resized,
-  select_p_job_signal,
-  select_p_job_fini,
-  select_p_job_suspend,
-  select_p_job_resume,
-  select_p_step_pick_nodes,
-  select_p_step_start,
-  select_p_step_finish,
-  select_p_select_nodeinfo_pack,
-  select_p_select_nodeinfo_unpack,
-  select_p_select_nodeinfo_alloc,
-  select_p_select_nodeinfo_free,
-  select_p_select_nodeinfo_set_all,
-  select_p_select_nodeinfo_set,
-  select_p_select_nodeinfo_get,
-  select_p_select_jobinfo_alloc,
-  select_p_select_jobinfo_free,
-  select_p_select_jobinfo_set,
-  select_p_select_jobinfo_get,
-  select_p_select_jobinfo_copy,
-  select_p_select_jobinfo_pack,
-  select_p_select_jobinfo_unpack,
-  select_p_select_jobinfo_sprint,
-  select_p_select_jobinfo_xstrdup,
-  select_p_get_info_from_plugin,
-  select_p_update_node_config,
-  select_p_reconfigure,
-  select_p_resv_test,
+    (uint32_t *)&plugin_id,
+    select_p_state_save,
+    select_p_state_restore,
+    select_p_job_init,
+    select_p_node_init,
+    select_p_job_test,
+    select_p_job_begin,
+    select_p_job_ready,
+    select_p_job_expand,
+    select_p_job_resized,
+    select_p_job_signal,
+    select_p_job_fini,
+    select_p_job_suspend,
+    select_p_job_resume,
+    select_p_step_pick_nodes,
+    select_p_step_start,
+    select_p_step_finish,
+    select_p_select_nodeinfo_pack,
+    select_p_select_nodeinfo_unpack,
+    select_p_select_nodeinfo_alloc,
+    select_p_select_nodeinfo_free,
+    select_p_select_nodeinfo_set_all,
+    select_p_select_nodeinfo_set,
+    select_p_select_nodeinfo_get,
+    select_p_select_jobinfo_alloc,
+    select_p_select_jobinfo_free,
+    select_p_select_jobinfo_set,
+    select_p_select_jobinfo_get,
+    select_p_select_jobinfo_copy,
+    select_p_select_jobinfo_pack,
+    select_p_select_jobinfo_unpack,
+    select_p_select_jobinfo_sprint,
+    select_p_select_jobinfo_xstrdup,
+    select_p_get_info_from_plugin,
+    select_p_update_node_config,
+    select_p_reconfigure,
+    select_p_resv_test,
 };

@@ -101,20 +101,20 @@ typedef struct {
 } topo_ops_t;
 
 static const char *topo_symbols[] = {
-  "plugin_id",
-  "topology_p_build_config",
-  "topology_p_eval_nodes",
-  "topology_p_whole_topo",
-  "topology_p_get_bitmap",
-  "topology_p_generate_node_ranking",
-  "topology_p_get_node_addr",
-  "topology_p_split_hostlist",
-  "topology_p_topology_free",
-  "topology_p_get",
-  "topology_p_topology_pack",
-  "topology_p_topology_print",
-  "topology_p_topology_unpack",
-  "topology_p_get_fragmentation",
+    "plugin_id",
+    "topology_p_build_config",
+    "topology_p_eval_nodes",
+    "topology_p_whole_topo",
+    "topology_p_get_bitmap",
+    "topology_p_generate_node_ranking",
+    "topology_p_get_node_addr",
+    "topology_p_split_hostlist",
+    "topology_p_topology_free",
+    "topology_p_get",
+    "topology_p_topology_pack",
+    "topology_p_topology_print",
+    "topology_p_topology_unpack",
+    "topology_p_get_fragmentation",
 };
 _Static_assert(sizeof(topo_symbols) == sizeof(topo_ops_t),
                "topo_symbols must list every member of topo_ops_t");
@@ -195,7 +195,7 @@ struct pending {
   uint16_t restarts;                  /* the job's restart count then */
   size_t *allocated;                  /* at start: the job's node indices */
   size_t allocated_count;
-  bool same_nodes;                    /* at start: Slurm allocated `nodes` */
+  bool same_nodes; /* at start: Slurm allocated `nodes` */
   struct pending *next;
 };
 
@@ -269,12 +269,12 @@ static void write_record(topo_engine_t *e, struct pending *p)
   char *ring = NULL, *hcas = NULL;
   long chosen = p->same_nodes ? p->chosen : -1;
   const char *why = p->chosen >= 0 && !p->same_nodes
-                      ? "Slurm allocated other nodes than the evaluation chose"
-                      : p->why;
-  int rc = e ? topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen,
-                                  p->allocated, p->allocated_count, why, &ring, &hcas, msg,
-                                  sizeof(msg))
-             : TOPO_ENGINE_OK; /* no engine: nothing to record into, the note still tells */
+                        ? "Slurm allocated other nodes than the evaluation chose"
+                        : p->why;
+  int rc =
+      e ? topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen, p->allocated,
+                             p->allocated_count, why, &ring, &hcas, msg, sizeof(msg))
+        : TOPO_ENGINE_OK; /* no engine: nothing to record into, the note still tells */
   if (rc != TOPO_ENGINE_OK)
     error("JobId=%u: %s", p->job_id, msg);
   free(hcas);
@@ -292,7 +292,7 @@ static void write_record(topo_engine_t *e, struct pending *p)
   }
   free(ring);
   const struct ctld_api *api = ctld();
-  slurmctld_lock_t job_write = { .job = WRITE_LOCK };
+  slurmctld_lock_t job_write = {.job = WRITE_LOCK};
   api->lock(job_write);
   job_record_t *job_ptr = api->find_job(p->job_id);
   if (job_ptr)
@@ -351,7 +351,7 @@ static void collect_bucket(const struct ctld_api *api, struct pending **p, struc
  * lock. */
 static void collect_started(const struct ctld_api *api, struct pending **started)
 {
-  slurmctld_lock_t job_read = { .job = READ_LOCK, .node = READ_LOCK };
+  slurmctld_lock_t job_read = {.job = READ_LOCK, .node = READ_LOCK};
   api->lock(job_read);
   slurm_mutex_lock(&pending_lock);
   while (ran_jobs) {
@@ -392,9 +392,12 @@ static void forget_ended(const struct ctld_api *api)
 {
   /* What changed, applied once the job lock is released. */
   enum change { ENDED, SUSPENDED, RESUMED };
-  struct { uint32_t job_id; enum change what; } *changes = xcalloc(recorded_count + 1, sizeof(*changes));
+  struct {
+    uint32_t job_id;
+    enum change what;
+  } *changes = xcalloc(recorded_count + 1, sizeof(*changes));
   size_t n_changes = 0, kept = 0;
-  slurmctld_lock_t job_read = { .job = READ_LOCK };
+  slurmctld_lock_t job_read = {.job = READ_LOCK};
   api->lock(job_read);
   for (size_t i = 0; i < recorded_count; i++) {
     struct recorded r = recorded_jobs[i];
@@ -420,7 +423,8 @@ static void forget_ended(const struct ctld_api *api)
     if (changes[i].what == ENDED) {
       (void)topo_engine_job_ended(e, changes[i].job_id, msg, sizeof(msg));
     } else if (topo_engine_job_suspended(e, changes[i].job_id, changes[i].what == SUSPENDED, msg,
-                                         sizeof(msg)) != TOPO_ENGINE_OK || msg[0]) {
+                                         sizeof(msg)) != TOPO_ENGINE_OK ||
+               msg[0]) {
       info("JobId=%u: %s", changes[i].job_id, msg);
     }
   }
@@ -472,7 +476,7 @@ static void recover_started(const struct ctld_api *api)
   job_record_t *job_ptr;
   topo_list_itr_t *it;
   topo_engine_t *e = topo_shim_engine();
-  slurmctld_lock_t read_jobs = { .job = READ_LOCK, .node = READ_LOCK, .part = READ_LOCK };
+  slurmctld_lock_t read_jobs = {.job = READ_LOCK, .node = READ_LOCK, .part = READ_LOCK};
   char msg[512];
   if (!e)
     return;
@@ -501,7 +505,7 @@ static void recover_started(const struct ctld_api *api)
     s->nodes = xcalloc(bit_set_count(ran_on) + 1, sizeof(size_t));
     for (int i = 0; next_node_bitmap(ran_on, &i); i++)
       s->nodes[s->job.allocated_count++] = (size_t)i;
-    s->job.job = topo_shim_engine_job(job_ptr, &(struct topo_network_request){ .topo_aware = true },
+    s->job.job = topo_shim_engine_job(job_ptr, &(struct topo_network_request){.topo_aware = true},
                                       job_ptr->node_cnt, job_ptr->node_cnt, job_ptr->node_cnt);
     s->job.job.request = topo_shim_request(job_ptr, false, true);
     s->job.ring = ring;
@@ -535,8 +539,10 @@ static void recover_started(const struct ctld_api *api)
   for (size_t i = 0; i < count; i++) {
     if (batch[i].recorded) {
       recovered++;
-      info("JobId=%u: recorded after slurmctld restarted, from the ring it was given (it started "
-           "before; its record had not been written)", batch[i].job.job_id);
+      info(
+          "JobId=%u: recorded after slurmctld restarted, from the ring it was given (it started "
+          "before; its record had not been written)",
+          batch[i].job.job_id);
     }
     if (jobs[i].running)
       recorded_add(batch[i].job.job_id);
@@ -697,7 +703,8 @@ static bitstr_t **save_rows(const topology_eval_t *ev, const struct topo_engine_
   return rows;
 }
 
-static void restore_rows(topology_eval_t *ev, const struct topo_engine_candidate *cand, bitstr_t **rows)
+static void restore_rows(topology_eval_t *ev, const struct topo_engine_candidate *cand,
+                         bitstr_t **rows)
 {
   for (size_t h = 0; h < cand->count; h++)
     if (rows[h]) {
@@ -802,8 +809,9 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
   }
   if (usable < entry->job.nodes) {
     topo_shim_free_gpus_give_back();
-    snprintf(entry->why, sizeof(entry->why), "job %u: %u offered nodes with %u free GPUs, %u needed",
-             entry->job_id, usable, need, entry->job.nodes);
+    snprintf(entry->why, sizeof(entry->why),
+             "job %u: %u offered nodes with %u free GPUs, %u needed", entry->job_id, usable, need,
+             entry->job.nodes);
     return TOPO_ENGINE_NO_PLACEMENT;
   }
   topo_shim_engine_nodes(e);
@@ -946,7 +954,7 @@ wait:
 
 extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
 {
-  struct topo_shim_timing spent = { 0 };
+  struct topo_shim_timing spent = {0};
   uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
   struct topo_network_request request = topo_shim_request(topo_eval->job_ptr, false, true);
@@ -1080,18 +1088,11 @@ extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask)
  * point above has exactly the type topo_ops_t gives it, in the order of
  * topo_symbols. */
 static const topo_ops_t own_entry_points __attribute__((unused)) = {
-  (uint32_t *)&plugin_id,
-  topology_p_build_config,
-  topology_p_eval_nodes,
-  topology_p_whole_topo,
-  topology_p_get_bitmap,
-  topology_p_generate_node_ranking,
-  topology_p_get_node_addr,
-  topology_p_split_hostlist,
-  topology_p_topology_free,
-  topology_p_get,
-  topology_p_topology_pack,
-  topology_p_topology_print,
-  topology_p_topology_unpack,
-  topology_p_get_fragmentation,
+    (uint32_t *)&plugin_id,     topology_p_build_config,
+    topology_p_eval_nodes,      topology_p_whole_topo,
+    topology_p_get_bitmap,      topology_p_generate_node_ranking,
+    topology_p_get_node_addr,   topology_p_split_hostlist,
+    topology_p_topology_free,   topology_p_get,
+    topology_p_topology_pack,   topology_p_topology_print,
+    topology_p_topology_unpack, topology_p_get_fragmentation,
 };
