@@ -111,11 +111,12 @@ report() { # out-dir results-files...
 }
 # -----------------------------------------------------------------------------------
 
-simulate() { # name title topoctl-simulate-args...
-  local name=$1 title=$2
+simulate() { # name title topoctl-simulate-args...: run from the checkout, so the
+  local name=$1 title=$2 # results (and the report) name traces by relative paths
   shift 2
-  "$topoctl" simulate "$@" --title "$title" --output "$results/sim-$name.json" >/dev/null
+  (cd "$root" && "$topoctl" simulate "$@" --title "$title" --output "$results/sim-$name.json" >/dev/null)
 }
+rel() { realpath -m --relative-to="$root" "$1"; } # a path as the results show it
 
 started=$(date +%s)
 scores=()
@@ -124,8 +125,8 @@ if [ "$routing_goal" = 1 ]; then
   goals=()
   IFS=, read -r -a goal_list <<<"$goal_traces"
   for t in "${goal_list[@]}"; do
-    csv=$root/../shared/traces/itp/cluster$t.csv
-    [ -r "$csv" ] || die "no trace $csv"
+    csv=$(rel "$root/../shared/traces/itp/cluster$t.csv")
+    [ -r "$root/$csv" ] || die "no trace $csv"
     for routing in static:ftree static:minhop adaptive mix static:ftree-deferred static:ftree-deferred-share3 \
       mix-deferred; do
       name=goal-itp$t-${routing/:/-}
@@ -165,7 +166,7 @@ if [ "$simulation" = 1 ]; then
       say "simulation: ITP cluster04, $naming names"
       if [ "$score_only" = 0 ]; then
         simulate "itp04-$naming" "simulation: ITP cluster04 (GPUs x8, load 0.9), 4,096 hosts 2:1 leaf/spine, $naming names" \
-          --trace "$itp4" --scale-gpus 8 --load 0.9 --synthetic "$sim_fabric,naming=$naming" || die "topoctl simulate failed"
+          --trace "$(rel "$itp4")" --scale-gpus 8 --load 0.9 --synthetic "$sim_fabric,naming=$naming" || die "topoctl simulate failed"
       fi
       scores+=("$results/sim-itp04-$naming.json")
     fi
