@@ -44,9 +44,10 @@ subcommands_of() {
        on && /^  [^ ]/ { print $1 }' <<<"$1"
 }
 # The long options a --help text prints: those in the name column, the lines
-# that begin with two spaces and a dash ("  -o,--output TEXT", "  --json").
+# that begin with two spaces and a dash ("  -o,--output TEXT", "  --json"),
+# or four inside an option group ("[Option Group: source]").
 options_of() {
-  grep -E '^  -' <<<"$1" | sed -E 's/^  //; s/[[:space:]]{2,}.*$//' |
+  grep -E '^ {2}( {2})?-' <<<"$1" | sed -E 's/^ +//; s/[[:space:]]{2,}.*$//' |
     grep -oE -- '--[A-Za-z0-9][A-Za-z0-9_-]*' | grep -vx -- '--help' | sort -u || true
 }
 # The text of one section of the manual: from its heading to the next heading
