@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/hostlist.h"
 #include "common/json_nesting.h"
 #include "common/line_source.h"
 #include "common/quote.h"
+#include "discovery/lldp_placement.h"
 
 namespace topo {
 namespace {
@@ -63,18 +65,28 @@ std::vector<std::pair<std::string, const json*>> named(const json& j) {
   return out;
 }
 
-// Bridge or Router enabled: a switch; any capability list without them: a host.
-std::optional<bool> is_switch(const json& chassis) {
+// The capabilities a chassis advertises as enabled; nullopt when it lists none.
+std::optional<LldpCapabilities> capabilities(const json& chassis) {
   if (!chassis.contains("capability")) return std::nullopt;
   bool any = false;
+  LldpCapabilities out;
   for (const json* c : elements(chassis["capability"])) {
     if (!c->is_object()) continue;
     any = true;
     std::string type = field(*c, "type");
     bool enabled = c->contains("enabled") && (*c)["enabled"].is_boolean() && (*c)["enabled"].get<bool>();
-    if (enabled && (type == "Bridge" || type == "Router")) return true;
+    if (type == "Bridge") out.bridge = out.bridge || enabled;
+    if (type == "Router") out.router = out.router || enabled;
   }
-  return any ? std::optional<bool>(false) : std::nullopt;
+  return any ? std::optional(out) : std::nullopt;
+}
+
+// Whether a neighbour's port id is its MAC, as lldpd on Linux sends for an
+// interface without an alias.
+bool port_id_is_mac(const json& port) {
+  if (!port.contains("id")) return false;
+  const json& id = elements(port["id"]).empty() ? port["id"] : *elements(port["id"]).front();
+  return field(id, "type") == "mac";
 }
 
 // The port a neighbour names: its port id when that is an interface name
@@ -166,7 +178,7 @@ void read_chassis(const json& chassis, LldpSystemView& view, const std::string& 
           file, line,
           fmt::format("field chassis: names '{}', but the file already named '{}'", shown(name), shown(view.name)));
     view.name = name;
-    if (auto sw = is_switch(*body)) view.is_switch = sw;
+    if (auto caps = capabilities(*body)) view.caps = caps;
   }
 }
 
@@ -202,8 +214,8 @@ void read_interface(const std::string& ifname, const json& body, LldpSystemView&
     for (const json* an : elements((*port)["auto-negotiation"]))
       if (!rate) rate = parse_mau_rate(field(*an, "current"));
   if (!rate) rate = rate_in_description(field(*port, "descr"));
-  if (auto sw = is_switch(*peer_body)) view.peer_is_switch[peer] = *sw;
-  view.neighbours.push_back({{view.name, ifname}, {peer, peer_port}, rate, where});
+  if (auto caps = capabilities(*peer_body)) view.peer_caps[peer] = *caps;
+  view.neighbours.push_back({{view.name, ifname}, {peer, peer_port}, rate, where, port_id_is_mac(*port)});
 }
 
 void read_document(const Document& doc, LldpSystemView& view, const std::string& file) {
@@ -262,57 +274,6 @@ std::optional<LinkRate> parse_speed_text(std::string text) {
 // ---------------------------------------------------------------------------
 // Building: names, kinds, cables, port numbers.
 
-// A view without a name is named by its neighbours: each says which system
-// and port sees it; they must agree.
-void name_views(std::vector<LldpSystemView>& views) {
-  std::map<std::string, const LldpSystemView*> by_name;
-  for (const LldpSystemView& v : views)
-    if (!v.name.empty()) by_name[v.name] = &v;
-  for (LldpSystemView& v : views) {
-    if (!v.name.empty()) continue;
-    std::set<std::string> candidates;
-    for (const LldpSighting& s : v.neighbours) {
-      auto peer = by_name.find(s.remote.system);
-      if (peer == by_name.end()) continue;
-      for (const LldpSighting& back : peer->second->neighbours)
-        if (back.local.port == s.remote.port && back.remote.port == s.local.port) candidates.insert(back.remote.system);
-    }
-    if (candidates.size() != 1)
-      throw ParseError(
-          v.file, 0,
-          candidates.empty()
-              ? "the file names no local chassis and no neighbour's table names this system: collect "
-                "`lldpcli -f json show chassis` with the neighbours"
-              : fmt::format("the file names no local chassis and its neighbours name it {} ways", candidates.size()));
-    v.name = *candidates.begin();
-    for (LldpSighting& s : v.neighbours) s.local.system = v.name;
-  }
-}
-
-// Natural order: "swp2" before "swp10".
-bool natural_less(const std::string& a, const std::string& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      size_t i2 = i, j2 = j;
-      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
-      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
-      std::string x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
-      x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
-      y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
-      if (x.size() != y.size()) return x.size() < y.size();
-      if (x != y) return x < y;
-      i = i2;
-      j = j2;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
 int trailing_number(const std::string& s) {
   size_t k = s.size();
   while (k > 0 && std::isdigit(static_cast<unsigned char>(s[k - 1]))) --k;
@@ -333,7 +294,8 @@ std::map<std::string, int> number_ports(const std::set<std::string>& names) {
   }
   if (by_suffix) return out;
   std::vector<std::string> sorted(names.begin(), names.end());
-  std::sort(sorted.begin(), sorted.end(), natural_less);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const std::string& a, const std::string& b) { return natural_less(a, b); });
   for (size_t i = 0; i < sorted.size(); ++i) out[sorted[i]] = static_cast<int>(i) + 1;
   return out;
 }
@@ -348,14 +310,24 @@ struct Cable {
   std::string where;
 };
 
+using CableKey = std::pair<LldpPort, LldpPort>;
+
 struct Assembly {
-  std::map<std::pair<LldpPort, LldpPort>, Cable> cables;
-  std::vector<std::pair<LldpPort, LldpPort>> order;  // first-seen order
+  std::map<CableKey, Cable> cables;
+  std::vector<CableKey> order;       // first-seen order
+  std::set<CableKey> dropped;        // claims refused: a port claimed twice
+  std::set<std::string> with_table;  // systems whose own table was read
+
+  template <typename F>
+  void for_each_live(F&& f) const {
+    for (const CableKey& k : order)
+      if (!dropped.count(k)) f(cables.at(k));
+  }
 };
 
 void add_sighting(Assembly& as, const LldpSighting& s) {
   auto key = std::minmax(s.local, s.remote);
-  std::pair<LldpPort, LldpPort> k{key.first, key.second};
+  CableKey k{key.first, key.second};
   auto [it, fresh] = as.cables.try_emplace(k);
   Cable& c = it->second;
   if (fresh) {
@@ -368,6 +340,236 @@ void add_sighting(Assembly& as, const LldpSighting& s) {
   if (!c.rate) c.rate = s.rate;
 }
 
+// Every row of the views and the CSV, as cables.
+Assembly assemble(const std::vector<LldpSystemView>& views, const std::vector<LldpSighting>& csv) {
+  Assembly as;
+  for (const LldpSystemView& v : views) {
+    as.with_table.insert(v.name);
+    for (const LldpSighting& s : v.neighbours) add_sighting(as, s);
+  }
+  for (const LldpSighting& s : csv) {
+    as.with_table.insert(s.local.system);
+    // The CSV's speed is the admin's word: it goes first.
+    auto key = std::minmax(s.local, s.remote);
+    auto it = as.cables.find({key.first, key.second});
+    if (it != as.cables.end() && s.rate) it->second.rate = s.rate;
+    add_sighting(as, s);
+  }
+  return as;
+}
+
+// Ports claimed by more than one cable: keep the one both ends confirm
+// (else the first seen), report and drop the others.
+void refuse_double_claims(Assembly& as, std::vector<LldpFinding>& findings) {
+  std::map<LldpPort, std::vector<CableKey>> claims;
+  for (const CableKey& k : as.order) {
+    claims[k.first].push_back(k);
+    claims[k.second].push_back(k);
+  }
+  for (const auto& [port, keys] : claims) {
+    std::vector<CableKey> live;
+    for (const CableKey& k : keys)
+      if (!as.dropped.count(k)) live.push_back(k);
+    if (live.size() < 2) continue;
+    auto keep = std::find_if(live.begin(), live.end(), [&](const CableKey& k) {
+      const Cable& c = as.cables.at(k);
+      return c.seen_from_a && c.seen_from_b;
+    });
+    if (keep == live.end()) keep = live.begin();
+    std::vector<std::string> claimants;
+    for (const CableKey& k : live) {
+      const Cable& c = as.cables.at(k);
+      claimants.push_back(str(c.a == port ? c.b : c.a));
+      if (k != *keep) as.dropped.insert(k);
+    }
+    const Cable& kept = as.cables.at(*keep);
+    findings.push_back(
+        {LldpFindingKind::PortClaimedTwice, str(port),
+         fmt::format("claimed by {}; kept {}", fmt::join(claimants, ", "), str(kept.a == port ? kept.b : kept.a))});
+  }
+}
+
+// Cables seen from one end only, where the other end's table was read.
+void report_one_sided(const Assembly& as, std::vector<LldpFinding>& findings) {
+  as.for_each_live([&](const Cable& c) {
+    if (c.seen_from_a && c.seen_from_b) return;
+    const LldpPort& seer = c.seen_from_a ? c.a : c.b;
+    const LldpPort& other = c.seen_from_a ? c.b : c.a;
+    if (!as.with_table.count(other.system)) return;
+    findings.push_back({LldpFindingKind::OneSidedCable, str(other),
+                        fmt::format("{} sees {} on this port ({}), but {}'s own table does not list it", str(seer),
+                                    other.system, c.where, other.system)});
+  });
+}
+
+// Switch or host, by system name.
+using Kinds = std::map<std::string, bool>;
+
+bool is_switch(const Kinds& kinds, const std::string& system) {
+  auto it = kinds.find(system);
+  return it != kinds.end() && it->second;
+}
+
+// Host ports lldpd runs on that nobody sees and that see nobody (a port
+// whose claim was refused is reported there, not here).
+void report_silent_nics(const Assembly& as, const std::vector<LldpSystemView>& views, const Kinds& kinds,
+                        std::vector<LldpFinding>& findings) {
+  std::set<LldpPort> sighted;
+  for (const CableKey& k : as.order) {
+    sighted.insert(k.first);
+    sighted.insert(k.second);
+  }
+  for (const LldpSystemView& v : views) {
+    if (is_switch(kinds, v.name)) continue;
+    for (const std::string& p : v.ports)
+      if (!sighted.count({v.name, p}))
+        findings.push_back({LldpFindingKind::NicWithoutNeighbour, v.name + ":" + p,
+                            fmt::format("lldpd runs on this port of {} but sees no neighbour ({})", v.name, v.file)});
+  }
+}
+
+// What the files say of one system: its capabilities (its own chassis
+// first, else a neighbour's view of it) and how its ports are advertised.
+struct Traits {
+  std::optional<LldpCapabilities> caps;
+  int ports_by_mac = 0, ports_by_name = 0;
+};
+
+std::map<std::string, Traits> system_traits(const std::vector<LldpSystemView>& views) {
+  std::map<std::string, Traits> out;
+  for (const LldpSystemView& v : views) {
+    for (const auto& [peer, caps] : v.peer_caps)
+      if (!out[peer].caps) out[peer].caps = caps;
+    for (const LldpSighting& s : v.neighbours)
+      ++(s.remote_port_by_mac ? out[s.remote.system].ports_by_mac : out[s.remote.system].ports_by_name);
+  }
+  for (const LldpSystemView& v : views)
+    if (v.caps) out[v.name].caps = v.caps;
+  return out;
+}
+
+// Switch or host for every system on a cable (see lldp.h, "What becomes
+// what"): stations are hosts and what they are cabled to is a switch; the
+// CSV's switch column is a switch; else Bridge or Router, unless Router on
+// ports advertised by MAC (a Linux host forwarding IP).
+Kinds system_kinds(const Assembly& as, const std::vector<LldpSystemView>& views, const std::vector<LldpSighting>& csv) {
+  std::map<std::string, Traits> traits = system_traits(views);
+  std::set<std::string> systems;
+  for (const CableKey& k : as.order) systems.insert({k.first.system, k.second.system});
+  for (const LldpSystemView& v : views) systems.insert(v.name);
+  Kinds kinds;
+  std::set<std::string> stations;
+  for (const std::string& system : systems) {
+    const Traits& t = traits[system];
+    bool by_mac = t.ports_by_mac > 0 && t.ports_by_name == 0;
+    kinds[system] = t.caps && (t.caps->bridge || t.caps->router) && !(t.caps->router && by_mac);
+    if (t.caps && !t.caps->bridge && !t.caps->router) stations.insert(system);
+  }
+  for (const LldpSighting& s : csv) kinds[s.local.system] = true;
+  as.for_each_live([&](const Cable& c) {
+    if (stations.count(c.a.system) && !stations.count(c.b.system)) kinds[c.b.system] = true;
+    if (stations.count(c.b.system) && !stations.count(c.a.system)) kinds[c.a.system] = true;
+  });
+  return kinds;
+}
+
+LinkRate cable_rate(const Cable& c, const LldpOptions& options) {
+  for (const LldpPort& end : {c.a, c.b})
+    if (auto it = options.port_speeds.find(str(end)); it != options.port_speeds.end()) return it->second;
+  return c.rate.value_or(options.default_rate);
+}
+
+// Groups of switches cabled to each other: switch -> group number.
+std::map<std::string, int> switch_groups(const Assembly& as, const Kinds& kinds) {
+  std::map<std::string, std::vector<std::string>> adjacent;
+  as.for_each_live([&](const Cable& c) {
+    bool a = is_switch(kinds, c.a.system), b = is_switch(kinds, c.b.system);
+    if (a) adjacent[c.a.system];
+    if (b) adjacent[c.b.system];
+    if (a && b) {
+      adjacent[c.a.system].push_back(c.b.system);
+      adjacent[c.b.system].push_back(c.a.system);
+    }
+  });
+  std::map<std::string, int> group;
+  int groups = 0;
+  for (const auto& [start, _] : adjacent) {
+    if (group.count(start)) continue;
+    std::vector<std::string> stack{start};
+    group[start] = groups;
+    while (!stack.empty()) {
+      std::string s = stack.back();
+      stack.pop_back();
+      for (const std::string& n : adjacent[s])
+        if (group.emplace(n, groups).second) stack.push_back(n);
+    }
+    ++groups;
+  }
+  return group;
+}
+
+// The switches of management networks: groups of switches not cabled to the
+// others where every host they reach has more bandwidth into another group.
+std::set<std::string> out_of_band_switches(const Assembly& as, const Kinds& kinds, const LldpOptions& options) {
+  std::map<std::string, int> group = switch_groups(as, kinds);
+  std::map<std::string, std::map<int, double>> bandwidth;  // host -> group -> Gb/s
+  as.for_each_live([&](const Cable& c) {
+    bool a = is_switch(kinds, c.a.system), b = is_switch(kinds, c.b.system);
+    if (a != b)
+      bandwidth[a ? c.b.system : c.a.system][group[a ? c.a.system : c.b.system]] += cable_rate(c, options).gbps();
+  });
+  std::map<int, bool> out_of_band;
+  for (const auto& [host, per_group] : bandwidth)
+    for (const auto& [g, gbps] : per_group) {
+      bool more_elsewhere = std::any_of(per_group.begin(), per_group.end(), [&, g = g, gbps = gbps](const auto& other) {
+        return other.first != g && other.second > gbps;
+      });
+      auto [it, fresh] = out_of_band.try_emplace(g, more_elsewhere);
+      if (!fresh) it->second = it->second && more_elsewhere;
+    }
+  std::set<std::string> out;
+  for (const auto& [sw, g] : group)
+    if (out_of_band[g]) out.insert(sw);
+  return out;
+}
+
+// The fabric of the live cables that touch no out-of-band switch: switches
+// with their ports numbered, one HCA per cabled host port.
+Fabric build_fabric(const Assembly& as, const Kinds& kinds, const std::set<std::string>& out_of_band,
+                    const LldpOptions& options) {
+  std::vector<const Cable*> kept;
+  as.for_each_live([&](const Cable& c) {
+    if (!out_of_band.count(c.a.system) && !out_of_band.count(c.b.system)) kept.push_back(&c);
+  });
+  std::map<std::string, std::set<std::string>> switch_ports;
+  std::set<LldpPort> host_ports;
+  for (const Cable* c : kept)
+    for (const LldpPort& p : {c->a, c->b}) {
+      if (is_switch(kinds, p.system))
+        switch_ports[p.system].insert(p.port);
+      else
+        host_ports.insert(p);
+    }
+  FabricBuilder builder(options.naming);
+  std::map<std::string, std::map<std::string, int>> numbers;
+  for (const auto& [sw, ports] : switch_ports) {
+    numbers[sw] = number_ports(ports);
+    int max_port = 0;
+    for (const auto& [_, n] : numbers[sw]) max_port = std::max(max_port, n);
+    builder.add_switch(sw, sw, max_port);
+  }
+  auto node_id = [&](const LldpPort& p) { return is_switch(kinds, p.system) ? p.system : p.system + "/" + p.port; };
+  auto port_number = [&](const LldpPort& p) { return is_switch(kinds, p.system) ? numbers[p.system][p.port] : 1; };
+  for (const LldpPort& p : host_ports) builder.add_hca(node_id(p), p.system + " " + p.port, 1);
+  for (const Cable* c : kept) {
+    if (!is_switch(kinds, c->a.system) && !is_switch(kinds, c->b.system))
+      throw FabricError(fmt::format("{} <-> {}: two hosts cabled to each other; LLDP names no switch between them",
+                                    str(c->a), str(c->b)));
+    builder.connect(node_id(c->a), port_number(c->a), node_id(c->b), port_number(c->b), cable_rate(*c, options));
+  }
+  return std::move(builder).finish();
+}
+
 }  // namespace
 
 std::string_view name(LldpFindingKind kind) {
@@ -378,6 +580,8 @@ std::string_view name(LldpFindingKind kind) {
       return "one_sided_cable";
     case LldpFindingKind::PortClaimedTwice:
       return "port_claimed_twice";
+    case LldpFindingKind::UnplacedFile:
+      return "unplaced_file";
   }
   return "unknown";
 }
@@ -440,134 +644,16 @@ std::vector<LldpSighting> parse_lldp_csv(std::istream& in, const std::string& fi
 
 LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vector<LldpSighting>& csv,
                              const LldpOptions& options) {
-  name_views(views);
   LldpFabric out;
-
-  // Kinds: the system's own capabilities, then what its neighbours and the CSV say.
-  std::map<std::string, bool> is_switch;
-  for (const LldpSystemView& v : views)
-    for (const auto& [peer, sw] : v.peer_is_switch) is_switch.emplace(peer, sw);
-  for (const LldpSighting& s : csv) is_switch[s.local.system] = true;
-  for (const LldpSystemView& v : views)
-    if (v.is_switch) is_switch[v.name] = *v.is_switch;
-  auto switch_named = [&](const std::string& n) {
-    auto it = is_switch.find(n);
-    return it != is_switch.end() && it->second;
-  };
-
-  Assembly as;
-  std::set<std::string> with_table;  // systems whose own table was read
-  for (const LldpSystemView& v : views) {
-    with_table.insert(v.name);
-    for (const LldpSighting& s : v.neighbours) add_sighting(as, s);
-  }
-  for (const LldpSighting& s : csv) {
-    with_table.insert(s.local.system);
-    // The CSV's speed is the admin's word: it goes first.
-    auto key = std::minmax(s.local, s.remote);
-    auto it = as.cables.find({key.first, key.second});
-    if (it != as.cables.end() && s.rate) it->second.rate = s.rate;
-    add_sighting(as, s);
-  }
-
-  // Ports claimed by more than one cable: keep the one both ends confirm
-  // (else the first seen), report the others.
-  std::map<LldpPort, std::vector<std::pair<LldpPort, LldpPort>>> claims;
-  for (const auto& k : as.order) {
-    claims[k.first].push_back(k);
-    claims[k.second].push_back(k);
-  }
-  std::set<std::pair<LldpPort, LldpPort>> dropped;
-  for (const auto& [port, keys] : claims) {
-    std::vector<std::pair<LldpPort, LldpPort>> live;
-    for (const auto& k : keys)
-      if (!dropped.count(k)) live.push_back(k);
-    if (live.size() < 2) continue;
-    auto keep = std::find_if(live.begin(), live.end(), [&](const auto& k) {
-      const Cable& c = as.cables.at(k);
-      return c.seen_from_a && c.seen_from_b;
-    });
-    if (keep == live.end()) keep = live.begin();
-    std::vector<std::string> claimants;
-    for (const auto& k : live) {
-      const Cable& c = as.cables.at(k);
-      claimants.push_back(str(c.a == port ? c.b : c.a));
-      if (k != *keep) dropped.insert(k);
-    }
-    const Cable& kept = as.cables.at(*keep);
-    out.findings.push_back(
-        {LldpFindingKind::PortClaimedTwice, str(port),
-         fmt::format("claimed by {}; kept {}", fmt::join(claimants, ", "), str(kept.a == port ? kept.b : kept.a))});
-  }
-
-  // Cables seen from one end only, where the other end's table was read.
-  for (const auto& k : as.order) {
-    if (dropped.count(k)) continue;
-    const Cable& c = as.cables.at(k);
-    if (c.seen_from_a && c.seen_from_b) continue;
-    const LldpPort& seer = c.seen_from_a ? c.a : c.b;
-    const LldpPort& other = c.seen_from_a ? c.b : c.a;
-    if (!with_table.count(other.system)) continue;
-    out.findings.push_back({LldpFindingKind::OneSidedCable, str(other),
-                            fmt::format("{} sees {} on this port ({}), but {}'s own table does not list it", str(seer),
-                                        other.system, c.where, other.system)});
-  }
-
-  // Host ports lldpd runs on that nobody sees and that see nobody (a port
-  // whose claim was refused above is reported there, not here).
-  std::set<LldpPort> cabled, sighted;
-  for (const auto& k : as.order) {
-    sighted.insert(k.first);
-    sighted.insert(k.second);
-    if (!dropped.count(k)) {
-      cabled.insert(k.first);
-      cabled.insert(k.second);
-    }
-  }
-  for (const LldpSystemView& v : views) {
-    if (switch_named(v.name)) continue;
-    for (const std::string& p : v.ports)
-      if (!sighted.count({v.name, p}))
-        out.findings.push_back(
-            {LldpFindingKind::NicWithoutNeighbour, v.name + ":" + p,
-             fmt::format("lldpd runs on this port of {} but sees no neighbour ({})", v.name, v.file)});
-  }
-
-  // Nodes: switches with their ports numbered, then one HCA per cabled host port.
-  std::map<std::string, std::set<std::string>> switch_ports;
-  std::set<LldpPort> host_ports;
-  for (const LldpPort& p : cabled) {
-    if (switch_named(p.system))
-      switch_ports[p.system].insert(p.port);
-    else
-      host_ports.insert(p);
-  }
-  FabricBuilder builder(options.naming);
-  std::map<std::string, std::map<std::string, int>> numbers;
-  for (const auto& [sw, ports] : switch_ports) {
-    numbers[sw] = number_ports(ports);
-    int max_port = 0;
-    for (const auto& [_, n] : numbers[sw]) max_port = std::max(max_port, n);
-    builder.add_switch(sw, sw, max_port);
-  }
-  auto node_id = [&](const LldpPort& p) { return switch_named(p.system) ? p.system : p.system + "/" + p.port; };
-  auto port_number = [&](const LldpPort& p) { return switch_named(p.system) ? numbers[p.system][p.port] : 1; };
-  for (const LldpPort& p : host_ports) builder.add_hca(node_id(p), p.system + " " + p.port, 1);
-
-  for (const auto& k : as.order) {
-    if (dropped.count(k)) continue;
-    const Cable& c = as.cables.at(k);
-    if (!switch_named(c.a.system) && !switch_named(c.b.system))
-      throw FabricError(fmt::format("{} <-> {}: two hosts cabled to each other; LLDP names no switch between them",
-                                    str(c.a), str(c.b)));
-    std::optional<LinkRate> rate;
-    for (const LldpPort& end : {c.a, c.b})
-      if (auto it = options.port_speeds.find(str(end)); !rate && it != options.port_speeds.end()) rate = it->second;
-    if (!rate) rate = c.rate;
-    builder.connect(node_id(c.a), port_number(c.a), node_id(c.b), port_number(c.b),
-                    rate.value_or(options.default_rate));
-  }
-  out.fabric = std::move(builder).finish();
+  out.findings = place_views(views);
+  Assembly as = assemble(views, csv);
+  refuse_double_claims(as, out.findings);
+  report_one_sided(as, out.findings);
+  Kinds kinds = system_kinds(as, views, csv);
+  report_silent_nics(as, views, kinds, out.findings);
+  std::set<std::string> out_of_band = out_of_band_switches(as, kinds, options);
+  out.out_of_band.assign(out_of_band.begin(), out_of_band.end());
+  out.fabric = build_fabric(as, kinds, out_of_band, options);
   return out;
 }
 
@@ -603,8 +689,8 @@ LldpFabric read_lldp_dir(const std::filesystem::path& dir, const LldpOptions& op
     } else {
       same->ports.insert(same->ports.end(), view.ports.begin(), view.ports.end());
       same->neighbours.insert(same->neighbours.end(), view.neighbours.begin(), view.neighbours.end());
-      same->peer_is_switch.insert(view.peer_is_switch.begin(), view.peer_is_switch.end());
-      if (view.is_switch) same->is_switch = view.is_switch;
+      same->peer_caps.insert(view.peer_caps.begin(), view.peer_caps.end());
+      if (view.caps) same->caps = view.caps;
     }
   }
   LldpFabric out = build_lldp_fabric(std::move(views), csv, options);

@@ -10,25 +10,38 @@
 //   `show neighbors details` print, concatenated:
 //       { lldpcli -f json show chassis; lldpcli -f json show interfaces;
 //         lldpcli -f json show neighbors details; } > DIR/<anything>.json
-//   The system's name comes from the file: the local chassis (`show chassis`
-//   or `show interfaces`). A file of neighbours alone does not name its own
-//   system; it is then named by what its neighbours' files say is cabled to
-//   it, and refused when that is unknown. Both of lldpcli's shapes are read:
+//   The system's name comes from the file when it holds the local chassis
+//   (`show chassis` or `show interfaces`). A file of neighbours alone (what
+//   `lldpcli -f json show neighbors details` prints, the one command docs
+//   tell admins to run) is placed from the other files: the rows that see
+//   its ports name it (lldp_placement.h); a file that cannot be placed comes
+//   back as an UnplacedFile finding and the rest is still built. Files may
+//   have any name. Both of lldpcli's shapes are read:
 //   `-f json` collapses one-element lists into objects and keys interfaces
 //   and chassis by name; `-f json0` never collapses.
 // - CSV, `switch,port,peer,peer_port,speed`, one cable a line as an admin
 //   exports it from another switch OS (header line, blank lines and '#'
 //   comments allowed; speed may be empty).
 //
-// What becomes what: a system whose chassis advertises the Bridge or Router
-// capability as enabled, or that is named in a CSV's switch column, is a
-// switch; every other system is a host. Each cabled port of a host is an HCA
+// What becomes what: a system named in a CSV's switch column is a switch; a
+// system whose chassis advertises neither Bridge nor Router (a station) is a
+// host, and every system cabled to such a host is a switch. Otherwise Bridge
+// or Router enabled makes a switch, except Router with ports advertised by
+// MAC: that is lldpd on a Linux host that forwards IP (Docker's bridge and
+// IP forwarding advertise Bridge and Router), as switch OSes name their
+// ports (ifname or local) and plain lldpd bridges do not route. Systems with
+// no capabilities advertised are hosts. Each cabled port of a host is an HCA
 // (its description "<host> <port>", so the default HostNaming takes the
 // port's trailing number as its rail: eth1 and ens1f1np1 are rail 1). A
 // switch port's number is the trailing number of its name when every port of
 // that switch has a distinct non-zero one (swp5 is port 5), else its place in
 // the names' natural order. Levels, pods, rails and degraded cables come from
 // the shape, as for every other source (classify.h).
+//
+// Management networks are left out: when the switches fall apart into
+// groups not cabled to each other, a group is out of band when every host it
+// reaches has more bandwidth into another group (a host's 1G or single
+// management NIC on an out-of-band switch, beside its RoCE NICs).
 //
 // A cable's speed, first found wins: LldpOptions::port_speeds (ethtool's
 // figure, by either end), the CSV's speed, the MAU type lldpd advertises
@@ -40,7 +53,8 @@
 // line past 1 MiB or a file past 64 MiB) throws ParseError naming the file,
 // the line and the field. What only a whole view can tell (a NIC with
 // no neighbour, a cable seen from one end only, two systems claiming one
-// port) comes back as findings beside the fabric, never as an exception.
+// port, a file no other table names) comes back as findings beside the
+// fabric, never as an exception.
 #pragma once
 
 #include <filesystem>
@@ -66,18 +80,26 @@ struct LldpPort {
 struct LldpSighting {
   LldpPort local;
   LldpPort remote;
-  std::optional<LinkRate> rate;  // from the MAU type, the port description or the CSV
-  std::string where;             // "file:line", for findings
+  std::optional<LinkRate> rate;     // from the MAU type, the port description or the CSV
+  std::string where;                // "file:line", for findings
+  bool remote_port_by_mac = false;  // the far port advertised its MAC as its id
+};
+
+// The capabilities a chassis advertises as enabled.
+struct LldpCapabilities {
+  bool bridge = false;
+  bool router = false;
+  friend bool operator==(const LldpCapabilities&, const LldpCapabilities&) = default;
 };
 
 // What one file (or several files naming the same system) says.
 struct LldpSystemView {
-  std::string name;                // empty when the file names no local chassis
-  std::optional<bool> is_switch;   // from the capabilities, when advertised
-  std::vector<std::string> ports;  // local interfaces (`show interfaces`), cabled or not
+  std::string name;                      // empty when the file names no local chassis
+  std::optional<LldpCapabilities> caps;  // when the local chassis advertises any
+  std::vector<std::string> ports;        // local interfaces (`show interfaces`), cabled or not
   std::vector<LldpSighting> neighbours;
-  // Capabilities the neighbours' chassis advertise: system -> is a switch.
-  std::map<std::string, bool> peer_is_switch;
+  // Capabilities the neighbours' chassis advertise, by system.
+  std::map<std::string, LldpCapabilities> peer_caps;
   std::string file;
 };
 
@@ -85,11 +107,12 @@ enum class LldpFindingKind : uint8_t {
   NicWithoutNeighbour,  // a host port lldpd runs on that sees no one
   OneSidedCable,        // seen from one end; the other end's table does not list it
   PortClaimedTwice,     // two systems say they are cabled to the same port
+  UnplacedFile,         // a file of neighbours alone that no other table names
 };
 
 struct LldpFinding {
   LldpFindingKind kind;
-  std::string subject;  // "gpu06:eth1", "leaf01:swp3"
+  std::string subject;  // "gpu06:eth1", "leaf01:swp3", or the file
   std::string detail;   // a sentence for the admin
 };
 
@@ -107,6 +130,7 @@ struct LldpOptions {
 struct LldpFabric {
   Fabric fabric;
   std::vector<LldpFinding> findings;
+  std::vector<std::string> out_of_band;  // switches of a management network, left out
 };
 
 // One lldpcli JSON file's text. Throws ParseError.
@@ -117,8 +141,8 @@ std::vector<LldpSighting> parse_lldp_csv(std::istream& in, const std::string& fi
 // "1000BaseTFD"); nullopt when it names none this model knows.
 std::optional<LinkRate> parse_mau_rate(std::string_view mau);
 
-// The fabric the views and the CSV rows describe. Throws ParseError for a
-// view that names no system and cannot be named by its neighbours, and
+// The fabric the views and the CSV rows describe; views without a name are
+// placed first (UnplacedFile findings for those that cannot be). Throws
 // FabricError (naming the ports) when the views cannot form a fabric.
 LldpFabric build_lldp_fabric(std::vector<LldpSystemView> views, const std::vector<LldpSighting>& csv,
                              const LldpOptions& options = {});

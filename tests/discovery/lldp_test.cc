@@ -123,7 +123,7 @@ TEST(Lldp, FileOfNeighboursAloneIsNamedByItsNeighbours) {
 TEST(Lldp, OneSidedCableAndPortClaimedTwice) {
   LldpSystemView leaf;
   leaf.name = "leaf01";
-  leaf.is_switch = true;
+  leaf.caps = LldpCapabilities{.bridge = true};
   leaf.file = "leaf01.json";
   leaf.neighbours = {{{"leaf01", "swp1"}, {"gpu01", "eth0"}, std::nullopt, "leaf01.json:1"},
                      {{"leaf01", "swp2"}, {"gpu02", "eth0"}, std::nullopt, "leaf01.json:1"}};
@@ -157,7 +157,7 @@ TEST(Lldp, CollapsedSingleInterfaceAndUnnamedChassis) {
       "port": {"id": {"type": "ifname", "value": "ens1f1np1"}, "descr": "uplink 200G"}}}}})";
   LldpSystemView v = parse_lldpcli_json(text, "leaf09.json");
   EXPECT_EQ(v.name, "leaf09");
-  EXPECT_EQ(v.is_switch, std::optional<bool>(true));
+  EXPECT_EQ(v.caps, std::optional(LldpCapabilities{.bridge = true}));
   ASSERT_EQ(v.neighbours.size(), 1u);
   EXPECT_EQ(v.neighbours[0].local, (LldpPort{"leaf09", "swp3"}));
   EXPECT_EQ(v.neighbours[0].remote, (LldpPort{"02:00:00:00:00:01", "ens1f1np1"}));

@@ -2,8 +2,10 @@
 // two-tier fabric collected from lldpd in namespaces
 // (tests/fixtures/lldp/twotier-json): the input stands in for leaf01.json.
 // What the reader rejects names the file and a line; what it accepts either
-// joins the others into a fabric or is refused as a whole with a typed
-// error naming the ports (FabricError), never anything else.
+// joins the others into a fabric (placed from the others' tables when it is
+// neighbours alone, else an unplaced_file finding naming it) or is refused
+// as a whole with a typed error naming the ports (FabricError), never
+// anything else.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,8 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     topo::LldpFabric built = topo::build_lldp_fabric(std::move(views), {});
     if (built.fabric.hosts().empty()) topo_fuzz::fail("an accepted set of views gave a fabric without hosts");
-  } catch (const topo::ParseError& e) {
-    topo_fuzz::check_parse_error(e, file, topo_fuzz::line_count(input), {"names no", "no system", "neighbour"});
+    // Only the input may be left unplaced (the fixture's files name themselves).
+    for (const topo::LldpFinding& f : built.findings)
+      if (f.kind == topo::LldpFindingKind::UnplacedFile && f.subject != file)
+        topo_fuzz::fail("a fixture file was left unplaced: " + f.subject);
   } catch (const topo::FabricError&) {
     // A set of views that cannot form a fabric, refused as a whole.
   }

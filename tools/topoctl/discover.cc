@@ -47,8 +47,9 @@ void add_source_options(CLI::App& cmd, Options& o) {
   sources->add_option("--slurm-topology", o.slurm_topology, "a Slurm topology.conf")->check(CLI::ExistingFile);
   sources
       ->add_option("--lldp", o.lldp,
-                   "a directory of lldpcli JSON files (show chassis, interfaces, neighbors details; one per host "
-                   "and switch, -f json or json0) and CSV link tables (switch,port,peer,peer_port,speed)")
+                   "a directory of lldpcli JSON files (`lldpcli -f json show neighbors details` from every host and "
+                   "switch, any file names; show chassis may be added) and CSV link tables "
+                   "(switch,port,peer,peer_port,speed); exit 1 when a file cannot be placed")
       ->check(CLI::ExistingDirectory);
   sources->add_option("--synthetic", o.synthetic, "a synthetic fabric spec, e.g. railopt:hosts=16,rails=4,spines=2");
   sources->require_option(1);
@@ -113,6 +114,7 @@ topo::Fabric read_fabric(const Options& o, const topo::HostNaming& naming, const
     lldp.naming = naming;
     lldp.port_speeds = parse_link_speeds(o.link_speeds);
     topo::LldpFabric r = topo::read_lldp_dir(o.lldp, lldp);
+    if (!r.out_of_band.empty()) progress(out_of_band_note(r.out_of_band));
     lldp_findings = std::move(r.findings);
     return std::move(r.fabric);
   }
@@ -184,7 +186,8 @@ Run add_discover(CLI::App& app) {
     topo::SnapshotStore store(o.db_path);
     int64_t id = store.save(fabric);
     print_stored(o, LoadedFabric{std::move(fabric), id, store.info(id).taken_at}, lldp_findings);
-    return kOk;
+    // The rest is stored, but a file that could not be placed is a system missing from it.
+    return any_unplaced(lldp_findings) ? kFindings : kOk;
   };
 }
 

@@ -42,6 +42,7 @@ LoadedFabric linted_fabric(const LintOptions& o, std::vector<topo::LldpFinding>&
   topo::LldpOptions lldp;
   lldp.port_speeds = parse_link_speeds(o.link_speeds);
   topo::LldpFabric r = topo::read_lldp_dir(o.lldp, lldp);
+  if (!r.out_of_band.empty() && !o.json) fmt::print("note: {}\n", out_of_band_note(r.out_of_band));
   lldp_findings = std::move(r.findings);
   return LoadedFabric{std::move(r.fabric), std::nullopt, {}};
 }

@@ -1,9 +1,11 @@
 #include "tools/topoctl/lldp_input.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 namespace topoctl {
 
@@ -19,6 +21,20 @@ std::map<std::string, topo::LinkRate> parse_link_speeds(const std::vector<std::s
     out[v.substr(0, eq)] = *rate;
   }
   return out;
+}
+
+std::string out_of_band_note(const std::vector<std::string>& switches) {
+  if (switches.empty()) return "";
+  return fmt::format(
+      "left out {} out-of-band switch{} ({}): not cabled to the fabric's switches, and every host on {} has more "
+      "bandwidth into the fabric (a management network)",
+      switches.size(), switches.size() == 1 ? "" : "es", fmt::join(switches, ", "),
+      switches.size() == 1 ? "it" : "them");
+}
+
+bool any_unplaced(const std::vector<topo::LldpFinding>& findings) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const topo::LldpFinding& f) { return f.kind == topo::LldpFindingKind::UnplacedFile; });
 }
 
 nlohmann::json lldp_findings_json(const std::vector<topo::LldpFinding>& findings) {
