@@ -1,5 +1,8 @@
 #include "tools/topoctl/page_guard.h"
 
+#include <cstdio>
+#include <exception>
+
 #include <fmt/format.h>
 
 namespace topoctl {
@@ -54,6 +57,11 @@ int refused(const Request& req, const HostPolicy& hosts, std::string& why) {
   return 0;
 }
 
+// The one range is cut by cut_range from the page as built: the library
+// must not cut a page, nor a refusal, again. The Request is the library's
+// own non-const object, handed to the hooks as const.
+void forget_ranges(const Request& req) { const_cast<Request&>(req).ranges.clear(); }
+
 void cut_range(const Request& req, Response& res) {
   if (res.status != 200 || !req.has_header("Range") || req.has_header("If-Range")) return;
   ByteRange part;
@@ -92,6 +100,8 @@ const char* reason(int status) {
       return "Range Not Satisfiable";
     case 431:
       return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
     case 503:
       return "Service Unavailable";
     default:
@@ -118,18 +128,28 @@ void guard(httplib::Server& app, HostPolicy hosts) {
   // Nothing is read past the head; this only backs that up.
   app.set_payload_max_length(0);
   app.set_pre_routing_handler([hosts = std::move(hosts)](const Request& req, Response& res) {
+    forget_ranges(req);
     std::string why;
     if (int status = refused(req, hosts, why)) return refuse(res, status, why);
-    // The one range is cut by cut_range from the page as built; the library
-    // must not cut it again. The Request is the library's own non-const
-    // object, handed to this hook as const.
-    const_cast<Request&>(req).ranges.clear();
     return Handled::Unhandled;
   });
   app.set_post_routing_handler(cut_range);
+  // Without a handler the library would put the exception's words (paths
+  // among them) in a response header.
+  app.set_exception_handler([](const Request& req, Response& res, std::exception_ptr thrown) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "topoctl serve: {} {}: {}\n", req.method, req.path, e.what());
+    } catch (...) {
+      fmt::print(stderr, "topoctl serve: {} {}: an unknown exception\n", req.method, req.path);
+    }
+    refuse(res, 500, "internal error; the server's log says more");
+  });
   // "Expect: 100-continue" is answered before routing: refuse there what
   // the pre-routing hook would, so that the body is never invited.
   app.set_expect_100_continue_handler([](const Request& req, Response& res) {
+    forget_ranges(req);
     std::string why;
     int status = refused_kind(req, why);
     if (status == 0) return 100;

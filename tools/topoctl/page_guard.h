@@ -37,8 +37,8 @@ inline constexpr std::string_view kContentSecurityPolicy =
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'";
 
-// Sets the pre-routing, post-routing, 100-continue and default-header hooks
-// of `app`.
+// Sets the pre-routing, post-routing, 100-continue, exception and
+// default-header hooks of `app`.
 void guard(httplib::Server& app, HostPolicy hosts);
 
 // A whole response the transport sends by itself, then closes: the status
