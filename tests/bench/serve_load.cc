@@ -6,10 +6,11 @@
 // requests a second and the errors per level; with --no-slow, the same
 // without the slow clients, for comparison.
 //
-//   serve_load --topoctl build/release/tools/topoctl [--db fabric.db] [--requests 4000] [--no-slow]
+//   build/release/tests/serve_load [--topoctl PATH] [--db fabric.db] [--requests 4000] [--no-slow]
 //
 // Without --db, a database of a synthetic 32-host fabric is made in a
-// temporary directory. Any topoctl may be given, e.g. an older build's.
+// temporary directory. Without --topoctl, the one of this build; any may be
+// given, e.g. an older build's.
 #include <unistd.h>
 
 #include <algorithm>
@@ -140,7 +141,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string topoctl, db;
+  std::string topoctl = TOPOCTL_PATH, db;
   int requests = 4000;
   bool slow = true;
   for (int i = 1; i < argc; ++i) {
@@ -155,13 +156,13 @@ int main(int argc, char** argv) {
       slow = false;
     else {
       std::fprintf(stderr,
-                   "usage: serve_load --topoctl PATH [--db PATH] [--requests N] [--no-slow]\n"
+                   "usage: serve_load [--topoctl PATH] [--db PATH] [--requests N] [--no-slow]\n"
                    "GET /metrics latency of topoctl serve at 8 and 64 clients beside 64 slow clients\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
-  if (topoctl.empty() || requests <= 0) {
-    std::fprintf(stderr, "serve_load: --topoctl PATH is required (see --help)\n");
+  if (requests <= 0) {
+    std::fprintf(stderr, "serve_load: --requests takes a whole number from 1\n");
     return 2;
   }
   fs::path dir = fs::temp_directory_path() / fmt::format("serve_load.{}", getpid());

@@ -113,9 +113,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int requests = 0; requests < 8 && !bytes.empty(); ++requests) {
     Head h = topoctl::scan_head(bytes);
     if (h.verdict == Head::Verdict::Incomplete) return 0;
-    if (h.verdict != Head::Verdict::Complete) {
-      if (h.why.empty()) topo_fuzz::fail("a refused head without a reason");
-      topoctl::refusal(431, h.why);
+    if (std::string refused = topoctl::transport_refusal(h); !refused.empty()) {
+      if (h.verdict != Head::Verdict::Complete && h.why.empty()) topo_fuzz::fail("a refused head without a reason");
+      check_response(refused, std::string(bytes.substr(0, 200)));
       return 0;
     }
     if (h.size == 0 || h.size > bytes.size()) topo_fuzz::fail(fmt::format("head size {} of {}", h.size, bytes.size()));

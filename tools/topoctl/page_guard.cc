@@ -28,11 +28,15 @@ Handled refuse(Response& res, int status, std::string text) {
   return Handled::Handled;
 }
 
+std::string method_refused(std::string_view method) {
+  return fmt::format("{}: this page is read-only; it answers GET and HEAD", method);
+}
+
 // Why a request is refused whatever it asks for: its method or a body; 0
 // when it is not.
 int refused_kind(const Request& req, std::string& why) {
   if (req.method != "GET" && req.method != "HEAD") {
-    why = fmt::format("{}: this page is read-only; it answers GET and HEAD", req.method);
+    why = method_refused(req.method);
     return 405;
   }
   if (announces_body(req)) {
@@ -94,6 +98,8 @@ const char* reason(int status) {
       return "Request Timeout";
     case 413:
       return "Payload Too Large";
+    case 405:
+      return "Method Not Allowed";
     case 414:
       return "URI Too Long";
     case 416:
@@ -158,12 +164,33 @@ void guard(httplib::Server& app, HostPolicy hosts) {
   });
 }
 
-std::string refusal(int status, std::string_view text) {
+std::string refusal(int status, std::string_view text, std::string_view fields) {
   std::string out = fmt::format("HTTP/1.1 {} {}\r\n", status, reason(status));
   for (const auto& [name, value] : security_headers()) out += fmt::format("{}: {}\r\n", name, value);
+  out += fields;
   out += fmt::format("Content-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}\n", kPlainText,
                      text.size() + 1, text);
   return out;
+}
+
+std::string transport_refusal(const Head& head) {
+  switch (head.verdict) {
+    case Head::Verdict::Incomplete:
+      return "";
+    case Head::Verdict::TooLarge:
+      return refusal(431, head.why);
+    case Head::Verdict::Malformed:
+      return refusal(400, head.why);
+    case Head::Verdict::LongTarget:
+      return refusal(414, head.why);
+    case Head::Verdict::ManyRanges:
+      return refusal(416, "one byte range at most");
+    case Head::Verdict::Complete:
+      break;
+  }
+  if (head.method != "GET" && head.method != "HEAD")
+    return refusal(405, method_refused(head.method), "Allow: GET, HEAD\r\n");
+  return "";
 }
 
 }  // namespace topoctl

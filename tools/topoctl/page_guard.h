@@ -42,7 +42,14 @@ inline constexpr std::string_view kContentSecurityPolicy =
 void guard(httplib::Server& app, HostPolicy hosts);
 
 // A whole response the transport sends by itself, then closes: the status
-// line, the security headers, Connection: close and `text` as plain text.
-std::string refusal(int status, std::string_view text);
+// line, the security headers, `fields` (whole lines, CRLF included),
+// Connection: close and `text` as plain text.
+std::string refusal(int status, std::string_view text, std::string_view fields = "");
+
+// What the transport answers by itself to a head (scan_head) that must not
+// reach the library: too large (431), malformed (400), a long target
+// (414), a range list (416), a method other than GET or HEAD (405: the
+// library reads an unknown method as malformed). Empty: hand it over.
+std::string transport_refusal(const Head& head);
 
 }  // namespace topoctl

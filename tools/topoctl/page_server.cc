@@ -233,20 +233,8 @@ struct PageServer::Loop {
   // A whole head in `in` goes to a worker; a refused one is answered here.
   void take_request(uint64_t id, Conn& c, Clock::time_point now) {
     Head h = scan_head(c.in, limits.head);
-    switch (h.verdict) {
-      case Head::Verdict::Incomplete:
-        return;
-      case Head::Verdict::TooLarge:
-        return respond(id, c, refusal(431, h.why), now);
-      case Head::Verdict::Malformed:
-        return respond(id, c, refusal(400, h.why), now);
-      case Head::Verdict::LongTarget:
-        return respond(id, c, refusal(414, h.why), now);
-      case Head::Verdict::ManyRanges:
-        return respond(id, c, refusal(416, "one byte range at most"), now);
-      case Head::Verdict::Complete:
-        break;
-    }
+    if (h.verdict == Head::Verdict::Incomplete) return;
+    if (std::string refused = transport_refusal(h); !refused.empty()) return respond(id, c, std::move(refused), now);
     std::string head = c.in.substr(0, h.size);
     bool keep = h.keep_alive && ++c.served < limits.max_requests;
     // What follows a body-bearing head is that body: never a request.
