@@ -29,9 +29,10 @@ DbErrorKind kind_of(int rc) {
 
 }  // namespace
 
-Connection::Connection(std::string path, std::chrono::milliseconds busy_timeout)
-    : path_(std::move(path)), busy_timeout_(busy_timeout) {
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+Connection::Connection(std::string path, std::chrono::milliseconds busy_timeout, Access access)
+    : path_(std::move(path)), busy_timeout_(busy_timeout), access_(access) {
+  int flags = access == Access::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

@@ -24,18 +24,24 @@ namespace topo {
 
 class Statement;
 
+// ReadWrite opens (creating when missing) and may migrate; ReadOnly opens
+// an existing file with SQLITE_OPEN_READONLY: it never creates one, never
+// changes the schema, and every write fails (the page, `topoctl serve`).
+enum class Access { ReadWrite, ReadOnly };
+
 class Connection {
  public:
-  // Opens (creating when missing) the database at `path`. Waits up to
+  // Opens the database at `path` as `access` says. Waits up to
   // `busy_timeout` for a lock held by another connection before giving up
-  // with DbError(Locked).
-  Connection(std::string path, std::chrono::milliseconds busy_timeout);
+  // with DbError(Locked). A missing file opened ReadOnly is DbError(CantOpen).
+  Connection(std::string path, std::chrono::milliseconds busy_timeout, Access access = Access::ReadWrite);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   const std::string& path() const { return path_; }
   std::chrono::milliseconds busy_timeout() const { return busy_timeout_; }
+  Access access() const { return access_; }
 
   // Runs one or more statements that return no rows.
   void exec(std::string_view sql, std::string_view doing);
@@ -54,6 +60,7 @@ class Connection {
   std::string path_;
   sqlite3* db_ = nullptr;
   std::chrono::milliseconds busy_timeout_;
+  Access access_;
 };
 
 class Statement {

@@ -16,6 +16,8 @@ std::string_view name(DbErrorKind k) {
       return "not_ours";
     case DbErrorKind::SchemaTooNew:
       return "schema_too_new";
+    case DbErrorKind::SchemaTooOld:
+      return "schema_too_old";
     case DbErrorKind::Locked:
       return "locked";
     case DbErrorKind::Full:
@@ -33,6 +35,9 @@ std::string_view name(DbErrorKind k) {
 }
 
 DbError::DbError(DbErrorKind kind, std::string path, std::string what)
-    : std::runtime_error(fmt::format("{}: {}", path, what)), kind_(kind), path_(std::move(path)) {}
+    : std::runtime_error(fmt::format("{}: {}", path, what)),
+      kind_(kind),
+      path_(std::move(path)),
+      detail_(std::move(what)) {}
 
 }  // namespace topo

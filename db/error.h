@@ -20,6 +20,7 @@ enum class DbErrorKind : uint8_t {
   Corrupt,          // an SQLite file whose pages are damaged or missing (truncated)
   NotOurs,          // an SQLite database of another application
   SchemaTooNew,     // written by a newer build that knows migrations this one does not
+  SchemaTooOld,     // opened read-only below this build's schema (or empty): a writer must migrate it first
   Locked,           // another connection kept the write lock beyond the busy timeout
   Full,             // the disk is full
   Io,               // the operating system failed a read or write (EIO, file size limit, ...)
@@ -37,10 +38,13 @@ class DbError : public std::runtime_error {
 
   DbErrorKind kind() const { return kind_; }
   const std::string& path() const { return path_; }
+  // The message without the path, for readers who must not learn it (the page).
+  const std::string& detail() const { return detail_; }
 
  private:
   DbErrorKind kind_;
   std::string path_;
+  std::string detail_;
 };
 
 }  // namespace topo

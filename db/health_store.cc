@@ -92,8 +92,9 @@ std::vector<int64_t> newest_ids(const Connection& c, int64_t snapshot_id, std::s
 
 }  // namespace
 
-HealthStore::HealthStore(std::string path) : connection_(std::move(path), std::chrono::milliseconds(5000)) {
-  prepare_schema(connection_);
+HealthStore::HealthStore(std::string path, Access access)
+    : connection_(std::move(path), std::chrono::milliseconds(5000), access) {
+  open_schema(connection_);
 }
 
 int64_t HealthStore::add(int64_t snapshot_id, const std::vector<PortSample>& samples, const std::string& source,

@@ -44,7 +44,7 @@ struct CollectionInfo {
 class HealthStore {
  public:
   // Opens (creating, migrating) the database as SnapshotStore does.
-  explicit HealthStore(std::string path);
+  explicit HealthStore(std::string path, Access access = Access::ReadWrite);
 
   // Saves one collection, taken now (or at `taken_ms` when given), against
   // snapshot `snapshot_id`, which must exist (DbError(UnknownSnapshot)).

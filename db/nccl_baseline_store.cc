@@ -32,8 +32,9 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 }  // namespace
 
-NcclBaselineStore::NcclBaselineStore(std::string path) : connection_(std::move(path), std::chrono::milliseconds(5000)) {
-  prepare_schema(connection_);
+NcclBaselineStore::NcclBaselineStore(std::string path, Access access)
+    : connection_(std::move(path), std::chrono::milliseconds(5000), access) {
+  open_schema(connection_);
 }
 
 int64_t NcclBaselineStore::add(const NcclRunRecord& r) {

@@ -19,7 +19,8 @@ namespace topo {
 
 class NcclBaselineStore {
  public:
-  explicit NcclBaselineStore(std::string path);
+  // Opens as SnapshotStore does; ReadOnly as SnapshotStore::Options says.
+  explicit NcclBaselineStore(std::string path, Access access = Access::ReadWrite);
 
   // Saves `record` (its id and imported_at are set here) and returns the id.
   int64_t add(const NcclRunRecord& record);

@@ -87,9 +87,10 @@ void check_placement_record(const PlacementRecord& r) {
 
 PlacementStore::PlacementStore(std::string path) : PlacementStore(std::move(path), Options{}) {}
 
-PlacementStore::PlacementStore(std::string path, Options options) : connection_(std::move(path), options.busy_timeout) {
-  prepare_schema(connection_);
-  if (!options.sync_each_record)
+PlacementStore::PlacementStore(std::string path, Options options)
+    : connection_(std::move(path), options.busy_timeout, options.access) {
+  open_schema(connection_);
+  if (!options.sync_each_record && options.access == Access::ReadWrite)
     connection_.exec("PRAGMA synchronous = NORMAL", "cannot relax the placement log's syncing");
 }
 

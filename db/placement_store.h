@@ -56,6 +56,8 @@ class PlacementStore {
     // database. Inside slurmctld's job_test an fsync per placement costs
     // more than the placement itself.
     bool sync_each_record = true;
+    // ReadOnly: as SnapshotStore::Options; record() then fails.
+    Access access = Access::ReadWrite;
   };
 
   // Opens (creating when missing) the database and brings its schema up to

@@ -271,6 +271,26 @@ int schema_version(const Connection& c) {
 
 void prepare_schema(Connection& c) { prepare_schema(c, kSchemaVersion); }
 
+void check_schema(const Connection& c) {
+  int version = check_ours(c);
+  check_version(c, version);
+  if (version == 0)
+    throw DbError(DbErrorKind::SchemaTooOld, c.path(),
+                  "an empty database, opened read-only: a writer (topoctl discover, the plugin) creates the schema");
+  if (version < kSchemaVersion)
+    throw DbError(DbErrorKind::SchemaTooOld, c.path(),
+                  fmt::format("schema version {} is older than this build's {}, opened read-only: a writer "
+                              "(topoctl discover, the plugin) migrates it",
+                              version, kSchemaVersion));
+}
+
+void open_schema(Connection& c) {
+  if (c.access() == Access::ReadOnly)
+    check_schema(c);
+  else
+    prepare_schema(c);
+}
+
 void prepare_schema(Connection& c, int target) {
   if (target < 1 || target > kSchemaVersion)
     throw std::invalid_argument(

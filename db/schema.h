@@ -113,6 +113,16 @@ void prepare_schema(Connection& connection);
 // older build left it, for the tests of the migrations that follow.
 void prepare_schema(Connection& connection, int version);
 
+// Read-only: checks the file is ours and at kSchemaVersion, changing
+// nothing (no pragmas, no migration). Throws DbError as prepare_schema does,
+// and SchemaTooOld for an older (or empty) database, which only a writer
+// may migrate.
+void check_schema(const Connection& connection);
+
+// What a store does on opening: prepare_schema for a ReadWrite connection,
+// check_schema for a ReadOnly one.
+void open_schema(Connection& connection);
+
 // The version the database is at.
 int schema_version(const Connection& connection);
 

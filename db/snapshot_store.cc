@@ -325,8 +325,9 @@ class SnapshotReader {
 
 SnapshotStore::SnapshotStore(std::string path) : SnapshotStore(std::move(path), Options{}) {}
 
-SnapshotStore::SnapshotStore(std::string path, Options options) : connection_(std::move(path), options.busy_timeout) {
-  prepare_schema(connection_);
+SnapshotStore::SnapshotStore(std::string path, Options options)
+    : connection_(std::move(path), options.busy_timeout, options.access) {
+  open_schema(connection_);
 }
 
 int SnapshotStore::schema_version() const { return topo::schema_version(connection_); }
@@ -479,7 +480,7 @@ int64_t SnapshotStore::resolve(std::string_view reference) const {
   if (n > 0) return info(n).id;
   Statement s = connection_.prepare("SELECT id FROM snapshot ORDER BY id DESC LIMIT 1 OFFSET ?1",
                                     fmt::format("cannot resolve snapshot {}", reference));
-  s.bind(1, -n - 1);
+  s.bind(1, -(n + 1));  // -n - 1 would overflow for INT64_MIN
   if (!s.step()) {
     int64_t count = connection_.query_int("SELECT count(*) FROM snapshot", "cannot count the snapshots");
     throw DbError(

@@ -49,6 +49,9 @@ class SnapshotStore {
   struct Options {
     // How long to wait for another connection's lock before DbError(Locked).
     std::chrono::milliseconds busy_timeout{5000};
+    // ReadOnly: an existing database at this build's schema, never changed
+    // (check_schema in db/schema.h); save() then fails.
+    Access access = Access::ReadWrite;
   };
 
   // Opens the database at `path`, creating it when missing, and brings its

@@ -317,6 +317,43 @@ TEST_F(SnapshotStoreTest, ReferencesThatNameNoSnapshotAreClearErrors) {
   EXPECT_NE(std::string(e.what()).find("holds 2 snapshots"), std::string::npos) << e.what();
 }
 
+TEST_F(SnapshotStoreTest, TheMostNegativeReferenceNamesNoSnapshot) {
+  SnapshotStore store(db());
+  store.save(make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2"));
+  for (const char* far : {"-9223372036854775808", "-9223372036854775807", "9223372036854775807"}) {
+    DbError e = expect_db_error([&] { store.resolve(far); });
+    EXPECT_EQ(e.kind(), DbErrorKind::UnknownSnapshot) << far;
+  }
+}
+
+TEST_F(SnapshotStoreTest, ReadOnlyNeverCreatesNorChangesTheDatabase) {
+  std::string missing = (dir_.path() / "missing.db").string();
+  DbError none = expect_db_error([&] { SnapshotStore store(missing, {.access = Access::ReadOnly}); });
+  EXPECT_EQ(none.kind(), DbErrorKind::CantOpen);
+  EXPECT_FALSE(fs::exists(missing));
+
+  { std::ofstream(missing) << ""; }  // empty: a writer has not made the schema yet
+  DbError empty = expect_db_error([&] { SnapshotStore store(missing, {.access = Access::ReadOnly}); });
+  EXPECT_EQ(empty.kind(), DbErrorKind::SchemaTooOld);
+  EXPECT_EQ(fs::file_size(missing), 0u);
+
+  std::string older = (dir_.path() / "older.db").string();
+  {
+    Connection c(older, milliseconds(100));
+    prepare_schema(c, 2);  // as an older build left it
+  }
+  DbError old = expect_db_error([&] { SnapshotStore store(older, {.access = Access::ReadOnly}); });
+  EXPECT_EQ(old.kind(), DbErrorKind::SchemaTooOld);
+  EXPECT_EQ(SnapshotStore(older).schema_version(), kSchemaVersion) << "a writer still migrates it";
+
+  SnapshotStore(db()).save(make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2"));
+  SnapshotStore reader(db(), {.access = Access::ReadOnly});
+  EXPECT_EQ(reader.list().size(), 1u);
+  EXPECT_EQ(reader.load(1).summary().hosts, 8);
+  DbError write = expect_db_error([&] { reader.save(make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2")); });
+  EXPECT_EQ(SnapshotStore(db()).list().size(), 1u) << write.what();
+}
+
 TEST_F(SnapshotStoreTest, UnknownIdNamesTheIdAndThePath) {
   SnapshotStore store(db());
   store.save(make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2"));

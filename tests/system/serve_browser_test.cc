@@ -28,6 +28,7 @@
 
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
+#include "tests/support/serve_process.h"
 #include "tests/support/topoctl_run.h"
 
 namespace topo {
@@ -45,58 +46,11 @@ std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// `topoctl serve` in a child process, stopped by SIGTERM when done with.
-class Server {
+// `topoctl serve` on a free loopback port with the database and reports given.
+class Server : public testing::ServeProcess {
  public:
-  Server(const std::string& db, const fs::path& reports, const fs::path& log) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (err >= 0) dup2(err, 2);
-      close(out[0]);
-      execl(TOPOCTL_PATH, TOPOCTL_PATH, "serve", "--db", db.c_str(), "--listen", "127.0.0.1:0", "--reports",
-            reports.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(out[1]);
-    // The first line names the port: "listening on http://127.0.0.1:PORT/ ...".
-    FILE* in = fdopen(out[0], "r");
-    char line[512] = {};
-    if (in && fgets(line, sizeof line, in)) {
-      std::string text(line);
-      size_t at = text.find("127.0.0.1:");
-      if (at != std::string::npos) port_ = std::stoi(text.substr(at + 10));
-    }
-    if (in) fclose(in);
-  }
-  ~Server() { stop(); }
-  int port() const { return port_; }
-  std::string url(const std::string& path) const { return fmt::format("http://127.0.0.1:{}{}", port_, path); }
-  // SIGTERM; the exit code (-1 when it had to be killed).
-  int stop() {
-    if (pid_ <= 0) return code_;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return code_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  int code_ = -1;
+  Server(const std::string& db, const fs::path& reports, const fs::path& log)
+      : ServeProcess(TOPOCTL_PATH, {"--db", db, "--reports", reports.string()}, log.string()) {}
 };
 
 class ServeBrowser : public ::testing::Test {
@@ -115,13 +69,15 @@ class ServeBrowser : public ::testing::Test {
     for (int i = 1; i <= runs_; ++i) fs::remove_all(dir_ / fmt::format("chromium-profile-{}", i));
   }
 
-  // Chromium, headless as root, on a fresh profile; the page's DOM.
-  Ran chromium(const std::string& url, const std::string& extra = "--dump-dom") {
+  // Chromium, headless as root, on a fresh profile; the page's DOM. With
+  // `console`, its log (the page's console among it) follows the DOM.
+  Ran chromium(const std::string& url, const std::string& extra = "--dump-dom", bool console = false) {
     fs::path profile = dir_ / fmt::format("chromium-profile-{}", ++runs_);
     return sh(fmt::format(
         "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-        "--disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir={} {} {} 2>/dev/null",
-        quote(profile.string()), extra, quote(url)));
+        "--disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir={} {} {} {}",
+        quote(profile.string()), console ? "--enable-logging=stderr --v=0 " + extra : extra, quote(url),
+        console ? "2>&1" : "2>/dev/null"));
   }
 
   fs::path dir_;
@@ -230,6 +186,15 @@ print("ok", len(samples), "samples")
   Ran metrics = sh(fmt::format("/usr/bin/python3 {} {}", quote((dir_ / "check.py").string()), server.url("")));
   EXPECT_EQ(metrics.code, 0) << metrics.out << metrics.err;
 
+  // The pages need nothing their Content-Security-Policy refuses: Chromium
+  // logs every refusal to the console ("... violates the following Content
+  // Security Policy directive ...").
+  for (const char* path : {"/", "/job/4242", "/lint", "/fabric.svg"}) {
+    Ran logged = chromium(server.url(path), "--dump-dom", true);
+    EXPECT_FALSE(contains(logged.out, "Content Security Policy")) << path << ": " << logged.out.substr(0, 3000);
+    EXPECT_TRUE(contains(logged.out, "<svg") || contains(logged.out, "id=\"faults\"")) << path << ": the page loaded";
+  }
+
   // A writer while pages are read: a second snapshot lands, the page keeps
   // answering throughout and then shows it.
   std::thread writer([&] {
@@ -262,6 +227,8 @@ print("ok", len(samples), "samples")
   Ran outside = sh(fmt::format("/usr/bin/python3 -c \"import urllib.request; urllib.request.urlopen('{}')\"",
                                server.url("/report/small_run/..%2f..%2ftopo.db")));
   EXPECT_NE(outside.code, 0) << "a path out of the reports directory is refused";
+  Ran report_logged = chromium(server.url("/report/small_run"), "--dump-dom", true);
+  EXPECT_FALSE(contains(report_logged.out, "Content Security Policy")) << report_logged.out.substr(0, 3000);
   Ran shot_report = chromium(server.url("/report/small_run"), fmt::format("--window-size=1280,1400 --screenshot={}",
                                                                           quote((dir_ / "report.png").string())));
   EXPECT_TRUE(fs::exists(dir_ / "report.png")) << shot_report.err;

@@ -79,8 +79,9 @@ void health_metrics(Exposition& out, const topo::Fabric& f, const topo::CounterC
 }
 
 void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                    const topo::HealthThresholds& thresholds, const topo::NicThresholds& nic_thresholds) {
-  topo::HealthStore store(db_path);
+                    const topo::HealthThresholds& thresholds, const topo::NicThresholds& nic_thresholds,
+                    topo::Access access) {
+  topo::HealthStore store(db_path, access);
   std::vector<topo::NicCollection> nics = store.latest_nics(snapshot_id, 2);
   if (!nics.empty())
     nic_metrics(out, &nics.back(),
@@ -228,8 +229,8 @@ void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& r
   for (const Set& r : rows) out.sample("topo_aware_nccl_runs", {r.labels[0], r.labels[1]}, static_cast<double>(r.runs));
 }
 
-void baseline_metrics(Exposition& out, const std::string& db_path) {
-  baseline_metrics(out, topo::NcclBaselineStore(db_path).list());
+void baseline_metrics(Exposition& out, const std::string& db_path, topo::Access access) {
+  baseline_metrics(out, topo::NcclBaselineStore(db_path, access).list());
 }
 
 }  // namespace topoctl

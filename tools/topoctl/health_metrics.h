@@ -40,9 +40,10 @@ void health_metrics(Exposition& out, const topo::Fabric& fabric, const topo::Cou
 
 // From the database: the last two collections of snapshot `snapshot_id`,
 // whose fabric is `fabric` (nothing is written when it has none). Throws
-// DbError.
+// DbError. `access` is how the database is opened (serve: ReadOnly).
 void health_metrics(Exposition& out, const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                    const topo::HealthThresholds& thresholds = {}, const topo::NicThresholds& nic_thresholds = {});
+                    const topo::HealthThresholds& thresholds = {}, const topo::NicThresholds& nic_thresholds = {},
+                    topo::Access access = topo::Access::ReadWrite);
 
 // From values: `newest` is the last NIC collection (may be null), `rates`
 // the NICs rated between the last two.
@@ -56,6 +57,6 @@ void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::
 //   topo_aware_nccl_model_bus_bandwidth_bytes_per_second{test=,hosts=}
 //   topo_aware_nccl_runs{test=,hosts=}
 void baseline_metrics(Exposition& out, const std::vector<topo::NcclRunRecord>& runs);
-void baseline_metrics(Exposition& out, const std::string& db_path);
+void baseline_metrics(Exposition& out, const std::string& db_path, topo::Access access = topo::Access::ReadWrite);
 
 }  // namespace topoctl

@@ -166,22 +166,24 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
   }
 }
 
-std::string metrics_text(const std::string& db_path, const topo::Fabric* latest, const std::string& conf) {
-  require_database(db_path);
+std::string metrics_text(const std::string& db_path, const topo::Fabric* latest, const std::string& conf,
+                         topo::Access access) {
+  if (access == topo::Access::ReadWrite) require_database(db_path);
   const topo::EngineConfig site = site_config(conf);
   Exposition out;
   SnapshotFacts facts;
   std::optional<topo::Fabric> loaded;
   {
-    topo::SnapshotStore store(db_path);
+    topo::SnapshotStore store(db_path, {.access = access});
     facts.snapshots = store.list();
     if (!facts.snapshots.empty() && !latest) loaded.emplace(store.load(facts.snapshots.back().id));
   }
   facts.latest = latest ? latest : loaded ? &*loaded : nullptr;
   snapshot_metrics(out, facts);
-  placement_metrics(out, topo::PlacementStore(db_path).recent(kRecentPlacements));
-  if (facts.latest) health_metrics(out, db_path, facts.snapshots.back().id, *facts.latest, site.health, site.nic);
-  baseline_metrics(out, db_path);
+  placement_metrics(out, topo::PlacementStore(db_path, {.access = access}).recent(kRecentPlacements));
+  if (facts.latest)
+    health_metrics(out, db_path, facts.snapshots.back().id, *facts.latest, site.health, site.nic, access);
+  baseline_metrics(out, db_path, access);
   return out.text();
 }
 

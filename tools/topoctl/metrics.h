@@ -60,9 +60,11 @@ void placement_metrics(Exposition& out, const std::vector<topo::PlacementRecord>
 // latest fabric is loaded unless `latest` gives it (serve keeps it). Cables
 // and NICs are rated with the thresholds of topo_aware.conf (`conf`, the
 // default path when "", built-in defaults when there is none), as lint and
-// place rate them. Throws ParseError for a bad conf line.
-std::string metrics_text(const std::string& db_path, const topo::Fabric* latest = nullptr,
-                         const std::string& conf = "");
+// place rate them. Throws ParseError for a bad conf line. ReadOnly `access`
+// (serve) opens every store read-only: a missing database is then
+// DbError(CantOpen) rather than std::invalid_argument.
+std::string metrics_text(const std::string& db_path, const topo::Fabric* latest = nullptr, const std::string& conf = "",
+                         topo::Access access = topo::Access::ReadWrite);
 
 // Seconds since the epoch of a UTC ISO-8601 time ("2025-01-31T12:00:00Z");
 // nullopt when it is not one.

@@ -4,29 +4,29 @@
 // reasons and estimate against ideal, the simulation reports of a
 // directory (--reports), and /metrics for Prometheus.
 //
-// Every request opens the database afresh (WAL: it sees the last committed
-// snapshot while discover or the plugin writes the next one) and waits out
-// a writer's lock up to the busy timeout. Snapshots never change, so loaded
-// fabrics are kept by id. Only the routes below answer; everything else is
-// 404. Every name is HTML-escaped.
+// Every request opens the database afresh, read-only (WAL: it sees the last
+// committed snapshot while discover or the plugin writes the next one; it
+// never creates, migrates or writes it) and waits out a writer's lock up to
+// the busy timeout. A database that cannot be read is 503 and one line in
+// the log. Snapshots never change, so loaded fabrics are kept by id. Only
+// the routes below answer; everything else is 404. Every name is
+// HTML-escaped; error pages name no server path.
+//
+// The transport (page_server.h) and the rules every request meets
+// (page_guard.h: methods, bodies, Host, ranges, security headers) are
+// apart from the pages.
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <httplib.h>
 
-#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iostream>
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <fmt/chrono.h>
@@ -40,6 +40,10 @@
 #include "routing/routing_check.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/metrics.h"
+#include "tools/topoctl/page_guard.h"
+#include "tools/topoctl/page_request.h"
+#include "tools/topoctl/page_server.h"
+#include "tools/topoctl/report_files.h"
 #include "tools/topoctl/view_input.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/html.h"
@@ -80,12 +84,38 @@ class FabricCache {
   std::list<std::pair<int64_t, std::shared_ptr<const topo::Fabric>>> kept_;
 };
 
+// Says once in the log that the database cannot be read, and once that it
+// can again: a page asked for every second must not fill the log.
+class DatabaseWatch {
+ public:
+  void unavailable(const std::string& why) {
+    if (!down_.exchange(true)) fmt::print(stderr, "topoctl serve: the database cannot be read (503): {}\n", why);
+  }
+  void available() {
+    if (down_.exchange(false)) fmt::print(stderr, "topoctl serve: the database can be read again\n");
+  }
+
+ private:
+  std::atomic<bool> down_{false};
+};
+
 struct Site {
   std::string db_path;
-  std::string reports_dir;  // empty: no reports served
-  std::string conf;         // topo_aware.conf for /metrics' health thresholds
+  std::string reports_dir;               // empty: no reports served
+  std::unique_ptr<ReportFiles> reports;  // with reports_dir
+  std::string conf;                      // topo_aware.conf for /metrics' health thresholds
   FabricCache fabrics;
+  DatabaseWatch database;
 };
+
+// The stores of a request: read-only, so the page never creates or changes
+// the database.
+topo::SnapshotStore snapshots(const Site& site) {
+  return topo::SnapshotStore(site.db_path, {.access = topo::Access::ReadOnly});
+}
+topo::PlacementStore placements(const Site& site) {
+  return topo::PlacementStore(site.db_path, {.access = topo::Access::ReadOnly});
+}
 
 std::string layout(std::string_view title, std::string_view body) {
   return fmt::format(
@@ -108,14 +138,15 @@ int64_t resolve(const topo::SnapshotStore& store, const std::string& reference) 
   try {
     return store.resolve(reference);
   } catch (const topo::DbError& e) {
-    throw PageError(404, e.what());
+    if (e.kind() != topo::DbErrorKind::UnknownSnapshot) throw;
+    throw PageError(404, e.detail());
   }
 }
 
-uint32_t job_number(const std::string& text) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw PageError(400, fmt::format("'{}' is not a job id", text));
-  return static_cast<uint32_t>(std::stoul(text));
+uint32_t job_id(const std::string& text) {
+  std::optional<uint32_t> id = job_number(text);
+  if (!id) throw PageError(400, fmt::format("'{}' is not a job id", text));
+  return *id;
 }
 
 // The fabric picture a request asks for: ?snapshot=&pod=&leaf=&job=&load=
@@ -132,12 +163,11 @@ PictureAsk picture_ask(const httplib::Request& req, const topo::SnapshotStore& s
   ask.snapshot = resolve(store, param(req, "snapshot", "latest"));
   std::string pod = param(req, "pod");
   if (!pod.empty()) {
-    if (pod.size() > 6 || pod.find_first_not_of("0123456789") != std::string::npos)
-      throw PageError(400, fmt::format("pod '{}' is not a number", pod));
-    ask.pod = std::stoi(pod);
+    ask.pod = pod_number(pod);
+    if (!ask.pod) throw PageError(400, fmt::format("pod '{}' is not a number", pod));
   }
   ask.leaf = param(req, "leaf");
-  if (req.has_param("job")) ask.job = job_number(param(req, "job"));
+  if (req.has_param("job")) ask.job = job_id(param(req, "job"));
   ask.load = param(req, "load", "1") != "0";
   return ask;
 }
@@ -157,9 +187,10 @@ std::string draw(Site& site, const topo::SnapshotStore& store, const PictureAsk&
   if (ask.job) wanted.push_back(*ask.job);
   std::vector<topo::PlacementRecord> records;
   try {
-    records = running_records(site.db_path, ask.snapshot, {}, wanted);
-  } catch (const std::invalid_argument& e) {
-    throw PageError(404, e.what());
+    records = running_records(site.db_path, ask.snapshot, {}, wanted, topo::Access::ReadOnly);
+  } catch (const std::invalid_argument&) {
+    // Its message names the database file.
+    throw PageError(404, fmt::format("job {}: no placement recorded", ask.job.value_or(0)));
   }
   topo::view::JobsOnFabric jobs = topo::view::jobs_on_fabric(*fabric, records, ask.load);
   topo::view::FabricPicture p;
@@ -207,7 +238,7 @@ std::string zoom_links(const topo::Fabric& f, const PictureAsk& ask) {
 }
 
 std::string fabric_page(Site& site, const httplib::Request& req) {
-  topo::SnapshotStore store(site.db_path);
+  topo::SnapshotStore store = snapshots(site);
   if (!store.latest()) return layout("fabric", "<p>No snapshot yet: run <code>topoctl discover</code>.</p>");
   PictureAsk ask = picture_ask(req, store);
   auto fabric = site.fabrics.get(store, ask.snapshot);
@@ -229,7 +260,7 @@ std::string fabric_page(Site& site, const httplib::Request& req) {
 }
 
 std::string lint_page(Site& site, const httplib::Request& req) {
-  topo::SnapshotStore store(site.db_path);
+  topo::SnapshotStore store = snapshots(site);
   if (!store.latest()) return layout("lint", "<p>No snapshot yet.</p>");
   int64_t id = resolve(store, param(req, "snapshot", "latest"));
   auto fabric = site.fabrics.get(store, id);
@@ -249,7 +280,7 @@ std::string lint_page(Site& site, const httplib::Request& req) {
 }
 
 std::string snapshots_page(Site& site) {
-  topo::SnapshotStore store(site.db_path);
+  topo::SnapshotStore store = snapshots(site);
   std::vector<topo::SnapshotInfo> all = store.list();
   std::string body =
       "<table id=\"snapshots\"><tr><th>id</th><th>taken</th><th>source</th><th>hosts</th><th>switches</th>"
@@ -269,7 +300,7 @@ std::string snapshots_page(Site& site) {
 }
 
 std::string diff_page(Site& site, const httplib::Request& req) {
-  topo::SnapshotStore store(site.db_path);
+  topo::SnapshotStore store = snapshots(site);
   int64_t from = resolve(store, param(req, "from", "-2")), to = resolve(store, param(req, "to", "latest"));
   auto before = site.fabrics.get(store, from), after = site.fabrics.get(store, to);
   std::vector<topo::FabricChange> changes = topo::diff(*before, *after);
@@ -287,7 +318,7 @@ std::string slowdown_cell(const topo::PlacementRecord& r) {
 }
 
 std::string jobs_page(Site& site) {
-  std::vector<topo::PlacementRecord> recent = topo::PlacementStore(site.db_path).recent(200);
+  std::vector<topo::PlacementRecord> recent = placements(site).recent(200);
   std::string body =
       "<p class=\"muted\">The newest placement of each of the most recent jobs. The database keeps no job ends: "
       "Slurm says which still run.</p>\n<table id=\"jobs\"><tr><th>job</th><th>placed</th><th>snapshot</th>"
@@ -303,8 +334,8 @@ std::string jobs_page(Site& site) {
 }
 
 std::string job_page(Site& site, const httplib::Request& req) {
-  uint32_t id = job_number(req.matches[1]);
-  std::vector<topo::PlacementRecord> history = topo::PlacementStore(site.db_path).history(id);
+  uint32_t id = job_id(req.matches[1]);
+  std::vector<topo::PlacementRecord> history = placements(site).history(id);
   if (history.empty()) throw PageError(404, fmt::format("job {}: no placement recorded", id));
   const topo::PlacementRecord& r = history.back();
   std::string body = fmt::format(
@@ -319,7 +350,7 @@ std::string job_page(Site& site, const httplib::Request& req) {
   body += "<h2>Reasons</h2><ul id=\"reasons\">";
   for (const std::string& reason : r.reasons) body += "<li>" + html_escape(reason) + "</li>";
   body += "</ul>\n";
-  topo::SnapshotStore store(site.db_path);
+  topo::SnapshotStore store = snapshots(site);
   if (r.snapshot_id) {
     PictureAsk ask;
     ask.snapshot = resolve(store, std::to_string(*r.snapshot_id));
@@ -331,64 +362,19 @@ std::string job_page(Site& site, const httplib::Request& req) {
   return layout(fmt::format("job {}", id), body);
 }
 
-// Simulation reports: the directories `topoctl report --out` wrote, found
-// under --reports (that directory itself and its subdirectories holding a
-// report.md). Runs are not stored in the database: a report is files that
-// simulate and report already write, and serving them needs no schema.
-// Names in URLs keep to [A-Za-z0-9._-] and never start with a dot, so no
-// request leaves the reports directory; symbolic links are not followed.
-bool plain_name(std::string_view name) {
-  return !name.empty() && name.front() != '.' && name.size() <= 128 &&
-         name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-             std::string_view::npos;
+// Simulation reports: the directories `topoctl report --out` wrote, under
+// --reports (report_files.h: read through the directory's descriptor, no
+// link followed). Runs are not stored in the database: a report is files
+// that simulate and report already write, and serving them needs no schema.
+const ReportFiles& reports(const Site& site) {
+  if (!site.reports) throw PageError(404, "no reports: serve was started without --reports DIR");
+  return *site.reports;
 }
 
-bool plain_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  return std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::regular;
-}
-
-// Report name -> its directory.
-std::map<std::string, std::filesystem::path> find_reports(const Site& site) {
-  std::map<std::string, std::filesystem::path> out;
-  if (site.reports_dir.empty()) return out;
-  std::filesystem::path top(site.reports_dir);
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(top, ec)) {
-    std::string name = entry.path().filename().string();
-    if (entry.is_directory(ec) && !entry.is_symlink(ec) && plain_name(name) && plain_file(entry.path() / "report.md"))
-      out.emplace(name, entry.path());
-  }
-  std::string own = std::filesystem::weakly_canonical(top, ec).filename().string();
-  if (plain_file(top / "report.md") && plain_name(own)) out.try_emplace(own, top);
-  return out;
-}
-
-std::filesystem::path report_dir(const Site& site, const std::string& name) {
-  if (site.reports_dir.empty()) throw PageError(404, "no reports: serve was started without --reports DIR");
-  auto reports = find_reports(site);
-  auto it = reports.find(name);
-  if (!plain_name(name) || it == reports.end()) throw PageError(404, fmt::format("no report named '{}'", name));
-  return it->second;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PageError(404, fmt::format("{}: cannot read", path.filename().string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> pictures_in(const std::filesystem::path& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".svg" && plain_name(name) && plain_file(entry.path())) out.push_back(name);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+ReportFiles::Report report_named(const Site& site, const std::string& name) {
+  std::optional<ReportFiles::Report> r = reports(site).find(name);
+  if (!r) throw PageError(404, fmt::format("no report named '{}'", name));
+  return *r;
 }
 
 std::string reports_page(Site& site) {
@@ -400,45 +386,58 @@ std::string reports_page(Site& site) {
       "<p>Simulation reports under <code>{}</code>.</p>\n<table id=\"reports\"><tr><th>report</th>"
       "<th>written</th><th>pictures</th></tr>\n",
       html_escape(site.reports_dir));
-  for (const auto& [name, dir] : find_reports(site)) {
-    struct stat st {};
-    std::string written = ::stat((dir / "report.md").c_str(), &st) == 0
-                              ? fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(st.st_mtime))
-                              : "";
+  for (const ReportFiles::Report& r : reports(site).list()) {
+    std::string written = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(r.written)));
     body +=
         fmt::format("<tr><td><a class=\"report-link\" href=\"/report/{0}\">{1}</a></td><td>{2}</td><td>{3}</td></tr>\n",
-                    url_encode(name), html_escape(name), written, pictures_in(dir).size());
+                    url_encode(r.name), html_escape(r.name), written, r.pictures.size());
   }
   return layout("reports", body + "</table>\n");
 }
 
 std::string report_page(Site& site, const httplib::Request& req) {
   std::string name = req.matches[1];
-  std::filesystem::path dir = report_dir(site, name);
+  ReportFiles::Report report = report_named(site, name);
+  std::optional<std::string> text = reports(site).read(name, "report.md");
+  if (!text) throw PageError(404, "report.md: cannot read");
   std::string body = "<p><a href=\"/reports\">all reports</a></p>\n";
-  for (const std::string& picture : pictures_in(dir))
+  for (const std::string& picture : report.pictures)
     // Fitted to the page; a click opens it at full size.
     body += fmt::format(
         "<figure><a href=\"/report/{0}/{1}\"><img class=\"report-picture\" src=\"/report/{0}/{1}\" "
         "alt=\"{2}\" style=\"max-width:100%\"></a><figcaption>{2}</figcaption></figure>\n",
         url_encode(name), url_encode(picture), html_escape(picture));
-  body += "<pre id=\"report\">" + html_escape(read_text(dir / "report.md")) + "</pre>\n";
+  body += "<pre id=\"report\">" + html_escape(*text) + "</pre>\n";
   return layout("report " + name, body);
 }
 
-// Runs a page, turning what went wrong into a status and a short page.
-void answer(httplib::Response& res, const std::function<std::string()>& page,
-            const char* type = "text/html; charset=utf-8") {
+void error_page(httplib::Response& res, int status, std::string_view title, std::string_view sentence) {
+  res.status = status;
+  res.set_content(layout(title, "<p class=\"bad\">" + html_escape(sentence) + "</p>"), "text/html; charset=utf-8");
+}
+
+// Runs a page, turning what went wrong into a status and a short page that
+// names no server path (what the log gets may). `database`: the page reads
+// the database, whose state the log follows.
+void answer(const httplib::Request& req, httplib::Response& res, const std::function<std::string()>& page,
+            DatabaseWatch* database, const char* type = "text/html; charset=utf-8") {
   try {
     res.set_content(page(), type);
+    if (database) database->available();
   } catch (const PageError& e) {
-    res.status = e.status;
-    res.set_content(
-        layout(e.status == 404 ? "not found" : "bad request", "<p class=\"bad\">" + html_escape(e.what()) + "</p>"),
-        "text/html; charset=utf-8");
+    error_page(res, e.status, e.status == 404 ? "not found" : "bad request", e.what());
+  } catch (const topo::DbError& e) {
+    if (e.kind() == topo::DbErrorKind::UnknownSnapshot) return error_page(res, 404, "not found", e.detail());
+    if (e.kind() == topo::DbErrorKind::Inconsistent) {
+      fmt::print(stderr, "topoctl serve: {} {}: {}\n", req.method, req.path, e.what());
+      return error_page(res, 500, "error", "a stored snapshot does not read back; the server's log says more");
+    }
+    if (database) database->unavailable(e.what());
+    res.set_header("Retry-After", "10");
+    error_page(res, 503, "unavailable", "the database cannot be read now; the server's log says why");
   } catch (const std::exception& e) {
-    res.status = 500;
-    res.set_content(layout("error", "<p class=\"bad\">" + html_escape(e.what()) + "</p>"), "text/html; charset=utf-8");
+    fmt::print(stderr, "topoctl serve: {} {}: {}\n", req.method, req.path, e.what());
+    error_page(res, 500, "error", "internal error; the server's log says more");
   }
 }
 
@@ -456,11 +455,15 @@ std::pair<std::string, int> parse_listen(const std::string& listen) {
 
 bool loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
+const char* const kSvg = "image/svg+xml";
+
 // Every route of the page; any other path is 404 by the error handler.
 void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
-  auto html = [site](auto page) {
-    return [site, page](const httplib::Request& req, httplib::Response& res) {
-      answer(res, [&] { return page(*site, req); });
+  // A page of the database, or of the reports directory (no database).
+  auto html = [site](auto page, bool of_database = true) {
+    return [site, page, of_database](const httplib::Request& req, httplib::Response& res) {
+      answer(
+          req, res, [&] { return page(*site, req); }, of_database ? &site->database : nullptr);
     };
   };
   server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
@@ -470,42 +473,40 @@ void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
   server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
   server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
   server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
-  server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }));
+  server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }, false));
   server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/?)",
-             html([](Site& s, const httplib::Request& r) { return report_page(s, r); }));
+             html([](Site& s, const httplib::Request& r) { return report_page(s, r); }, false));
   server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/([A-Za-z0-9_][A-Za-z0-9._-]*\.svg))",
              [site](const httplib::Request& req, httplib::Response& res) {
-               // A picture on disk is shown, never run: no scripts, no fetches.
-               res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
                answer(
-                   res,
+                   req, res,
                    [&] {
-                     std::filesystem::path file = report_dir(*site, req.matches[1]) / std::string(req.matches[2]);
-                     if (!plain_file(file))
-                       throw PageError(404, fmt::format("no picture {}", std::string(req.matches[2])));
-                     return read_text(file);
+                     std::string picture = req.matches[2];
+                     std::optional<std::string> svg = reports(*site).read(req.matches[1], picture);
+                     if (!svg) throw PageError(404, fmt::format("no picture {}", picture));
+                     return *svg;
                    },
-                   "image/svg+xml");
+                   nullptr, kSvg);
              });
   server.Get("/fabric.svg", [site](const httplib::Request& req, httplib::Response& res) {
     answer(
-        res,
+        req, res,
         [&] {
-          topo::SnapshotStore store(site->db_path);
+          topo::SnapshotStore store = snapshots(*site);
           return draw(*site, store, picture_ask(req, store));
         },
-        "image/svg+xml");
+        &site->database, kSvg);
   });
-  server.Get("/metrics", [site](const httplib::Request&, httplib::Response& res) {
+  server.Get("/metrics", [site](const httplib::Request& req, httplib::Response& res) {
     answer(
-        res,
+        req, res,
         [&] {
-          topo::SnapshotStore store(site->db_path);
+          topo::SnapshotStore store = snapshots(*site);
           std::optional<int64_t> latest = store.latest();
           std::shared_ptr<const topo::Fabric> fabric = latest ? site->fabrics.get(store, *latest) : nullptr;
-          return metrics_text(site->db_path, fabric.get(), site->conf);
+          return metrics_text(site->db_path, fabric.get(), site->conf, topo::Access::ReadOnly);
         },
-        "text/plain; version=0.0.4; charset=utf-8");
+        &site->database, "text/plain; version=0.0.4; charset=utf-8");
   });
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -524,6 +525,7 @@ Run add_serve(CLI::App& app) {
     std::string listen = "127.0.0.1:8650";
     std::string reports;
     std::string conf;
+    std::vector<std::string> allow_hosts;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd =
@@ -536,19 +538,25 @@ Run add_serve(CLI::App& app) {
                   "a directory of simulation reports (`topoctl report --out` directories: itself or its "
                   "subdirectories) to show under /reports")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--allow-host", opts->allow_hosts,
+                  "a name the Host header may give besides the --listen address and loopback names, e.g. the name "
+                  "a reverse proxy forwards (repeatable); other names get 421");
   cmd->footer(
       "Routes: / and /fabric (?snapshot=&pod=&leaf=&job=&load=0), /fabric.svg, /lint, /snapshots, /diff?from=&to=, "
-      "/jobs, /job/ID, /reports, /report/NAME, /metrics. The page has no login: keep it on loopback or behind a proxy "
-      "that has one. "
+      "/jobs, /job/ID, /reports, /report/NAME, /metrics. GET and HEAD only. The database is opened read-only. The "
+      "page has no login: keep it on loopback or behind a proxy that has one (docs/page.md). "
       "Stops on SIGINT or SIGTERM.");
   return [opts] {
     auto [host, port] = parse_listen(opts->listen);
     require_database(opts->db_path);
-    { topo::SnapshotStore check(opts->db_path); }  // refuses a file that is not our database, now rather than per page
-    site_config(opts->conf);                       // a bad topo_aware.conf line is an error now, not on every /metrics
+    // A file that is not our database at this schema is refused now rather
+    // than on every page; read-only, like every page.
+    { topo::SnapshotStore check(opts->db_path, {.access = topo::Access::ReadOnly}); }
+    site_config(opts->conf);  // a bad topo_aware.conf line is an error now, not on every /metrics
     auto site = std::make_shared<Site>();
     site->db_path = opts->db_path;
     site->reports_dir = opts->reports;
+    if (!opts->reports.empty()) site->reports = std::make_unique<ReportFiles>(opts->reports);
     site->conf = opts->conf;
 
     // Signals are taken by one thread that stops the server; the server's
@@ -559,13 +567,16 @@ Run add_serve(CLI::App& app) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-    httplib::Server server;
-    add_routes(server, site);
-
-    int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-    if (bound <= 0)
-      throw std::runtime_error(
-          fmt::format("--listen {}: cannot listen there (in use, or no such address)", opts->listen));
+    PageApp app;
+    add_routes(app, site);
+    guard(app, HostPolicy(host, opts->allow_hosts));
+    PageServer server(app, TransportLimits{});
+    int bound = -1;
+    try {
+      bound = server.bind(host, port);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("--listen {}: cannot listen there: {}", opts->listen, e.what()));
+    }
     if (!loopback(host))
       fmt::print(stderr, "topoctl serve: listening on {}, beyond this machine; the page has no login\n", host);
     fmt::print("listening on http://{}:{}/ (database {})\n",
@@ -577,8 +588,8 @@ Run add_serve(CLI::App& app) {
       sigwait(&stop_signals, &sig);
       server.stop();
     });
-    bool ok = server.listen_after_bind();
-    // listen_after_bind returned by itself (not by a signal): wake the stopper.
+    bool ok = server.run();
+    // run returned by itself (not by a signal): wake the stopper.
     pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
     return ok ? kOk : kError;

@@ -27,8 +27,8 @@ void require_database(const FabricInput& input) {
 
 std::vector<topo::PlacementRecord> running_records(const std::string& db_path, int64_t snapshot,
                                                    const std::vector<uint32_t>& running,
-                                                   const std::vector<uint32_t>& wanted) {
-  topo::PlacementStore store(db_path);
+                                                   const std::vector<uint32_t>& wanted, topo::Access access) {
+  topo::PlacementStore store(db_path, {.access = access});
   std::vector<topo::PlacementRecord> out;
   std::set<uint32_t> have;
   auto add_job = [&](uint32_t id) {

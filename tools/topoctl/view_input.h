@@ -25,10 +25,11 @@ inline constexpr size_t kRecentPlacements = 1000;
 // record of each job in `running` when given (any snapshot; a job with no
 // record is an error), else the newest record of each recent job placed on
 // this snapshot and not fallen back; plus the record of every job in
-// `wanted` (an error when it has none).
+// `wanted` (an error when it has none). `access`: how the database is opened.
 std::vector<topo::PlacementRecord> running_records(const std::string& db_path, int64_t snapshot,
                                                    const std::vector<uint32_t>& running,
-                                                   const std::vector<uint32_t>& wanted);
+                                                   const std::vector<uint32_t>& wanted,
+                                                   topo::Access access = topo::Access::ReadWrite);
 
 // The leaf switch named `name`; throws std::invalid_argument naming the
 // leaves when there is none.
