@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
+#include <stdexcept>
 
+#include "comm_model/evaluate.h"
 #include "comm_model/routes.h"
 #include "comm_model/sharing.h"
 #include "comm_model/time.h"
@@ -147,28 +150,42 @@ void simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, 
     if (s.first_run_s < 0 && (!only || &s == only)) s.first_run_s = kInf;
 }
 
-// The stationary estimate with the ring's network time replaced by the
-// simulated one.
-Estimate stepped(const Stepper& s, const NeighbourJob& job, const Estimate& alone, Estimate out,
-                 const ModelOptions& options) {
-  const double edge_bytes = s.chunk * s.steps;
+// An estimate with the ring's network time replaced: its edges at
+// `pace_s` seconds per byte of edge traffic.
+Estimate ring_estimate(double pace_s, int switches, const Request& request, const Estimate& alone, Estimate out,
+                       const ModelOptions& options) {
   Pace pace;
-  pace.seconds = s.first_run_s / edge_bytes;
-  for (const Edge& e : s.edges) pace.switches = std::max(pace.switches, e.switches);
+  pace.seconds = pace_s;
+  pace.switches = switches;
   Candidate c{Algorithm::Ring, alone.protocol, false, 0};
-  cost(job.request, options, Shape{alone.hosts, alone.gpus_per_host, 0}, &pace, /*ideal=*/false, c);
+  cost(request, options, Shape{alone.hosts, alone.gpus_per_host, 0}, &pace, /*ideal=*/false, c);
   out.algorithm = Algorithm::Ring;
   out.protocol = alone.protocol;
   out.pxn = false;
   out.time_s = c.total();
   out.latency_s = c.latency_s;
+  return out;
+}
+
+// The rates that follow from out.time_s, which never beats the ideal.
+Estimate with_rates(Estimate out, const Request& request) {
   out.ideal_time_s = std::min(out.ideal_time_s, out.time_s);
   out.algbw_gbps = out.busbw_gbps = 0;
   if (std::isfinite(out.time_s) && out.time_s > 0) {
-    out.algbw_gbps = job.request.bytes * 8 / out.time_s / 1e9;
-    out.busbw_gbps = out.algbw_gbps * bus_factor(job.request.collective, out.ranks);
+    out.algbw_gbps = request.bytes * 8 / out.time_s / 1e9;
+    out.busbw_gbps = out.algbw_gbps * bus_factor(request.collective, out.ranks);
   }
   return out;
+}
+
+// The stationary estimate with the ring's network time replaced by the
+// simulated one.
+Estimate stepped(const Stepper& s, const NeighbourJob& job, const Estimate& alone, Estimate out,
+                 const ModelOptions& options) {
+  const double edge_bytes = s.chunk * s.steps;
+  int switches = 0;
+  for (const Edge& e : s.edges) switches = std::max(switches, e.switches);
+  return with_rates(ring_estimate(s.first_run_s / edge_bytes, switches, job.request, alone, out, options), job.request);
 }
 
 // The jobs as the simulation takes them: rings that step, the others as
@@ -234,6 +251,159 @@ std::vector<Estimate> estimate_each_by_steps(const PathIndex& index, std::span<c
   for (const Stepper& s : run.steppers)
     out[s.job] = stepped(s, jobs[s.job], all.jobs()[s.job].alone, out[s.job], jobs[s.job].options.value_or(options));
   return out;
+}
+
+namespace {
+
+// Seconds per unit of a part whose flows run at `gbps` each.
+double seconds_at(double flow_bytes, double gbps) { return gbps > 0 ? flow_bytes * 8 / (gbps * 1e9) : kInf; }
+
+// Each ring edge's rate with its job alone, every edge sharing apart.
+void share_alone(FlowJob& f, const CableRoom& room) {
+  std::vector<Sharer> sharers;
+  for (const FlowJob::Part& p : f.parts) sharers.push_back({p.flows});
+  const std::vector<Share> shares = share_max_min(sharers, room);
+  for (size_t k = 0; k < f.parts.size(); ++k) f.parts[k].alone_gbps = shares[k].flow_gbps;
+}
+
+// The pace of a job's parts alone: seconds per unit of its slowest.
+double alone_pace(const FlowJob& f) {
+  double pace = 0;
+  for (const FlowJob::Part& p : f.parts) pace = std::max(pace, seconds_at(p.flow_bytes, p.alone_gbps));
+  return pace;
+}
+
+// How much longer the network part of a job takes than alone when each of
+// its flows runs at `gbps`, its slowest part setting the pace; a job that
+// computes part of its time waits out its computing first (ring_steps.h).
+double network_factor(const FlowJob& f, double gbps) {
+  double pace = 0;
+  for (const FlowJob::Part& p : f.parts) pace = std::max(pace, seconds_at(p.flow_bytes, gbps));
+  const double alone = alone_pace(f);
+  if (!std::isfinite(pace)) return kInf;
+  if (!(alone > 0) || !std::isfinite(alone)) return 1;
+  const double d = f.job.duty;
+  return std::max(1.0, pace / alone - (1 - d) / d);
+}
+
+// Every job as one sharer, all its flows at one rate, at most its duty
+// times its pace alone (neighbours.h).
+std::vector<Share> share_tied(std::span<const FlowJob* const> jobs, const CableRoom& room) {
+  std::vector<std::vector<std::pair<int, double>>> flows(jobs.size());
+  std::vector<Sharer> sharers;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    std::map<int, double> on;
+    for (const FlowJob::Part& p : jobs[j]->parts)
+      for (auto [key, n] : p.flows) on[key] += n;
+    flows[j].assign(on.begin(), on.end());
+    double slowest = kInf;
+    for (const FlowJob::Part& p : jobs[j]->parts) slowest = std::min(slowest, p.alone_gbps);
+    sharers.push_back({flows[j], jobs[j]->job.duty * slowest});
+  }
+  return share_max_min(sharers, room);
+}
+
+// `out` (the job's estimate alone or among its neighbours) with the time
+// the per-flow sharing gives the job.
+Estimate flowed(const FlowJob& f, double gbps, Estimate out) {
+  const double factor = network_factor(f, gbps);
+  const ModelOptions& options = *f.job.options;
+  if (factor <= 1) {
+    out.time_s = f.alone.time_s;
+    out.latency_s = f.alone.latency_s;
+    out.algorithm = f.alone.algorithm;
+    out.protocol = f.alone.protocol;
+    out.pxn = f.alone.pxn;
+  } else if (f.ring) {
+    out = ring_estimate(alone_pace(f) * factor, f.switches, f.job.request, f.alone, out, options);
+  } else {
+    out.time_s = f.alone.time_s + f.alone_net_s * (factor - 1);
+  }
+  return with_rates(out, f.job.request);
+}
+
+}  // namespace
+
+FlowJob flow_job(const PathIndex& index, const NeighbourJob& job, const ModelOptions& options) {
+  if (!(job.duty > 0 && job.duty <= 1)) throw std::invalid_argument("a job's duty must be in (0, 1]");
+  FlowJob f;
+  f.job = job;
+  f.job.options = job.options.value_or(options);
+  detail::Evaluation alone = detail::evaluate(index, job.ring, job.request, BackgroundLoad(), {}, *f.job.options);
+  f.alone = alone.estimate;
+  f.alone_net_s = alone.alone_net_s;
+  if (alone.flows.empty()) return f;
+  // Under ECMP a ring's edges hash onto paths by the job's queue pairs,
+  // which only the whole pattern's routing draws: it shares tied.
+  f.ring = steps_apply(job, f.alone) && !index.fabric().routing().is_ecmp();
+  if (!f.ring) {
+    f.parts.push_back({std::move(alone.flows), 1.0, alone.alone_flow_gbps});
+    return f;
+  }
+  const size_t n = job.ring.size();
+  for (size_t i = 0; i < n; ++i) {
+    Edge e = route_edge(index, job.ring[i], job.ring[(i + 1) % n], job.request.gpus_per_host);
+    f.switches = std::max(f.switches, e.switches);
+    f.parts.push_back({std::move(e.flows), e.flow_bytes, 0});
+  }
+  share_alone(f, CableRoom(index, BackgroundLoad(), f.job.options->network_efficiency));
+  return f;
+}
+
+std::vector<Estimate> share_by_flows(const PathIndex& index, std::span<const FlowJob* const> jobs, double efficiency) {
+  std::vector<Sharer> sharers;
+  std::vector<size_t> first;
+  for (const FlowJob* f : jobs) {
+    first.push_back(sharers.size());
+    for (const FlowJob::Part& p : f->parts) sharers.push_back({p.flows, f->job.duty * p.alone_gbps});
+  }
+  first.push_back(sharers.size());
+  if (sharers.empty()) {
+    std::vector<Estimate> out;
+    for (const FlowJob* f : jobs) out.push_back(f->alone);
+    return out;
+  }
+  const CableRoom room(index, BackgroundLoad(), efficiency);
+  const std::vector<Share> apart = share_max_min(sharers, room);
+  const std::vector<Share> tied = share_tied(jobs, room);
+  std::vector<Estimate> out;
+  out.reserve(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    double slowest = kInf;
+    for (size_t k = first[j]; k < first[j + 1]; ++k) slowest = std::min(slowest, apart[k].flow_gbps);
+    const double gbps = std::isfinite(slowest) ? std::sqrt(slowest * tied[j].flow_gbps) : tied[j].flow_gbps;
+    out.push_back(flowed(*jobs[j], gbps, jobs[j]->alone));
+  }
+  return out;
+}
+std::vector<Estimate> estimate_each_by_flows(const PathIndex& index, std::span<const NeighbourJob> jobs,
+                                             const ModelOptions& options) {
+  const Neighbours all = added(index, jobs, options);
+  std::vector<FlowJob> flow_jobs;
+  std::vector<const FlowJob*> of;
+  flow_jobs.reserve(jobs.size());
+  for (const NeighbourJob& j : jobs) of.push_back(&flow_jobs.emplace_back(flow_job(index, j, options)));
+  std::vector<Estimate> out = share_by_flows(index, of, options.network_efficiency);
+  // The stationary estimate's neighbours and bottleneck, with the per-flow time.
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    Estimate among = estimate_among(all, j, jobs[j], options);
+    among.time_s = out[j].time_s;
+    among.latency_s = out[j].latency_s;
+    among.algorithm = out[j].algorithm;
+    among.protocol = out[j].protocol;
+    among.pxn = out[j].pxn;
+    out[j] = with_rates(among, jobs[j].request);
+  }
+  return out;
+}
+
+Estimate estimate_by_flows(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                           std::span<const NeighbourJob> neighbours, const ModelOptions& options) {
+  std::vector<NeighbourJob> jobs;
+  jobs.reserve(1 + neighbours.size());
+  jobs.push_back({std::vector<NodeId>(hosts.begin(), hosts.end()), request});
+  jobs.insert(jobs.end(), neighbours.begin(), neighbours.end());
+  return estimate_each_by_flows(index, jobs, options)[0];
 }
 
 }  // namespace topo

@@ -27,6 +27,7 @@ struct Running {
   size_t outcome = 0;                      // index into PolicyOutcome::jobs
   std::vector<Request> requests;           // its profile's collectives
   std::vector<NeighbourJob> as_neighbour;  // the same, as others see it (duty split evenly)
+  std::vector<FlowJob> flow_jobs;          // the same, routed for the per-flow sharing (Sharing::Flows)
   std::vector<int> cables;                 // directed cables its flows cross, sorted
   int qps = 0;                             // under ECMP: its QPs per connection, 0 the fabric's
   double ideal_s = 0;                      // summed over its collectives
@@ -114,6 +115,7 @@ Running measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutcom
     NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()),
                    judged(q, r.qps)};
     self.add(n, judged(q, r.qps));
+    if (options.sharing == Sharing::Flows) r.flow_jobs.push_back(flow_job(paths, n, judged(q, r.qps)));
     r.as_neighbour.push_back(std::move(n));
   }
   for (const Neighbours::Job& j : self.jobs())
@@ -170,6 +172,47 @@ void rejudge(std::vector<Running>& running, int self, double now, const CableUse
   r.slowdown = time_s / r.ideal_s;
 }
 
+// Every running job joined to `seed` through cables they share, however
+// far: what the per-flow sharing of one of them depends on. Marks them
+// with `moment` in `stamp`.
+std::vector<int> component_of(int seed, const std::vector<Running>& running, const CableUsers& users,
+                              std::vector<int>& stamp, int moment) {
+  std::vector<int> members{seed};
+  stamp[seed] = moment;
+  for (size_t i = 0; i < members.size(); ++i)
+    for (int c : running[members[i]].cables)
+      for (int j : users[c])
+        if (stamp[j] != moment) {
+          stamp[j] = moment;
+          members.push_back(j);
+        }
+  return members;
+}
+
+// Judges the jobs of one component again, all at once, sharing per flow
+// (comm_model/ring_steps.h). Their slowdowns so far are first weighted up
+// to `now`.
+void rejudge_flows(std::vector<Running>& running, const std::vector<int>& members, double now, const PathIndex& paths) {
+  for (int j : members) {
+    Running& r = running[j];
+    r.weighted += r.slowdown * (now - r.since);
+    r.since = now;
+    r.slowdown = r.alone_slowdown;
+  }
+  if (members.size() < 2) return;
+  std::vector<const FlowJob*> all;
+  for (int j : members)
+    for (const FlowJob& f : running[j].flow_jobs) all.push_back(&f);
+  const std::vector<Estimate> shared = share_by_flows(paths, all, judged({}, 0).network_efficiency);
+  size_t at = 0;
+  for (int j : members) {
+    Running& r = running[j];
+    double time_s = 0;
+    for (size_t k = 0; k < r.flow_jobs.size(); ++k) time_s += shared[at++].time_s;
+    r.slowdown = time_s / r.ideal_s;
+  }
+}
+
 struct Event {
   double at;
   bool start;
@@ -224,6 +267,10 @@ void replay(std::vector<Running>& running, const PathIndex& paths, const Outcome
     for (int c : touched)
       for (int j : users[c])
         if (stamp[j] != static_cast<int>(moment)) {
+          if (options.sharing == Sharing::Flows) {
+            rejudge_flows(running, component_of(j, running, users, stamp, static_cast<int>(moment)), now, paths);
+            continue;
+          }
           stamp[j] = static_cast<int>(moment);
           rejudge(running, j, now, users, paths, options);
         }

@@ -79,10 +79,13 @@ struct OutcomeOptions {
   // others with the fabric's. 0: no hint, every job keeps the fabric's.
   int ecmp_qps_hint = 0;
   // How a job shares its cables with the jobs running beside it
-  // (comm_model/ring_steps.h): on average, or its rings step by step
-  // beside theirs (each of a neighbour's collectives as a job of its own,
-  // all starting with it), slower to judge.
-  Sharing sharing = Sharing::Stationary;
+  // (comm_model/ring_steps.h): per flow, with every job joined to it
+  // through shared cables, however far (the default: within a few percent
+  // of SimGrid, tests/simgrid/simgrid_check.cc); on average with its
+  // direct neighbours; or its rings step by step beside theirs (each of a
+  // neighbour's collectives as a job of its own, all starting with it),
+  // slower to judge. The last two leave out the neighbours' own neighbours.
+  Sharing sharing = Sharing::Flows;
 };
 
 // Throws FabricError for a job on a host the tree's fabric does not have.

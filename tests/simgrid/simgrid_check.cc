@@ -1,47 +1,44 @@
-// comm_model's per-job AllReduce times on a busy fabric against SimGrid's.
+// The replay's judge (simulation/outcome.h, what `topoctl simulate`,
+// `score` and `report` print) against SimGrid, per job, on busy snapshots.
 //
-// Each snapshot puts several jobs at once on a 32-host leaf/spine fabric
-// (2:1), with random host sets and ring orders, routed by static tables
-// (OpenSM's ftree and minhop as routing/routing_engine.h emulates them) or
-// adaptively. SimGrid runs every job's ring
+// Each snapshot starts 3 to 6 jobs together on a 32-host leaf/spine fabric
+// (2:1), 1 GPU a host, every job a ring AllReduce of 1 GiB that does
+// nothing else (comm duty 1.0), in one of three families:
+// - random: hosts drawn at random, half the rings in host-name order (as
+//   Slurm hands them out), half in random order;
+// - interleaved: names interleave across leaves (host i on leaf i mod 4);
+//   each job takes the next free names, a host or two apart, in name order,
+//   as cons_tres with topology/tree picks them;
+// - contiguous: the same on a fabric whose names follow the leaves.
+// Each is routed adaptively, by emulated ftree tables and by emulated
+// minhop tables (routing/routing_engine.h). SimGrid runs every job's ring
 // AllReduce (2(n-1) steps of size/n per ring edge, a step ends when its
-// slowest edge has arrived) as an S4U actor, on explicit routes: the path
-// the tables give, or, for adaptive routing, the flow cut into equal parts
-// over every shortest path. Every directed cable is its own SimGrid link at
-// its line rate times the network efficiency, without latency; the network
-// model is CM02 (plain max-min) with no cross traffic. Every job loops until
-// all have finished once, so each job's first run meets all the others.
-// The model is asked with textbook options (no latencies, the ring
-// algorithm), every job with the others as neighbours, both ways it shares
-// the fabric among jobs:
-// - step by step (comm_model/ring_steps.h): a fluid simulation of the same
-//   step-synchronous rings on the model's own max-min sharing. It is what
-//   the goal (every job within 5%) is checked on: SimGrid's solver and
-//   actors share no code with it, and the two agree to rounding;
-// - stationary (comm_model/neighbours.h), what the placement and the judge
-//   of a replay use for their speed: every edge of a job advances at the
-//   job's pace. In SimGrid the edges that do not set the pace send their
-//   chunk at the rate max-min gives them (often line rate) and then wait,
-//   and while they send they take a full flow's share of their cables; a
-//   neighbour's edge limited elsewhere cannot win that back while they
-//   wait. The stationary model gives that neighbour the average room: it
-//   comes out too fast, on 25 of 468 jobs by more than 5%, by up to 28%.
+// slowest edge has arrived) as S4U actors on explicit routes: the path the
+// tables give, or, for adaptive routing, the flow cut into equal parts over
+// every shortest path. Every directed cable is its own SimGrid link at its
+// line rate times the network efficiency, without latency; the network
+// model is CM02 (plain max-min) with no cross traffic. Every job loops
+// until all have finished once, so each job's first run meets all the
+// others. A job's SimGrid slowdown is its first run over the same ring
+// alone at its hosts' line rate.
+//
+// The judge is asked about the same snapshot as a schedule, every way it
+// can share the fabric among jobs (comm_model/ring_steps.h): per flow (the
+// default), step by step and stationary. Per family and routing (adaptive,
+// static), over the jobs that either slows by more than 1%, it prints the
+// 95th percentile and the maximum of |judge / SimGrid - 1|. The snapshots
+// come from a fixed seed: the check needs no input.
 //
 // Each snapshot runs in a child process: a SimGrid engine lives once per
-// process. Prints the worst and mean error of both models and every job
-// the step model puts past 5%; `--flows` adds each such job's ring edges:
-// SimGrid's rate while an edge sends and the share of the run it sends,
-// the pace the stationary model gives the job, and what per-flow max-min
-// with every flow always on gives.
-//
-// Exits 1 when the step model's mean error passes 0.1% or a job is off by
-// more than 1%, or the stationary model's mean passes 1%, a job is off by
-// more than 30% or more than 25 jobs pass 5% (what each holds); `--goal`
-// exits 1 unless the step model puts every job within 5%.
+// process. Exits 1 when the default judge's p95 passes 10% or a job is off
+// by more than 25% in any family under either routing (what it holds);
+// `--goal` exits 1 unless its p95 is within 5% everywhere; `--jobs` prints
+// every job it puts past 5%.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -52,39 +49,69 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "comm_model/neighbours.h"
-#include "comm_model/ring_steps.h"
 #include "comm_model/sharing.h"
 #include "fabric/synthetic.h"
+#include "placement/switch_tree.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
+#include "simulation/outcome.h"
+#include "simulation/percentile.h"
 
 namespace sg4 = simgrid::s4u;
 using namespace topo;
 
 namespace {
 
-constexpr const char* kFabric = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
-constexpr double kBytes = 64.0 * 1024 * 1024;
+constexpr double kBytes = 1024.0 * 1024 * 1024;
 constexpr double kEfficiency = 0.96;
+constexpr int kHosts = 32;
+
+enum class Family { Random, Interleaved, Contiguous };
+constexpr std::array<Family, 3> kFamilies{Family::Random, Family::Interleaved, Family::Contiguous};
+const char* family_name(Family f) {
+  return f == Family::Random ? "random" : f == Family::Interleaved ? "interleaved" : "contiguous";
+}
+std::string fabric_spec(Family f) {
+  return std::string("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=") +
+         (f == Family::Interleaved ? "interleaved" : "contiguous");
+}
 
 struct Snapshot {
   bool adaptive = false;
   std::vector<std::vector<NodeId>> rings;
 };
 
-Snapshot random_snapshot(const Fabric& f, std::mt19937& rng, bool adaptive) {
+// Job sizes: 3 to 6 jobs of 2 to 10 hosts, all on `hosts` at most.
+std::vector<int> job_sizes(std::mt19937& rng, int hosts) {
+  const int jobs = std::uniform_int_distribution<int>(3, 6)(rng);
+  std::vector<int> sizes;
+  for (int j = 0; j < jobs; ++j) {
+    const int most = std::min(10, hosts - 2 * (jobs - j - 1));
+    sizes.push_back(std::uniform_int_distribution<int>(2, most)(rng));
+    hosts -= sizes.back();
+  }
+  return sizes;
+}
+
+Snapshot busy_snapshot(const Fabric& f, Family family, bool adaptive, std::mt19937& rng) {
   Snapshot s;
   s.adaptive = adaptive;
-  std::vector<NodeId> free(f.hosts().begin(), f.hosts().end());
-  std::shuffle(free.begin(), free.end(), rng);
-  int jobs = std::uniform_int_distribution<int>(2, 6)(rng);
-  for (int j = 0; j < jobs && free.size() >= 2; ++j) {
-    size_t n = std::uniform_int_distribution<size_t>(2, std::min<size_t>(10, free.size()))(rng);
-    std::vector<NodeId> ring(free.end() - static_cast<long>(n), free.end());
-    free.resize(free.size() - n);
-    // Half the rings in host order, as a tree-style placement leaves them.
-    if (rng() % 2) std::sort(ring.begin(), ring.end());
+  std::vector<NodeId> hosts(f.hosts().begin(), f.hosts().end());
+  auto by_name = [&f](NodeId a, NodeId b) { return f.node(a).name < f.node(b).name; };
+  std::sort(hosts.begin(), hosts.end(), by_name);
+  if (family == Family::Random) std::shuffle(hosts.begin(), hosts.end(), rng);
+  const std::vector<int> sizes = job_sizes(rng, static_cast<int>(hosts.size()));
+  int spare = static_cast<int>(hosts.size());
+  for (int n : sizes) spare -= n;
+  size_t at = 0;
+  for (int n : sizes) {
+    // Named families: a host or two left out before a job, as other work holds them.
+    const int gap = family == Family::Random ? 0 : std::min(spare, std::uniform_int_distribution<int>(0, 2)(rng));
+    spare -= gap;
+    at += static_cast<size_t>(gap);
+    std::vector<NodeId> ring(hosts.begin() + static_cast<long>(at), hosts.begin() + static_cast<long>(at) + n);
+    at += static_cast<size_t>(n);
+    if (family != Family::Random || rng() % 2) std::sort(ring.begin(), ring.end(), by_name);
     s.rings.push_back(ring);
   }
   return s;
@@ -277,35 +304,10 @@ std::vector<Run> simulate_apart(const Fabric& f, const Snapshot& s) {
   return runs;
 }
 
-ModelOptions textbook() {
-  ModelOptions o;
-  o.nccl_tuning = false;
-  o.switch_latency_us = 0;
-  o.algorithm = Algorithm::Ring;
-  o.protocol = Protocol::Simple;
-  o.network_efficiency = kEfficiency;
-  return o;
-}
-
-// Each job's time with all the others as neighbours: step by step
-// (comm_model/ring_steps.h) or, with `stationary`, shared on average
-// (comm_model/neighbours.h).
-std::vector<double> model(const PathIndex& index, const Snapshot& s, bool stationary) {
-  std::vector<NeighbourJob> jobs;
-  for (const auto& ring : s.rings) jobs.push_back({ring, Request{Collective::AllReduce, kBytes, Dtype::Fp32, 1}});
-  std::vector<double> t;
-  for (const Estimate& e :
-       stationary ? estimate_each(index, jobs, textbook()) : estimate_each_by_steps(index, jobs, textbook()))
-    t.push_back(e.time_s);
-  return t;
-}
-
-// Bytes one ring edge carries in an AllReduce of n ranks.
-double edge_bytes(size_t n) { return 2.0 * (n - 1) / n * kBytes; }
-
-// Every ring edge of the snapshot as its own sharer, max-min fair per flow
-// with nothing tying a job's flows together: the rate each would get.
-std::vector<std::vector<double>> free_flow_rates(const Fabric& f, const Snapshot& s) {
+// Every ring edge of the snapshot as its own sharer, always sending, max-min
+// fair per flow on SimGrid's routes: each job's slowdown at its slowest
+// edge (what the judge's per-flow bound gives, computed apart from it).
+std::vector<double> free_flow(const Fabric& f, const Snapshot& s) {
   std::vector<std::vector<std::pair<int, double>>> paths;
   for (const auto& ring : s.rings)
     for (size_t i = 0; i < ring.size(); ++i) {
@@ -319,140 +321,193 @@ std::vector<std::vector<double>> free_flow_rates(const Fabric& f, const Snapshot
   std::vector<Sharer> sharers;
   for (const auto& p : paths) sharers.push_back({p});
   std::vector<Share> shares = share_max_min(sharers, CableRoom(f, BackgroundLoad(), kEfficiency));
-  std::vector<std::vector<double>> out;
+  std::vector<double> out;
   size_t at = 0;
   for (const auto& ring : s.rings) {
-    out.emplace_back();
-    for (size_t i = 0; i < ring.size(); ++i) out.back().push_back(shares[at++].flow_gbps);
+    double least = 1e300;
+    for (size_t i = 0; i < ring.size(); ++i) least = std::min(least, shares[at++].flow_gbps);
+    out.push_back(400 * kEfficiency / least);
   }
   return out;
 }
 
-// Per ring edge: SimGrid's rate while sending and the share of the run it
-// sent, against the rate the model paces the job at and what per-flow
-// max-min alone would give the edge.
-void print_flows(const Fabric& f, const Snapshot& s, size_t j, const Run& run, double model_s) {
-  const auto& ring = s.rings[j];
-  const double bits = edge_bytes(ring.size()) * 8;
-  std::vector<std::vector<double>> free = free_flow_rates(f, s);
-  std::printf("  the snapshot's rings:");
-  for (const auto& r : s.rings) {
-    std::printf(" ");
-    for (size_t i = 0; i < r.size(); ++i) std::printf("%s%s", i ? "," : "", f.node(r[i]).name.c_str());
-    std::printf(";");
-  }
-  std::printf("\n  the stationary model paces every edge at %.1f Gb/s\n", bits / model_s / 1e9);
-  for (size_t i = 0; i < ring.size(); ++i)
-    std::printf("  %s -> %s: SimGrid %.1f Gb/s while sending, %.0f%% of the run; free max-min %.1f Gb/s\n",
-                f.node(ring[i]).name.c_str(), f.node(ring[(i + 1) % ring.size()]).name.c_str(),
-                bits / run.busy_s[i] / 1e9, 100 * run.busy_s[i] / run.time_s, free[j][i]);
+// Bytes one ring edge carries in an AllReduce of n ranks.
+double edge_bytes(size_t n) { return 2.0 * (n - 1) / n * kBytes; }
+
+// The ring alone at its hosts' line rate: SimGrid's ideal.
+double alone_s(const Fabric& f, const std::vector<NodeId>& ring) {
+  double gbps = std::numeric_limits<double>::infinity();
+  for (NodeId h : ring)
+    for (auto e : boost::make_iterator_range(boost::out_edges(f.hcas_of(h).front(), f.graph())))
+      if (f.link(e).kind == LinkKind::Cable) gbps = std::min(gbps, f.link(e).gbps());
+  return edge_bytes(ring.size()) * 8 / (gbps * 1e9 * kEfficiency);
 }
 
-// Errors of one model against SimGrid, over every job.
-struct Tally {
-  size_t jobs = 0;
-  int off = 0;  // beyond 5%
-  double worst = 0, sum = 0;
-
-  void add(double err) {
-    ++jobs;
-    off += std::abs(err) > 0.05;
-    worst = std::max(worst, std::abs(err));
-    sum += std::abs(err);
+// The snapshot as a schedule: every job started together, 1 GPU a host,
+// an AllReduce and nothing else.
+Schedule schedule_of(const Snapshot& s) {
+  Schedule out;
+  out.policy = "snapshot";
+  for (size_t j = 0; j < s.rings.size(); ++j) {
+    ScheduledJob job;
+    job.id = "j" + std::to_string(j);
+    job.ring = s.rings[j];
+    job.host_gpus.assign(job.ring.size(), 1);
+    job.gpus = static_cast<int>(job.ring.size());
+    job.end_s = 1;
+    job.profile = Profile::AllReduce;
+    job.duty = 1.0;
+    out.jobs.push_back(std::move(job));
   }
-  double mean() const { return jobs ? sum / jobs : 0; }
-  void print(const char* model) const {
-    std::printf("  %s: worst error %.2f%%, mean %.2f%%, %d beyond 5%%\n", model, 100 * worst, 100 * mean(), off);
+  return out;
+}
+
+struct Mode {
+  const char* name;
+  Sharing sharing;
+};
+const Mode kModes[] = {{"flows", Sharing::Flows}, {"steps", Sharing::Steps}, {"stationary", Sharing::Stationary}};
+constexpr Sharing kDefault = OutcomeOptions{}.sharing;
+
+// Per job: the judge's slowdown, each way it shares.
+std::vector<std::vector<double>> judged(const SwitchTree& tree, const Snapshot& s) {
+  std::vector<std::vector<double>> out(s.rings.size());
+  const Schedule schedule = schedule_of(s);
+  for (const Mode& m : kModes) {
+    OutcomeOptions o;
+    o.message_bytes = kBytes;
+    o.fabric_gpus = kHosts;
+    o.sharing = m.sharing;
+    const PolicyOutcome p = judge(tree, schedule, o);
+    for (size_t j = 0; j < s.rings.size(); ++j) out[j].push_back(p.jobs[j].allreduce_slowdown);
+  }
+  return out;
+}
+
+// |judge / SimGrid - 1| of every job either slows by more than 1%, per mode.
+struct Errors {
+  int jobs = 0;
+  std::vector<std::vector<double>> by_mode = std::vector<std::vector<double>>(std::size(kModes));
+  double p95(size_t m) const { return nearest_rank(by_mode[m], 0.95, 0.0); }
+  double max(size_t m) const {
+    return by_mode[m].empty() ? 0.0 : *std::max_element(by_mode[m].begin(), by_mode[m].end());
   }
 };
 
-// What the step simulation holds (see the top of the file).
-constexpr double kStepsMean = 0.001, kStepsWorst = 0.01;
+// What the default judge holds in every family and routing (the goal is a
+// p95 of 5%: `--goal`).
+constexpr double kHoldP95 = 0.10, kHoldMax = 0.25, kGoalP95 = 0.05;
 
 struct Options {
-  bool goal = false, flows = false, stationary = false;
-  int snapshots = 120;
+  bool goal = false;
+  bool jobs = false;
+  int snapshots = 50;
 };
 
 constexpr const char* kUsage =
-    "usage: simgrid_check [--goal] [--flows] [--stationary] [SNAPSHOTS]\n"
-    "Compares comm_model's per-job ring AllReduce times on busy snapshots of a\n"
-    "32-host 2:1 leaf/spine (static ftree, static minhop, adaptive in turn)\n"
-    "with SimGrid's, both ways the model shares the fabric among jobs: step\n"
-    "by step (ring_steps.h) and on average (neighbours.h). Prints every job\n"
-    "the step model puts more than 5% off.\n"
-    "  SNAPSHOTS     how many (default 120)\n"
-    "  --stationary  also print the jobs the stationary model puts past 5%\n"
-    "  --flows       also print, for each job printed, every ring edge's rate\n"
-    "                in SimGrid, in the stationary model and under per-flow\n"
-    "                max-min\n"
-    "  --goal        exit 1 unless the step model puts every job within 5%\n"
-    "Without --goal, exits 1 when the step model's mean error passes 0.1% or\n"
-    "a job is off by more than 1%, or when the stationary model's mean passes\n"
-    "1%, a job is off by more than 30% or more than 25 jobs pass 5%: what the\n"
-    "two models hold. Exit 2 on a bad argument.\n";
+    "usage: simgrid_check [--goal] [--jobs] [SNAPSHOTS]\n"
+    "Compares the replay's judge (simulation/outcome.h) per job with SimGrid on busy\n"
+    "snapshots of a 32-host 2:1 leaf/spine: 3-6 ring AllReduce jobs of 1 GiB started\n"
+    "together, 1 GPU a host, comm duty 1.0; random, interleaved and contiguous\n"
+    "host families; adaptive, static ftree and static minhop routing. Prints, per\n"
+    "family and routing (adaptive, static), the p95 and max of |judge/SimGrid - 1|\n"
+    "over the jobs either slows by more than 1%, for each way the judge shares\n"
+    "(flows, steps, stationary).\n"
+    "  SNAPSHOTS  per family and routing engine (default 50)\n"
+    "  --jobs     also print every job the default judge puts more than 5% off\n"
+    "  --goal     exit 1 unless the default judge's p95 is within 5% everywhere\n"
+    "Without --goal, exits 1 when the default judge's p95 passes 10% or a job is\n"
+    "off by more than 25% anywhere (what it holds). Exit 2 on a bad argument.\n";
+
+Options parse(int argc, char** argv, bool& help) {
+  Options opt;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--help" || arg == "-h") {
+      help = true;
+    } else if (arg == "--jobs") {
+      opt.jobs = true;
+    } else if (arg == "--goal") {
+      opt.goal = true;
+    } else if (!arg.empty() && arg.size() < 6 && arg.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoi(arg) > 0) {
+      opt.snapshots = std::stoi(arg);
+    } else {
+      throw std::invalid_argument(arg);
+    }
+  }
+  return opt;
+}
+
+struct Engine {
+  const char* name;  // "adaptive", or an emulated OpenSM engine
+  bool adaptive;
+};
+constexpr Engine kEngines[] = {{"adaptive", true}, {"ftree", false}, {"minhop", false}};
+
+// Runs every snapshot of one family under one routing engine into `errors`.
+void check(Family family, const Engine& engine, const Options& opt, std::mt19937& rng, Errors& errors) {
+  Fabric f = make_synthetic(fabric_spec(family));
+  if (!engine.adaptive) f.set_routing(emulate_routing(f, engine.name));
+  const SwitchTree tree(f);
+  const size_t def = static_cast<size_t>(
+      std::find_if(std::begin(kModes), std::end(kModes), [](const Mode& m) { return m.sharing == kDefault; }) -
+      std::begin(kModes));
+  for (int i = 0; i < opt.snapshots; ++i) {
+    const Snapshot s = busy_snapshot(f, family, engine.adaptive, rng);
+    const std::vector<Run> sim = simulate_apart(f, s);
+    const std::vector<std::vector<double>> judge_says = judged(tree, s);
+    for (size_t j = 0; j < s.rings.size(); ++j) {
+      const double truth = sim[j].time_s / alone_s(f, s.rings[j]);
+      const std::vector<double>& says = judge_says[j];
+      if (std::max(truth, *std::max_element(says.begin(), says.end())) <= 1.01) continue;
+      ++errors.jobs;
+      for (size_t m = 0; m < says.size(); ++m) errors.by_mode[m].push_back(std::abs(says[m] / truth - 1));
+      if (opt.jobs && std::abs(says[def] / truth - 1) > 0.05)
+        std::printf("%s %s snapshot %d job %zu (%zu hosts): SimGrid %.3f, judge %.3f, every edge always on %.3f\n",
+                    family_name(family), engine.name, i, j, s.rings[j].size(), truth, says[def], free_flow(f, s)[j]);
+    }
+  }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int a = 1; a < argc; ++a) {
-    std::string arg = argv[a];
-    if (arg == "--help" || arg == "-h") {
+  try {
+    bool help = false;
+    opt = parse(argc, argv, help);
+    if (help) {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (arg == "--goal") {
-      opt.goal = true;
-    } else if (arg == "--flows") {
-      opt.flows = true;
-    } else if (arg == "--stationary") {
-      opt.stationary = true;
-    } else if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos && std::stoi(arg) > 0) {
-      opt.snapshots = std::stoi(arg);
-    } else {
-      std::fprintf(stderr, "simgrid_check: unknown argument '%s'\n%s", arg.c_str(), kUsage);
-      return 2;
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "simgrid_check: bad argument '%s'\n%s", e.what(), kUsage);
+    return 2;
   }
-  const char* const kRoutings[] = {"static:ftree", "static:minhop", "adaptive"};
-  Fabric fabrics[3] = {make_synthetic(kFabric), make_synthetic(kFabric), make_synthetic(kFabric)};
-  fabrics[0].set_routing(emulate_routing(fabrics[0], "ftree"));
-  fabrics[1].set_routing(emulate_routing(fabrics[1], "minhop"));
-  std::vector<PathIndex> indexes;
-  for (const Fabric& f : fabrics) indexes.emplace_back(f);
   std::mt19937 rng(2026);
-  Tally steps, stationary;
-  int contended = 0;
-  for (int i = 0; i < opt.snapshots; ++i) {
-    const int r = i % 3;
-    const Fabric& f = fabrics[r];
-    Snapshot s = random_snapshot(f, rng, r == 2);
-    std::vector<Run> sim = simulate_apart(f, s);
-    std::vector<double> by_steps = model(indexes[r], s, false), on_average = model(indexes[r], s, true);
-    for (size_t j = 0; j < s.rings.size(); ++j) {
-      const double err = by_steps[j] / sim[j].time_s - 1;
-      const double alone = edge_bytes(s.rings[j].size()) * 8 / (400e9 * kEfficiency);
-      contended += sim[j].time_s > alone * 1.01;
-      steps.add(err);
-      stationary.add(on_average[j] / sim[j].time_s - 1);
-      if (std::abs(err) > 0.05 || (opt.stationary && std::abs(on_average[j] / sim[j].time_s - 1) > 0.05)) {
-        std::printf(
-            "snapshot %d (%s) job %zu of %zu, %zu hosts: SimGrid %.6f s, by steps %.6f s (%+.2f%%), "
-            "stationary %.6f s (%+.2f%%)\n",
-            i, kRoutings[r], j, s.rings.size(), s.rings[j].size(), sim[j].time_s, by_steps[j], 100 * err, on_average[j],
-            100 * (on_average[j] / sim[j].time_s - 1));
-        if (opt.flows) print_flows(f, s, j, sim[j], on_average[j]);
+  bool met = true;
+  std::printf("%-12s %-9s %5s", "family", "routing", "jobs");
+  for (const Mode& m : kModes) std::printf("  %10s p95 / max", m.name);
+  std::printf("\n");
+  for (Family family : kFamilies)
+    for (bool adaptive : {true, false}) {
+      Errors errors;
+      for (const Engine& e : kEngines)
+        if (e.adaptive == adaptive) check(family, e, opt, rng, errors);
+      std::printf("%-12s %-9s %5d", family_name(family), adaptive ? "adaptive" : "static", errors.jobs);
+      for (size_t m = 0; m < std::size(kModes); ++m) {
+        std::printf("  %7.3f / %7.3f", errors.p95(m), errors.max(m));
+        if (kModes[m].sharing == kDefault)
+          met = met && (opt.goal ? errors.p95(m) <= kGoalP95 : errors.p95(m) <= kHoldP95 && errors.max(m) <= kHoldMax);
       }
+      std::printf("\n");
+      std::fflush(stdout);
     }
-  }
   std::printf(
-      "%d snapshots (static ftree, static minhop, adaptive), %zu jobs, %d slower than alone on a "
-      "non-blocking fabric\n",
-      opt.snapshots, steps.jobs, contended);
-  steps.print("by steps (ring_steps.h)");
-  stationary.print("stationary (neighbours.h)");
-  if (opt.goal) return steps.off == 0 ? 0 : 1;
-  const bool steps_hold = steps.mean() <= kStepsMean && steps.worst <= kStepsWorst;
-  const bool stationary_holds = stationary.mean() <= 0.01 && stationary.worst <= 0.30 && stationary.off <= 25;
-  return steps_hold && stationary_holds ? 0 : 1;
+      "per job |judge/SimGrid - 1| over jobs slowed more than 1%% by either; %d snapshots per family and "
+      "routing engine (static: ftree and minhop); default judge: %s\n",
+      opt.snapshots,
+      std::find_if(std::begin(kModes), std::end(kModes), [](const Mode& m) { return m.sharing == kDefault; })->name);
+  return met ? 0 : 1;
 }

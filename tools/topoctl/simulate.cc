@@ -40,7 +40,7 @@ struct JudgeOptions {
   std::string mix{topo::kDefaultMix};
   uint64_t mix_seed = 1;
   int qps_hint = 4;
-  std::string sharing = "stationary";
+  std::string sharing = "flows";
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -70,10 +70,11 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, topo::kMaxQps));
   cmd.add_option("--sharing", o.sharing,
-                 "how a judged job shares its cables with the jobs beside it: stationary (every flow at its "
-                 "job's pace) or steps (its rings simulated step by step beside theirs, as SimGrid runs them; "
-                 "slower to judge)")
-      ->check(CLI::IsMember({"stationary", "steps"}))
+                 "how a judged job shares its cables with the jobs beside it: flows (every ring edge a flow of "
+                 "its own, max-min fair with every job joined to it through shared cables; within 5% of SimGrid "
+                 "at p95), stationary (every flow at its job's pace, direct neighbours only) or steps (its rings "
+                 "simulated step by step beside its direct neighbours'; slower)")
+      ->check(CLI::IsMember({"flows", "stationary", "steps"}))
       ->capture_default_str();
 }
 
@@ -83,7 +84,9 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
   if (topo::policy_sets_nccl_hints(policy)) out.ecmp_qps_hint = o.qps_hint;
   out.message_bytes = o.message_mib * 1024 * 1024;
   out.fabric_gpus = static_cast<int>(fabric.hosts().size()) * o.gpus_per_host;
-  out.sharing = o.sharing == "steps" ? topo::Sharing::Steps : topo::Sharing::Stationary;
+  out.sharing = o.sharing == "steps"        ? topo::Sharing::Steps
+                : o.sharing == "stationary" ? topo::Sharing::Stationary
+                                            : topo::Sharing::Flows;
   return out;
 }
 
