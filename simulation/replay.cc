@@ -136,166 +136,228 @@ class Cluster {
 
 }  // namespace
 
-Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolicy& policy,
-                const ReplayOptions& options) {
-  if (options.gpus_per_host < 1) throw std::invalid_argument("gpus_per_host must be at least 1");
-  Schedule schedule;
-  schedule.policy = policy.name;
-  schedule.jobs.reserve(trace.jobs.size());
-  Cluster cluster(tree, options.gpus_per_host);
-  std::list<Job> queue;
-  std::set<Run> running;
-  std::vector<double> call_us;
-  int failures = 0;
-  int deferrals = 0;
-  std::map<const TraceJob*, double> deferred;  // the time each deferred job was first deferred
+namespace {
 
-  TrafficMap traffic(tree.fabric());
-  SeamRoutes routes(tree.paths());         // the tree's routes, asked again and again over the replay
-  std::vector<JobTraffic> job_traffic_of;  // by schedule index
-  bool traffic_written = true;
+// One replay's state: the cluster, the queue, the running jobs, and what
+// the policy and the scheduler did, with one step of the scheduler per
+// method.
+class Replayer {
+ public:
+  Replayer(const SwitchTree& tree, const PlacementPolicy& policy, const ReplayOptions& options)
+      : tree_(tree),
+        policy_(policy),
+        options_(options),
+        cluster_(tree, options.gpus_per_host),
+        traffic_(tree.fabric()),
+        routes_(tree.paths()) {}
 
+  Schedule run(const Trace& trace);
+
+ private:
+  double idle_slowdown(const PlacementRequest& r);
+  bool deferred(const Job& job, const Placement& p, double now);
+  bool try_start(const Job& job, double now);
+  void start(const Job& job, Placement& p, double now);
+  void pass(double now);
+  void end_jobs(double now);
+  void submit(const Trace& trace, size_t& next, double now);
+  void summarize();
+
+  const SwitchTree& tree_;
+  const PlacementPolicy& policy_;
+  const ReplayOptions& options_;
+  Schedule schedule_;
+  Cluster cluster_;
+  std::list<Job> queue_;
+  std::set<Run> running_;
+  std::vector<double> call_us_;
+  int failures_ = 0;
+  int deferrals_ = 0;
+  std::map<const TraceJob*, double> deferred_;  // the time each deferred job was first deferred
+  TrafficMap traffic_;
+  SeamRoutes routes_;                       // the tree's routes, asked again and again over the replay
+  std::vector<JobTraffic> job_traffic_of_;  // by schedule index
+  bool traffic_written_ = true;
   // A job's best estimated slowdown on the idle fabric, by request shape.
-  std::map<std::tuple<int, int, Profile>, double> idle_slowdowns;
-  auto idle_slowdown = [&](const PlacementRequest& r) {
-    auto [it, added] = idle_slowdowns.try_emplace({r.hosts, r.gpus_per_host, r.profile}, 1.0);
-    if (added) {
-      Placement best = policy.place(tree, FreeMap::all_free(tree.fabric(), options.gpus_per_host), r, &routes);
-      if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
-    }
-    return it->second;
-  };
+  std::map<std::tuple<int, int, Profile>, double> idle_slowdowns_;
+};
 
-  auto try_start = [&](const Job& job, double now) {
-    if (policy.reads_traffic && !traffic_written) {
-      traffic.write(tree.fabric(), cluster.mutable_free());
-      traffic_written = true;
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    Placement p = policy.place(tree, cluster.free(), job.request, &routes);
-    call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (!p.feasible) {
-      ++failures;
-      return false;
-    }
-    // Deferring needs a job that will end and free hosts; the trace's run
-    // time stands for the time limit it does not record, and the job's
-    // share counts from its first deferral.
-    if (!running.empty()) {
-      auto first = deferred.find(job.trace);
-      double deferred_s = first == deferred.end() ? 0 : now - first->second;
-      if (defer(
-              options.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s, job.trace->duration_s)) {
-        ++deferrals;
-        deferred.try_emplace(job.trace, now);
-        return false;
+double Replayer::idle_slowdown(const PlacementRequest& r) {
+  auto [it, added] = idle_slowdowns_.try_emplace({r.hosts, r.gpus_per_host, r.profile}, 1.0);
+  if (added) {
+    Placement best = policy_.place(tree_, FreeMap::all_free(tree_.fabric(), options_.gpus_per_host), r, &routes_);
+    if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
+  }
+  return it->second;
+}
+
+// Deferring needs a job that will end and free hosts; the trace's run time
+// stands for the time limit it does not record, and the job's share counts
+// from its first deferral.
+bool Replayer::deferred(const Job& job, const Placement& p, double now) {
+  if (running_.empty()) return false;
+  auto first = deferred_.find(job.trace);
+  double deferred_s = first == deferred_.end() ? 0 : now - first->second;
+  if (!defer(
+          options_.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s, job.trace->duration_s))
+    return false;
+  ++deferrals_;
+  deferred_.try_emplace(job.trace, now);
+  return true;
+}
+
+bool Replayer::try_start(const Job& job, double now) {
+  if (policy_.reads_traffic && !traffic_written_) {
+    traffic_.write(tree_.fabric(), cluster_.mutable_free());
+    traffic_written_ = true;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  Placement p = policy_.place(tree_, cluster_.free(), job.request, &routes_);
+  call_us_.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  if (!p.feasible) {
+    ++failures_;
+    return false;
+  }
+  if (deferred(job, p, now)) return false;
+  start(job, p, now);
+  return true;
+}
+
+// The job takes the placement's hosts now; its traffic joins the running
+// jobs' when the policy reads it.
+void Replayer::start(const Job& job, Placement& p, double now) {
+  ScheduledJob s;
+  s.id = job.trace->id;
+  s.submit_s = job.trace->submit_s;
+  s.start_s = now;
+  s.end_s = now + job.trace->duration_s;
+  s.ring = std::move(p.hosts);
+  s.host_gpus = std::move(p.gpus);
+  s.profile = job.request.profile;
+  s.duty = options_.comm_duty;
+  s.free_hosts_at_start = cluster_.hosts_with(job.request.gpus_per_host);
+  for (size_t i = 0; i < s.ring.size(); ++i) {
+    cluster_.take(s.ring[i], s.host_gpus[i]);
+    s.gpus += s.host_gpus[i];
+  }
+  job_traffic_of_.emplace_back();
+  if (policy_.reads_traffic && s.ring.size() > 1) {
+    RunningJob rj{s.ring, s.profile, *std::min_element(s.host_gpus.begin(), s.host_gpus.end()), s.duty};
+    job_traffic_of_.back() = topo::job_traffic(tree_, rj, options_.message_bytes);
+    traffic_.add(job_traffic_of_.back());
+    traffic_written_ = false;
+  }
+  running_.insert({s.end_s, schedule_.jobs.size()});
+  schedule_.jobs.push_back(std::move(s));
+}
+
+// One scheduling pass over the queue: first come first served, then EASY
+// backfill behind the first job that cannot start.
+void Replayer::pass(double now) {
+  bool reserved = false;
+  double shadow = 0;
+  int extra = 0;
+  size_t looked = 0;
+  for (auto it = queue_.begin(); it != queue_.end() && looked < options_.backfill_depth; ++looked) {
+    if (cluster_.hosts_with(1) == 0) break;
+    const Job& job = *it;
+    bool fits = cluster_.fits(job.request);
+    if (!reserved) {
+      if (fits && try_start(job, now)) {
+        it = queue_.erase(it);
+        continue;
+      }
+      std::tie(shadow, extra) = cluster_.reserve(job.request, running_, schedule_);
+      reserved = true;
+    } else if (fits) {
+      bool before_shadow = now + job.trace->duration_s <= shadow;
+      if ((before_shadow || job.request.hosts <= extra) && try_start(job, now)) {
+        if (!before_shadow) extra -= job.request.hosts;
+        it = queue_.erase(it);
+        continue;
       }
     }
-    ScheduledJob s;
-    s.id = job.trace->id;
-    s.submit_s = job.trace->submit_s;
-    s.start_s = now;
-    s.end_s = now + job.trace->duration_s;
-    s.ring = std::move(p.hosts);
-    s.host_gpus = std::move(p.gpus);
-    s.profile = job.request.profile;
-    s.duty = options.comm_duty;
-    s.free_hosts_at_start = cluster.hosts_with(job.request.gpus_per_host);
-    for (size_t i = 0; i < s.ring.size(); ++i) {
-      cluster.take(s.ring[i], s.host_gpus[i]);
-      s.gpus += s.host_gpus[i];
-    }
-    job_traffic_of.emplace_back();
-    if (policy.reads_traffic && s.ring.size() > 1) {
-      RunningJob rj{s.ring, s.profile, *std::min_element(s.host_gpus.begin(), s.host_gpus.end()), s.duty};
-      job_traffic_of.back() = topo::job_traffic(tree, rj, options.message_bytes);
-      traffic.add(job_traffic_of.back());
-      traffic_written = false;
-    }
-    running.insert({s.end_s, schedule.jobs.size()});
-    schedule.jobs.push_back(std::move(s));
-    return true;
-  };
+    ++it;
+  }
+}
 
-  auto pass = [&](double now) {
-    bool reserved = false;
-    double shadow = 0;
-    int extra = 0;
-    size_t looked = 0;
-    for (auto it = queue.begin(); it != queue.end() && looked < options.backfill_depth; ++looked) {
-      if (cluster.hosts_with(1) == 0) break;
-      const Job& job = *it;
-      bool fits = cluster.fits(job.request);
-      if (!reserved) {
-        if (fits && try_start(job, now)) {
-          it = queue.erase(it);
-          continue;
-        }
-        std::tie(shadow, extra) = cluster.reserve(job.request, running, schedule);
-        reserved = true;
-      } else if (fits) {
-        bool before_shadow = now + job.trace->duration_s <= shadow;
-        if ((before_shadow || job.request.hosts <= extra) && try_start(job, now)) {
-          if (!before_shadow) extra -= job.request.hosts;
-          it = queue.erase(it);
-          continue;
-        }
-      }
-      ++it;
+// Every job that has ended by `now` gives its hosts and traffic back.
+void Replayer::end_jobs(double now) {
+  while (!running_.empty() && running_.begin()->end <= now) {
+    const ScheduledJob& done = schedule_.jobs[running_.begin()->schedule_index];
+    for (size_t i = 0; i < done.ring.size(); ++i) cluster_.give(done.ring[i], done.host_gpus[i]);
+    if (const JobTraffic& t = job_traffic_of_[running_.begin()->schedule_index]; !t.gbps.empty() || !t.flows.empty()) {
+      traffic_.remove(t);
+      traffic_written_ = false;
     }
-  };
+    running_.erase(running_.begin());
+  }
+}
 
+// Every job submitted by `now` joins the queue, or is rejected when the
+// fabric could never hold it.
+void Replayer::submit(const Trace& trace, size_t& next, double now) {
+  while (next < trace.jobs.size() && trace.jobs[next].submit_s <= now) {
+    const TraceJob& tj = trace.jobs[next++];
+    Profile profile = options_.mix.shares.empty() ? options_.profile : draw_profile(options_.mix, tj.id);
+    PlacementRequest r = job_request(tj.gpus, options_.gpus_per_host, profile);
+    r.message_bytes = options_.message_bytes;
+    if (r.hosts > cluster_.usable_hosts())
+      schedule_.rejected.push_back(tj.id);
+    else
+      queue_.push_back({&tj, r});
+  }
+}
+
+// The policy's own figures: calls, failures, deferrals and time per call.
+void Replayer::summarize() {
+  double sum = 0;
+  for (double us : call_us_) sum += us;
+  schedule_.scheduler["placement_calls"] = static_cast<double>(call_us_.size());
+  schedule_.scheduler["placement_failures"] = failures_;
+  if (options_.defer_rule.enabled()) {
+    schedule_.scheduler["placement_deferrals"] = deferrals_;
+    schedule_.scheduler["deferred_jobs"] = static_cast<double>(deferred_.size());
+  }
+  schedule_.scheduler["placement_mean_us"] = call_us_.empty() ? 0 : sum / static_cast<double>(call_us_.size());
+  schedule_.scheduler["placement_p50_us"] = nearest_rank(call_us_, 0.50, 0.0);
+  schedule_.scheduler["placement_p99_us"] = nearest_rank(call_us_, 0.99, 0.0);
+}
+
+Schedule Replayer::run(const Trace& trace) {
+  schedule_.policy = policy_.name;
+  schedule_.jobs.reserve(trace.jobs.size());
   size_t next = 0;
   const size_t n = trace.jobs.size();
   size_t reported = 0;
-  while (next < n || !running.empty()) {
+  while (next < n || !running_.empty()) {
     double now = std::numeric_limits<double>::infinity();
     if (next < n) now = trace.jobs[next].submit_s;
-    if (!running.empty()) now = std::min(now, running.begin()->end);
-    while (!running.empty() && running.begin()->end <= now) {
-      const ScheduledJob& done = schedule.jobs[running.begin()->schedule_index];
-      for (size_t i = 0; i < done.ring.size(); ++i) cluster.give(done.ring[i], done.host_gpus[i]);
-      if (const JobTraffic& t = job_traffic_of[running.begin()->schedule_index]; !t.gbps.empty() || !t.flows.empty()) {
-        traffic.remove(t);
-        traffic_written = false;
-      }
-      running.erase(running.begin());
-    }
-    while (next < n && trace.jobs[next].submit_s <= now) {
-      const TraceJob& tj = trace.jobs[next++];
-      Profile profile = options.mix.shares.empty() ? options.profile : draw_profile(options.mix, tj.id);
-      PlacementRequest r = job_request(tj.gpus, options.gpus_per_host, profile);
-      r.message_bytes = options.message_bytes;
-      if (r.hosts > cluster.usable_hosts())
-        schedule.rejected.push_back(tj.id);
-      else
-        queue.push_back({&tj, r});
-    }
+    if (!running_.empty()) now = std::min(now, running_.begin()->end);
+    end_jobs(now);
+    submit(trace, next, now);
     pass(now);
     // A job no policy can ever place (its hard limits never hold) must not
     // hold the replay forever.
-    if (running.empty() && next == n && !queue.empty()) {
-      for (const Job& j : queue) schedule.rejected.push_back(j.trace->id);
-      queue.clear();
+    if (running_.empty() && next == n && !queue_.empty()) {
+      for (const Job& j : queue_) schedule_.rejected.push_back(j.trace->id);
+      queue_.clear();
     }
-    if (options.progress && (next * 100 / std::max<size_t>(n, 1)) > reported) {
+    if (options_.progress && (next * 100 / std::max<size_t>(n, 1)) > reported) {
       reported = next * 100 / std::max<size_t>(n, 1);
-      options.progress(static_cast<double>(next) / static_cast<double>(n));
+      options_.progress(static_cast<double>(next) / static_cast<double>(n));
     }
   }
+  summarize();
+  return std::move(schedule_);
+}
 
-  double sum = 0;
-  for (double us : call_us) sum += us;
-  schedule.scheduler["placement_calls"] = static_cast<double>(call_us.size());
-  schedule.scheduler["placement_failures"] = failures;
-  if (options.defer_rule.enabled()) {
-    schedule.scheduler["placement_deferrals"] = deferrals;
-    schedule.scheduler["deferred_jobs"] = static_cast<double>(deferred.size());
-  }
-  schedule.scheduler["placement_mean_us"] = call_us.empty() ? 0 : sum / static_cast<double>(call_us.size());
-  schedule.scheduler["placement_p50_us"] = nearest_rank(call_us, 0.50, 0.0);
-  schedule.scheduler["placement_p99_us"] = nearest_rank(call_us, 0.99, 0.0);
-  return schedule;
+}  // namespace
+
+Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolicy& policy,
+                const ReplayOptions& options) {
+  if (options.gpus_per_host < 1) throw std::invalid_argument("gpus_per_host must be at least 1");
+  return Replayer(tree, policy, options).run(trace);
 }
 
 }  // namespace topo
