@@ -274,33 +274,106 @@ double alone_pace(const FlowJob& f) {
 }
 
 // How much longer the network part of a job takes than alone when each of
-// its flows runs at `gbps`, its slowest part setting the pace; a job that
-// computes part of its time waits out its computing first (ring_steps.h).
+// its flows runs at `gbps`, its slowest part setting the pace.
 double network_factor(const FlowJob& f, double gbps) {
   double pace = 0;
   for (const FlowJob::Part& p : f.parts) pace = std::max(pace, seconds_at(p.flow_bytes, gbps));
   const double alone = alone_pace(f);
   if (!std::isfinite(pace)) return kInf;
   if (!(alone > 0) || !std::isfinite(alone)) return 1;
-  const double d = f.job.duty;
-  return std::max(1.0, pace / alone - (1 - d) / d);
+  return std::max(1.0, pace / alone);
 }
 
-// Every job as one sharer, all its flows at one rate, at most its duty
-// times its pace alone (neighbours.h).
-std::vector<Share> share_tied(std::span<const FlowJob* const> jobs, const CableRoom& room) {
-  std::vector<std::vector<std::pair<int, double>>> flows(jobs.size());
-  std::vector<Sharer> sharers;
+// The jobs as sharers, one way: apart (a sharer per part) or tied (a
+// sharer per job, its parts' flows summed), each at most its duty times
+// its rate alone.
+struct Sharers {
+  std::vector<std::vector<std::pair<int, double>>> tied_flows;  // what tied sharers' spans point into
+  std::vector<Sharer> list;
+  std::vector<size_t> owner;  // the job of each sharer
+};
+
+Sharers sharers_of(std::span<const FlowJob* const> jobs, bool tied) {
+  Sharers out;
+  out.tied_flows.resize(tied ? jobs.size() : 0);
   for (size_t j = 0; j < jobs.size(); ++j) {
+    const FlowJob& f = *jobs[j];
+    if (!tied) {
+      for (const FlowJob::Part& p : f.parts) {
+        out.list.push_back({p.flows, f.job.duty * p.alone_gbps});
+        out.owner.push_back(j);
+      }
+      continue;
+    }
     std::map<int, double> on;
-    for (const FlowJob::Part& p : jobs[j]->parts)
-      for (auto [key, n] : p.flows) on[key] += n;
-    flows[j].assign(on.begin(), on.end());
     double slowest = kInf;
-    for (const FlowJob::Part& p : jobs[j]->parts) slowest = std::min(slowest, p.alone_gbps);
-    sharers.push_back({flows[j], jobs[j]->job.duty * slowest});
+    for (const FlowJob::Part& p : f.parts) {
+      for (auto [key, n] : p.flows) on[key] += n;
+      slowest = std::min(slowest, p.alone_gbps);
+    }
+    out.tied_flows[j].assign(on.begin(), on.end());
+    out.list.push_back({out.tied_flows[j], f.job.duty * slowest});
+    out.owner.push_back(j);
   }
-  return share_max_min(sharers, room);
+  return out;
+}
+
+// The rate a flow of a job gets on one cable while the job sends, when
+// every other flow there keeps the rate it has on average: max-min on that
+// cable alone (water filling), with `own` flows of the job.
+double level_on(double room, double own, std::vector<std::pair<double, double>>& others) {  // (rate, flows)
+  std::sort(others.begin(), others.end());
+  double left = room, rising = own;
+  for (auto [rate, flows] : others) rising += flows;
+  for (auto [rate, flows] : others) {
+    if (rate * rising >= left) break;
+    left -= rate * flows;
+    rising -= flows;
+  }
+  return rising > 0 ? std::max(0.0, left) / rising : kInf;
+}
+
+// Each job's rate while it sends: its slowest cable's level with every
+// other job at the rate the sharing gave it (a job at its duty's cap is
+// an average of sending and computing; the job judged is sending).
+std::vector<double> sending_rates(const Sharers& s, std::span<const Share> shares, size_t jobs, const CableRoom& room) {
+  struct Entry {
+    int key;
+    size_t job;
+    double flows, rate;
+  };
+  std::vector<Entry> all;
+  for (size_t k = 0; k < s.list.size(); ++k)
+    for (auto [key, n] : s.list[k].flows)
+      if (n > 0) all.push_back({key, s.owner[k], n, shares[k].flow_gbps});
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  std::vector<double> rate(jobs, kInf);
+  std::vector<std::pair<double, double>> others;
+  for (size_t i = 0; i < all.size();) {
+    size_t end = i;
+    while (end < all.size() && all[end].key == all[i].key) ++end;
+    for (size_t e = i; e < end; ++e) {
+      const size_t j = all[e].job;
+      double own = 0;
+      others.clear();
+      for (size_t o = i; o < end; ++o)
+        if (all[o].job == j)
+          own += all[o].flows;
+        else
+          others.emplace_back(all[o].rate, all[o].flows);
+      rate[j] = std::min(rate[j], level_on(room.gbps(all[i].key), own, others));
+    }
+    i = end;
+  }
+  return rate;
+}
+
+// Each job's rate while it sends, with the jobs sharing apart or tied.
+std::vector<double> shared_rates(std::span<const FlowJob* const> jobs, const CableRoom& room, bool tied) {
+  const Sharers s = sharers_of(jobs, tied);
+  if (s.list.empty()) return std::vector<double>(jobs.size(), kInf);
+  const std::vector<Share> shares = share_max_min(s.list, room);
+  return sending_rates(s, shares, jobs.size(), room);
 }
 
 // `out` (the job's estimate alone or among its neighbours) with the time
@@ -351,31 +424,17 @@ FlowJob flow_job(const PathIndex& index, const NeighbourJob& job, const ModelOpt
 }
 
 std::vector<Estimate> share_by_flows(const PathIndex& index, std::span<const FlowJob* const> jobs, double efficiency) {
-  std::vector<Sharer> sharers;
-  std::vector<size_t> first;
-  for (const FlowJob* f : jobs) {
-    first.push_back(sharers.size());
-    for (const FlowJob::Part& p : f->parts) sharers.push_back({p.flows, f->job.duty * p.alone_gbps});
-  }
-  first.push_back(sharers.size());
-  if (sharers.empty()) {
-    std::vector<Estimate> out;
-    for (const FlowJob* f : jobs) out.push_back(f->alone);
-    return out;
-  }
   const CableRoom room(index, BackgroundLoad(), efficiency);
-  const std::vector<Share> apart = share_max_min(sharers, room);
-  const std::vector<Share> tied = share_tied(jobs, room);
+  const std::vector<double> apart = shared_rates(jobs, room, false), tied = shared_rates(jobs, room, true);
   std::vector<Estimate> out;
   out.reserve(jobs.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
-    double slowest = kInf;
-    for (size_t k = first[j]; k < first[j + 1]; ++k) slowest = std::min(slowest, apart[k].flow_gbps);
-    const double gbps = std::isfinite(slowest) ? std::sqrt(slowest * tied[j].flow_gbps) : tied[j].flow_gbps;
+    const double gbps = std::isfinite(apart[j]) && std::isfinite(tied[j]) ? std::sqrt(apart[j] * tied[j]) : kInf;
     out.push_back(flowed(*jobs[j], gbps, jobs[j]->alone));
   }
   return out;
 }
+
 std::vector<Estimate> estimate_each_by_flows(const PathIndex& index, std::span<const NeighbourJob> jobs,
                                              const ModelOptions& options) {
   const Neighbours all = added(index, jobs, options);

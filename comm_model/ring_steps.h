@@ -90,11 +90,11 @@ std::vector<Estimate> estimate_each_by_steps(const PathIndex& index, std::span<c
 // tables; either bound alone reaches 13-16% there. It costs two sharings
 // of the jobs together, not a simulation.
 //
-// A job that computes part of its time (duty d < 1) loads each edge at
-// most d times the rate the edge gets alone. Its collective's network time
-// is then what is left of the period the network allows, once its computing
-// ((1 - d) / d of its network time alone) is taken out: a job held to its
-// duty's share is not slowed, and at d = 1 the time is the rate's.
+// Both ways, a job that computes part of its time (duty d < 1) loads its
+// cables at most d times its rate alone: its average. The judged job is
+// sending: on each of its cables its flows take what max-min on that cable
+// leaves them with every other flow at the rate the sharing gave it, and
+// its slowest cable sets its rate (at d = 1 that is the sharing's own).
 // Collectives that are not rings (a tree, AllToAll, Broadcast's chain), and
 // rings under ECMP hashing, share as one sharer both ways.
 

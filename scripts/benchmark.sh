@@ -17,6 +17,12 @@
 #     and for at most three times it (--defer-share 3); and the default mix
 #     under adaptive routing with --defer-above 1.10 --defer-share 1. Writes
 #     sim-goal-itp<NN>-<routing>.json and goal-report/.
+#  4. --judge-speed: only the judge's speed: ITP traces 01-05 (or
+#     --goal-traces), GPUs x8, load 0.9, on the routing goal's fabric,
+#     policies tree and topo-aware, the default mix and routing, once per
+#     --sharing (default flows,stationary); prints a table of wall seconds
+#     per trace (the goal: at most 300 s each) and writes
+#     sim-speed-itp<NN>-<sharing>.json.
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
@@ -30,6 +36,7 @@
 #          [--namings contiguous,interleaved] [--policies tree,topo-aware]
 #          [--score-only] [--no-cluster] [--no-simulation]
 #          [--routing-goal [--goal-traces 01,02,03,04,05]]
+#          [--judge-speed [--sharing flows,stationary,steps]]
 #
 # Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
 # ITP cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
@@ -50,6 +57,7 @@ first=0 jobs=80 scale=2000 load=10 max_duration=60
 namings=interleaved,contiguous
 policies=tree,topo-aware
 score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
+judge_speed=0 sharings=flows,stationary
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
 itp4=$root/../shared/traces/itp/cluster04.csv
 
@@ -62,6 +70,7 @@ while [ $# -gt 0 ]; do
     --no-cluster) cluster=0; shift; continue ;;
     --no-simulation) simulation=0; shift; continue ;;
     --routing-goal) routing_goal=1; shift; continue ;;
+    --judge-speed) judge_speed=1; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
   case $1 in
@@ -78,6 +87,7 @@ while [ $# -gt 0 ]; do
     --namings) namings=$2 ;;
     --policies) policies=$2 ;;
     --goal-traces) goal_traces=$2 ;;
+    --sharing) sharings=$2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2
@@ -120,6 +130,27 @@ rel() { realpath -m --relative-to="$root" "$1"; } # a path as the results show i
 
 started=$(date +%s)
 scores=()
+if [ "$judge_speed" = 1 ]; then
+  speed_fabric=leafspine:leaves=32,hosts_per_leaf=16,spines=8,oversub=2,naming=contiguous
+  IFS=, read -r -a speed_traces <<<"$goal_traces"
+  IFS=, read -r -a speed_sharings <<<"$sharings"
+  printf '%-8s %-11s %10s %12s %12s\n' trace sharing 'wall s' 'tree AR p95' 'topo AR p95'
+  for t in "${speed_traces[@]}"; do
+    csv=$(rel "$root/../shared/traces/itp/cluster$t.csv")
+    [ -r "$root/$csv" ] || die "no trace $csv"
+    for sharing in "${speed_sharings[@]}"; do
+      name=speed-itp$t-$sharing
+      t0=$(date +%s.%N)
+      simulate "$name" "judge speed: ITP cluster$t (GPUs x8, load 0.9), 512 hosts 2:1, --sharing $sharing" \
+        --trace "$csv" --scale-gpus 8 --load 0.9 --synthetic "$speed_fabric" --policies tree,topo-aware \
+        --sharing "$sharing" || die "topoctl simulate failed"
+      wall=$(echo "$(date +%s.%N) - $t0" | bc)
+      p95=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["policies"]; print("%.3f %.3f" % (p["tree"]["p95_allreduce_slowdown"], p["topo-aware"]["p95_allreduce_slowdown"]))' "$results/sim-$name.json")
+      printf '%-8s %-11s %10.1f %12s %12s\n' "$t" "$sharing" "$wall" ${p95}
+    done
+  done
+  exit 0
+fi
 if [ "$routing_goal" = 1 ]; then
   goal_fabric=leafspine:leaves=32,hosts_per_leaf=16,spines=8,oversub=2,naming=contiguous
   goals=()

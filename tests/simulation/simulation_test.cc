@@ -47,6 +47,13 @@ std::vector<std::string> alternating(const Fabric& f, const SwitchTree& tree, in
   return out;
 }
 
+// alternating() between leaves 0 and 1 as node ids.
+std::vector<NodeId> alternating_ring(const Fabric& f, const SwitchTree& tree, int offset) {
+  std::vector<NodeId> out;
+  for (const std::string& h : alternating(f, tree, 0, 1, 4, offset)) out.push_back(host(f, h));
+  return out;
+}
+
 OutcomeOptions options_for(const Fabric& f) {
   OutcomeOptions o;
   o.fabric_gpus = static_cast<int>(f.hosts().size()) * 8;
@@ -124,7 +131,62 @@ TEST(SimulationJudge, StepByStepIdenticalNeighboursShareEveryStep) {
   EXPECT_DOUBLE_EQ(stepped.jobs[0].allreduce_slowdown, e.time_s / e.ideal_time_s);
   // The stationary judge is kinder: b's demand counts the share of its time
   // alone spent in latency as computing, so it asks less than half.
-  EXPECT_LT(judge(tree, s, options_for(f)).jobs[0].allreduce_slowdown, stepped.jobs[0].allreduce_slowdown);
+  OutcomeOptions stationary = options_for(f);
+  stationary.sharing = Sharing::Stationary;
+  EXPECT_LT(judge(tree, s, stationary).jobs[0].allreduce_slowdown, stepped.jobs[0].allreduce_slowdown);
+}
+
+// The default judge shares per flow among every job joined through shared
+// cables, however far: a job's slowdown is what estimate_each_by_flows()
+// gives it among all of them, not among its direct neighbours only.
+TEST(SimulationJudge, PerFlowJudgesAJobAmongEveryJobJoinedToIt) {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  f.set_routing(testing::dmodk_routing(f));
+  SwitchTree tree(f);
+  Schedule s;
+  // a and b share leaf 0's uplinks, b and c leaf 2's; a never meets c.
+  s.jobs.push_back(job(f, "a", alternating(f, tree, 0, 1, 4, 0), 0, 100, 1));
+  s.jobs.push_back(job(f, "b", alternating(f, tree, 0, 2, 4, 4), 0, 100, 1));
+  s.jobs.push_back(job(f, "c", alternating(f, tree, 2, 3, 4, 0), 0, 100, 1));
+  OutcomeOptions o = options_for(f);
+  ASSERT_EQ(o.sharing, Sharing::Flows);
+  for (ScheduledJob& j : s.jobs) j.duty = 1.0;
+  PolicyOutcome judged = judge(tree, s, o);
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.protocol = Protocol::Simple;
+  const Request r{Collective::AllReduce, kMessageBytes, Dtype::Bf16, 1};
+  std::vector<NeighbourJob> all;
+  for (const ScheduledJob& j : s.jobs) all.push_back({j.ring, r, 1.0, std::nullopt});
+  std::vector<Estimate> each = estimate_each_by_flows(tree.paths(), all, ring);
+  for (size_t j = 0; j < all.size(); ++j)
+    EXPECT_NEAR(judged.jobs[j].allreduce_slowdown, each[j].time_s / each[j].ideal_time_s, 1e-9) << j;
+  EXPECT_GT(judged.jobs[0].allreduce_slowdown, judged.jobs[0].allreduce_alone_slowdown * 1.05);
+}
+
+// Two identical rings always sending on the same uplinks: per flow, each
+// gets half of every uplink, both ways the judge bounds it (tied and
+// apart), so the network time doubles and the latency does not.
+TEST(SimulationJudge, PerFlowIdenticalRingsHalveTheirUplinks) {
+  Fabric f = make_synthetic(kTwoToOne);
+  SwitchTree tree(f);
+  ModelOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  ring.protocol = Protocol::Simple;
+  const Request r{Collective::AllReduce, kMessageBytes, Dtype::Bf16, 8};
+  const std::vector<NeighbourJob> jobs{{alternating_ring(f, tree, 0), r, 1.0, std::nullopt},
+                                       {alternating_ring(f, tree, 4), r, 1.0, std::nullopt}};
+  const Estimate alone = estimate(tree.paths(), jobs[0].ring, r, {}, ring);
+  const std::vector<Estimate> each = estimate_each_by_flows(tree.paths(), jobs, ring);
+  for (const Estimate& e : each) {
+    EXPECT_NEAR(e.time_s - e.latency_s, 2 * (alone.time_s - alone.latency_s), e.time_s * 1e-9);
+    EXPECT_DOUBLE_EQ(e.latency_s, alone.latency_s);
+  }
+  // A neighbour that computes half its time loads the uplinks half as much:
+  // the judged ring, sending, gets the other half.
+  const NeighbourJob half{jobs[1].ring, r, 0.5, std::nullopt};
+  const Estimate e = estimate_by_flows(tree.paths(), jobs[0].ring, r, {&half, 1}, ring);
+  EXPECT_NEAR(e.time_s - e.latency_s, 2 * (alone.time_s - alone.latency_s), e.time_s * 1e-9);
 }
 
 TEST(SimulationJudge, SummaryCountsWaitsMakespanAndUtilization) {
