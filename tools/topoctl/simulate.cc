@@ -78,6 +78,9 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
       ->capture_default_str();
 }
 
+// Which judge printed a run's figures, for its description.
+std::string judged_by(const JudgeOptions& o) { return fmt::format(", judged with --sharing {}", o.sharing); }
+
 // `policy`'s jobs are judged with the NCCL hints it gives them.
 topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric, std::string_view policy) {
   topo::OutcomeOptions out;
@@ -340,6 +343,7 @@ Run add_simulate(CLI::App& app) {
                                          : o.input.synthetic;
     c.trace = trace.source + scaling;
     c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
+    c.trace += judged_by(o.judge);
     if (o.defer_rule.enabled())
       c.trace += fmt::format(
           ", jobs deferred while estimated above {} times their best on the idle fabric "
@@ -386,7 +390,7 @@ Run add_score(CLI::App& app) {
         job.profile = topo::draw_profile(mix, job.id);
         job.duty = opts->judge.comm_duty;
       }
-      if (c.trace.empty()) c.trace = trace;
+      if (c.trace.empty()) c.trace = trace + judged_by(opts->judge);
       c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric, s.policy)));
     }
     return emit(c, opts->json, opts->output);
