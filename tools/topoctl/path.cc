@@ -217,10 +217,7 @@ void add_path_options(CLI::App& cmd, PathOptions& o) {
   add_input_options(cmd, o.input);
   cmd.add_option("--from", o.from, "the sending host")->required();
   cmd.add_option("--to", o.to, "the receiving host")->required();
-  cmd.add_option("--routing", o.routing,
-                 "adaptive, static (the snapshot's tables), static:ENGINE (ftree, minhop, updn, dfsssp: the "
-                 "snapshot's tables when they are that engine's, else emulated) or ecmp:QPS (RoCE hashing: "
-                 "the equal-cost paths each QP may take); default: the snapshot's own");
+  add_routing_option(cmd, o.routing);
   cmd.add_option("--rail", o.rail, "leave on the HCA of this rail (default: the host's first)");
   cmd.add_option("--max-paths", o.max_paths, "adaptive, ecmp: list at most this many equal paths")
       ->capture_default_str();
