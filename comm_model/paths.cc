@@ -1,17 +1,15 @@
 #include "comm_model/paths.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "fabric/switch_ranks.h"
 
 namespace topo {
 namespace {
-
-bool usable(const Link& l) { return l.kind == LinkKind::Cable && l.gbps() > 0; }
 
 void add_bytes(std::span<double> trunk_bytes, int t, double bytes, std::vector<int>& touched) {
   double& at = trunk_bytes[static_cast<size_t>(t)];
@@ -35,34 +33,20 @@ PathIndex::PathIndex(const Fabric& fabric) : fabric_(&fabric) {
   index_descent(rank, order);
 }
 
-// Switch slots, and each switch's rank: 0 for every leaf (a switch with a
-// routed HCA cable), then hops from the nearest leaf; -1 where none is reached.
+// Switch slots, in Fabric::switches() order, and each switch's rank by slot
+// over the routed cables (fabric/switch_ranks.h): 0 for every leaf (a switch
+// with a routed HCA cable, as FabricIndex::leaves() has them), then hops
+// from the nearest leaf; -1 where none is reached.
 std::vector<int> PathIndex::index_switches() {
   const Fabric& fabric = *fabric_;
-  const FabricGraph& g = fabric.graph();
   const FabricIndex& fi = fabric.index();
+  const SwitchRanks ranks(fabric, RankCables::Routed);
   slot_.assign(fabric.node_count(), -1);
+  std::vector<int> rank;
   for (NodeId s : fabric.switches()) {
     slot_[s] = static_cast<int>(slot_node_.size());
     slot_node_.push_back(s);
-  }
-  const size_t slots = slot_node_.size();
-  std::vector<int> rank(slots, -1);
-  std::deque<int> queue;
-  for (NodeId s : fi.leaves()) {
-    rank[slot_[s]] = 0;
-    queue.push_back(slot_[s]);
-  }
-  while (!queue.empty()) {
-    int a = queue.front();
-    queue.pop_front();
-    NodeId s = slot_node_[a];
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
-      int b = slot_[fabric.peer(e, s)];
-      if (b < 0 || !usable(g[e]) || rank[b] >= 0) continue;
-      rank[b] = rank[a] + 1;
-      queue.push_back(b);
-    }
+    rank.push_back(ranks.rank(s));
   }
   leaves_.assign(fi.leaves().begin(), fi.leaves().end());
   for (NodeId leaf : leaves_) leaf_slot_.push_back(slot_[leaf]);
@@ -136,7 +120,7 @@ void PathIndex::index_trunks(const std::vector<int>& rank) {
     std::vector<std::pair<int, LinkId>> cables;
     for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
       int b = slot_[fabric.peer(e, s)];
-      if (b < 0 || !usable(g[e]) || rank[b] < 0 || rank[b] == rank[a]) continue;
+      if (b < 0 || !admits(RankCables::Routed, g[e]) || rank[b] < 0 || rank[b] == rank[a]) continue;
       cables.emplace_back(b, e);
     }
     std::stable_sort(cables.begin(), cables.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -207,8 +207,8 @@ NicCollection HealthStore::load_nics(int64_t collection_id) const {
   n.bind(1, collection_id);
   std::map<std::pair<std::string, std::string>, size_t> at;
   while (n.step()) {
-    at[{n.column_text(0), n.column_text(1)}] = out.nics.size();
-    out.nics.push_back({n.column_text(0), n.column_text(1), {}, n.column_int(2)});
+    at[{n.column_text(0), n.column_text(1)}] = out.samples.size();
+    out.samples.push_back({n.column_text(0), n.column_text(1), {}, n.column_int(2)});
   }
   Statement k = connection_.prepare("SELECT host, iface, counter, value FROM nic_counter WHERE collection_id = ?1",
                                     "cannot read a collection's NIC counters");
@@ -216,7 +216,7 @@ NicCollection HealthStore::load_nics(int64_t collection_id) const {
   while (k.step()) {
     auto it = at.find({k.column_text(0), k.column_text(1)});
     if (it == at.end()) continue;  // the foreign key keeps this from happening
-    out.nics[it->second].counters[k.column_text(2)] = static_cast<uint64_t>(k.column_int(3));
+    out.samples[it->second].counters[k.column_text(2)] = static_cast<uint64_t>(k.column_int(3));
   }
   return out;
 }

@@ -1,7 +1,6 @@
 #include "fabric/classify.h"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -9,6 +8,8 @@
 #include <span>
 
 #include <fmt/format.h>
+
+#include "fabric/switch_ranks.h"
 
 namespace topo {
 namespace {
@@ -25,38 +26,11 @@ struct DisjointSets {
   void join(size_t a, size_t b) { parent[root(a)] = root(b); }
 };
 
-bool is_cable_between(const FabricGraph& g, LinkId e, NodeKind a, NodeKind b) {
-  if (g[e].kind != LinkKind::Cable) return false;
-  NodeKind ka = g[boost::source(e, g)].kind, kb = g[boost::target(e, g)].kind;
-  return (ka == a && kb == b) || (ka == b && kb == a);
-}
-
-// Each switch's height (Node::height): switch hops above the nearest leaf,
-// -1 where no leaf reaches. A breadth-first walk up from every switch with
-// an HCA cable, over switch-to-switch cables of any state.
-void measure_heights(FabricGraph& g, std::span<const NodeId> switches) {
-  for (NodeId s : switches) g[s].height = -1;
-  std::deque<NodeId> queue;
-  for (auto e : boost::make_iterator_range(boost::edges(g))) {
-    if (!is_cable_between(g, e, NodeKind::Hca, NodeKind::Switch)) continue;
-    NodeId s = g[boost::source(e, g)].kind == NodeKind::Switch ? boost::source(e, g) : boost::target(e, g);
-    if (g[s].height != 0) {
-      g[s].height = 0;
-      queue.push_back(s);
-    }
-  }
-  while (!queue.empty()) {
-    NodeId s = queue.front();
-    queue.pop_front();
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, g))) {
-      if (!is_cable_between(g, e, NodeKind::Switch, NodeKind::Switch)) continue;
-      NodeId t = boost::target(e, g);
-      if (g[t].height < 0) {
-        g[t].height = g[s].height + 1;
-        queue.push_back(t);
-      }
-    }
-  }
+// Each switch's height (Node::height): its rank over cables of any state,
+// so that a cable going down moves no switch to another level.
+void measure_heights(const Fabric& fabric, FabricGraph& g) {
+  const SwitchRanks ranks(fabric, RankCables::Any);
+  for (NodeId s : fabric.switches()) g[s].height = ranks.rank(s);
 }
 
 // A node's height for comparing ends: kUnreached where no leaf reaches it
@@ -296,7 +270,7 @@ void classify(Fabric& fabric) {
   FabricGraph& g = *fabric.graph_;
   std::vector<Fault>& faults = fabric.faults_;
   faults.clear();
-  measure_heights(g, fabric.switches_);
+  measure_heights(fabric, g);
   level_switches(g, fabric.switches_, faults);
   judge_cables(fabric, g, faults);
   const int pods = assign_pods(g, fabric.switches_);

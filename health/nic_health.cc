@@ -15,7 +15,7 @@ namespace {
 using Counters = std::map<std::string, uint64_t, std::less<>>;
 
 // The growth of one counter between two readings; nullopt when either
-// reading lacks it. A counter that went backwards was reset.
+// reading lacks it.
 struct Delta {
   const Counters& a;
   const Counters& b;
@@ -24,9 +24,7 @@ struct Delta {
   std::optional<uint64_t> operator()(std::string_view name) const {
     auto x = a.find(name), y = b.find(name);
     if (x == a.end() || y == b.end()) return std::nullopt;
-    if (y->second >= x->second) return y->second - x->second;
-    reset = true;
-    return y->second;
+    return counter_growth(x->second, y->second, reset);
   }
   // The sum over names present; nullopt when none is.
   std::optional<uint64_t> sum(std::initializer_list<std::string> names) const {
@@ -129,15 +127,12 @@ std::string_view name(NicFindingKind kind) {
 }
 
 std::vector<NicRates> nic_rates(const Fabric& f, const NicCollection& before, const NicCollection& after) {
-  if (after.taken_ms <= before.taken_ms)
-    throw std::invalid_argument(fmt::format("NIC collection {} ({}) is not later than collection {} ({})", after.id,
-                                            after.taken_at, before.id, before.taken_at));
-  const int64_t span_ms = after.taken_ms - before.taken_ms;
+  const int64_t span_ms = interval_ms(before, after, "NIC collection");
   std::map<std::pair<std::string, std::string>, const NicSample*> old;
-  for (const NicSample& s : before.nics) old[{s.host, s.iface}] = &s;
+  for (const NicSample& s : before.samples) old[{s.host, s.iface}] = &s;
   auto cables = nic_cables(f);
   std::vector<NicRates> out;
-  for (const NicSample& s : after.nics) {
+  for (const NicSample& s : after.samples) {
     auto a = old.find({s.host, s.iface});
     if (a == old.end()) continue;
     // Its own times when both readings have one and they run forward.

@@ -19,7 +19,7 @@
 // A NIC's interval runs between its own reading times (NicSample::taken_ms)
 // where both readings carry one, else between the collections'.
 // A counter that reads lower than before was reset: the later value is
-// taken as the count since the reset (as port_health.h does).
+// taken as the count since the reset (counter_series.h).
 //
 // A NIC is the host end of one cable: the fabric's HCA whose host and
 // device are the sample's host and iface (an LLDP fabric names a host's
@@ -44,16 +44,14 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "health/counter_series.h"
 #include "health/ethtool_counters.h"
 
 namespace topo {
 
-struct NicCollection {
-  int64_t id = 0;
-  std::string taken_at;         // UTC ISO-8601
-  int64_t taken_ms = 0;         // Unix milliseconds
-  std::vector<NicSample> nics;  // a NIC's taken_ms 0: read at taken_ms
-};
+// Every NIC's counters at one moment (counter_series.h); a NIC whose own
+// taken_ms is 0 was read at the collection's.
+using NicCollection = Collection<NicSample>;
 
 struct NicRates {
   std::string host;

@@ -20,13 +20,6 @@ SampleMap by_port(const CounterCollection& c) {
   return out;
 }
 
-// A counter that went backwards was reset: count from zero.
-uint64_t delta(uint64_t before, uint64_t after, bool& reset) {
-  if (after >= before) return after - before;
-  reset = true;
-  return after;
-}
-
 PortRates rates(const Fabric& f, const Link& l, NodeId self, int port, const PortCounters& a, const PortCounters& b,
                 double seconds) {
   PortRates r;
@@ -35,18 +28,20 @@ PortRates rates(const Fabric& f, const Link& l, NodeId self, int port, const Por
   r.port = port;
   const double hours = seconds / 3600;
   for (size_t i = 0; i < std::size(kErrorCounters); ++i) {
-    r.errors[i] = delta(a.get(kErrorCounters[i]), b.get(kErrorCounters[i]), r.reset);
+    r.errors[i] = counter_growth(a.get(kErrorCounters[i]), b.get(kErrorCounters[i]), r.reset);
     r.errors_per_hour[i] = hours > 0 ? static_cast<double>(r.errors[i]) / hours : 0;
   }
-  r.xmit_wait = delta(a.xmit_wait, b.xmit_wait, r.reset);
+  r.xmit_wait = counter_growth(a.xmit_wait, b.xmit_wait, r.reset);
   // One tick: the time to send one 4-octet PortXmitData unit at the link's rate.
   const double ticks = seconds * l.rate.gbps() * 1e9 / 32;
   r.xmit_wait_share = ticks > 0 ? std::min(1.0, static_cast<double>(r.xmit_wait) / ticks) : 0;
   // A 32-bit data counter read through PortCounters only saturates; a reading
   // below the last one is a reset either way.
   bool data_reset = false;
-  r.xmit_gbps = seconds > 0 ? static_cast<double>(delta(a.xmit_data, b.xmit_data, data_reset)) * 32 / seconds / 1e9 : 0;
-  r.rcv_gbps = seconds > 0 ? static_cast<double>(delta(a.rcv_data, b.rcv_data, data_reset)) * 32 / seconds / 1e9 : 0;
+  r.xmit_gbps =
+      seconds > 0 ? static_cast<double>(counter_growth(a.xmit_data, b.xmit_data, data_reset)) * 32 / seconds / 1e9 : 0;
+  r.rcv_gbps =
+      seconds > 0 ? static_cast<double>(counter_growth(a.rcv_data, b.rcv_data, data_reset)) * 32 / seconds / 1e9 : 0;
   r.reset |= data_reset;
   return r;
 }
@@ -55,10 +50,7 @@ PortRates rates(const Fabric& f, const Link& l, NodeId self, int port, const Por
 
 std::vector<CableHealth> cable_health(const Fabric& f, const CounterCollection& before,
                                       const CounterCollection& after) {
-  if (after.taken_ms <= before.taken_ms)
-    throw std::invalid_argument(fmt::format("collection {} ({}) is not later than collection {} ({})", after.id,
-                                            after.taken_at, before.id, before.taken_at));
-  const double seconds = static_cast<double>(after.taken_ms - before.taken_ms) / 1000;
+  const double seconds = static_cast<double>(interval_ms(before, after, "collection")) / 1000;
   SampleMap a = by_port(before), b = by_port(after);
   std::vector<CableHealth> out;
   for (LinkId e : f.cables()) {

@@ -15,7 +15,8 @@
 // It is a comparison between ports and over time, not a calibrated figure.
 //
 // A counter that reads lower than before was reset (or the port
-// re-trained): the later value is taken as the count since the reset.
+// re-trained): the later value is taken as the count since the reset
+// (counter_series.h).
 //
 // A cable passes a threshold when its errors per hour (all error counters
 // summed) or its XmitWait share reaches it; it is then marked degraded on
@@ -30,16 +31,13 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "health/counter_series.h"
 #include "health/port_counters.h"
 
 namespace topo {
 
-struct CounterCollection {
-  int64_t id = 0;
-  std::string taken_at;  // UTC ISO-8601
-  int64_t taken_ms = 0;  // Unix milliseconds
-  std::vector<PortSample> samples;
-};
+// Every port's counters at one moment (counter_series.h).
+using CounterCollection = Collection<PortSample>;
 
 // One end of a cable between two collections.
 struct PortRates {

@@ -175,8 +175,8 @@ TEST(NicHealth, ResetCountersAndTheMedianNeedsThreePeers) {
   EXPECT_DOUBLE_EQ(r[0].rx_pauses_per_second, 10);
   EXPECT_FALSE(r[0].rx_paused_share);            // no duration counter
   EXPECT_TRUE(check_nic_health(r, {}).empty());  // two peers: no median
-  b.nics.push_back(nic("gpu03", 20, 0));
-  a.nics.push_back(nic("gpu03", 0, 0));
+  b.samples.push_back(nic("gpu03", 20, 0));
+  a.samples.push_back(nic("gpu03", 0, 0));
   std::vector<NicFinding> found = check_nic_health(nic_rates(f, a, b), {});
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].host, "gpu01");
@@ -207,9 +207,9 @@ TEST(NicHealth, StoredBesidePortCountersAndRatedFromTheStore) {
   int64_t snapshot = SnapshotStore(db).save(f);
   HealthStore store(db);
   NicCollection t0 = collection(kEthtool / "roce-t0", 0), t1 = collection(kEthtool / "roce-t1", 0);
-  int64_t first = store.add_nics(snapshot, t0.nics, "ethtool:t0", {});
+  int64_t first = store.add_nics(snapshot, t0.samples, "ethtool:t0", {});
   EXPECT_TRUE(latest_nic_rates(store, f, snapshot).empty());
-  int64_t second = store.add_nics(snapshot, t1.nics, "ethtool:t1", {"gpu07 eth0: no such netdev"});
+  int64_t second = store.add_nics(snapshot, t1.samples, "ethtool:t1", {"gpu07 eth0: no such netdev"});
   EXPECT_EQ(store.newest(), second);
   // NIC collections are not port counter collections.
   EXPECT_TRUE(store.list(snapshot).empty());
@@ -220,7 +220,7 @@ TEST(NicHealth, StoredBesidePortCountersAndRatedFromTheStore) {
   EXPECT_EQ(listed[1].unanswered, std::vector<std::string>{"gpu07 eth0: no such netdev"});
   EXPECT_EQ(listed[0].taken_ms, t0.taken_ms);  // dated by the files' own times
   NicCollection back = store.load_nics(first);
-  EXPECT_EQ(back.nics, t0.nics);  // bit for bit
+  EXPECT_EQ(back.samples, t0.samples);  // bit for bit
   std::vector<NicRates> rates = latest_nic_rates(store, f, snapshot);
   EXPECT_EQ(check_nic_health(rates, {}).size(), 2u);
 }

@@ -56,10 +56,7 @@ void add_source_options(CLI::App& cmd, Options& o) {
 }
 
 void add_routing_options(CLI::App& cmd, Options& o) {
-  auto* routing = cmd.add_option("--routing", o.routing,
-                                 "adaptive (the default), static:ENGINE (ftree, minhop, updn): tables emulated "
-                                 "by that OpenSM engine's rules, or ecmp:QPS (RoCE: QPS queue pairs per connection, "
-                                 "each hashed onto one equal-cost path)");
+  auto* routing = add_routing_option(cmd, o.routing);
   auto* dump = cmd.add_option("--lfts-dump", o.lfts_dump,
                               "static routing read from OpenSM's opensm-lfts.dump (opensm -D 0x43 "
                               "--dump_files_dir DIR)")

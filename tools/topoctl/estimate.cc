@@ -141,10 +141,7 @@ void add_options(CLI::App& cmd, Options& opts) {
                  "of its own, what the replay's judge uses)")
       ->check(CLI::IsMember({"stationary", "steps", "flows"}))
       ->capture_default_str();
-  cmd.add_option("--routing", opts.routing,
-                 "how the fabric routes: adaptive, static (the snapshot's tables) or static:ENGINE (ftree, minhop, "
-                 "updn, dfsssp emulated) or ecmp:QPS (RoCE: QPS queue pairs per connection, each hashed onto "
-                 "one equal-cost path); default: the snapshot's own");
+  add_routing_option(cmd, opts.routing);
   cmd.add_option("--ecmp-draws", opts.ecmp_draws,
                  "under ECMP: runs of the hash to estimate, for the expected and p95 time and the collision "
                  "probability")

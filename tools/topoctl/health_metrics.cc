@@ -108,7 +108,7 @@ void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::
     // the rates take them (the larger of the link-level and per-priority sums).
     out.family("topo_aware_nic_pause_frames_total", "counter",
                "Pause frames (link-level or PFC, whichever counts more) received (rx) or sent (tx).");
-    for (const topo::NicSample& s : newest->nics)
+    for (const topo::NicSample& s : newest->samples)
       for (const char* dir : {"rx", "tx"}) {
         uint64_t prio = 0;
         for (int p = 0; p < 8; ++p) {
@@ -131,7 +131,7 @@ void nic_metrics(Exposition& out, const topo::NicCollection* newest, const std::
                          Raw{"topo_aware_nic_cnp_handled_total", "rp_cnp_handled",
                              "rp_cnp_handled: CNPs received and acted on (rate reduced)."}}) {
       out.family(r.metric, "counter", r.help);
-      for (const topo::NicSample& s : newest->nics)
+      for (const topo::NicSample& s : newest->samples)
         if (auto it = s.counters.find(r.counter); it != s.counters.end())
           out.sample(r.metric, nic(s.host, s.iface), static_cast<double>(it->second));
     }

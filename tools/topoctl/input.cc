@@ -61,6 +61,23 @@ LoadedFabric load(const FabricInput& input) {
   return {std::move(fabric), id, info.taken_at};
 }
 
+CLI::Option* add_routing_option(CLI::App& cmd, std::string& routing) {
+  std::string help =
+      "how the fabric routes: adaptive (every flow spread evenly over the shortest up/down paths), static (the "
+      "snapshot's forwarding tables), static:ENGINE (ftree, minhop, updn, dfsssp: the snapshot's tables when they "
+      "are that engine's, else emulated) or ecmp:QPS (RoCE: QPS queue pairs per connection, each hashed onto one "
+      "equal-cost path)";
+  if (routing.empty()) return cmd.add_option("--routing", routing, help + "; default: the snapshot's own");
+  return cmd.add_option("--routing", routing, help)->capture_default_str();
+}
+
+CLI::Option* add_profile_option(CLI::App& cmd, std::string& profile) {
+  const std::string help = "how the job communicates: allreduce, fsdp, alltoall, pipeline, mixed or none";
+  CLI::Option* option = cmd.add_option("--profile", profile, help);
+  if (!profile.empty()) option->capture_default_str();
+  return option;
+}
+
 topo::Profile profile_option(const std::string& text) {
   std::optional<topo::Profile> profile = topo::parse_profile(text);
   if (!profile)

@@ -48,6 +48,16 @@ LoadedFabric load(const FabricInput& input);
 // Adds the --db option alone, for commands that write or list snapshots.
 void add_db_option(CLI::App& cmd, std::string& db_path);
 
+// Adds --routing SPEC: how the fabric routes (apply_routing's specs), with
+// the one help text every command shows. An empty `routing` stands for the
+// fabric's own routing; a command that defaults to another shows it.
+CLI::Option* add_routing_option(CLI::App& cmd, std::string& routing);
+
+// Adds --profile NAME: how a job communicates (profile_option's names),
+// with the one help text every command shows; a non-empty `profile` is
+// shown as the default.
+CLI::Option* add_profile_option(CLI::App& cmd, std::string& profile);
+
 // Applies the routing a user asked for (topo::parse_routing_spec) to a
 // fabric: "adaptive" drops any tables; "static" keeps the fabric's own
 // tables and refuses a fabric that has none; "static:ENGINE" keeps the

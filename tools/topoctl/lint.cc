@@ -26,8 +26,7 @@ struct LintOptions {
 
 void add_lint_options(CLI::App& cmd, LintOptions& o) {
   add_input_options(cmd, o.input);
-  cmd.add_option("--routing", o.routing,
-                 "lint this routing instead of the snapshot's: adaptive, static or static:ENGINE (emulated)");
+  add_routing_option(cmd, o.routing);
   cmd.add_option("--lldp", o.lldp,
                  "lint the fabric of a directory of lldpcli JSON and CSV files (as discover --lldp) instead of a "
                  "snapshot, with what the LLDP tables disagree on")

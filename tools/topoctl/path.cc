@@ -15,13 +15,13 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "fabric/switch_ranks.h"
 #include "routing/route.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -102,20 +102,17 @@ Path static_path(const Fabric& f, const Endpoints& ends) {
   return p;
 }
 
-// Shortest up/down paths between two leaves, ranks counted in switch hops
-// from the nearest HCA over Active cables.
+// Shortest up/down paths between two leaves over Active cables
+// (fabric/switch_ranks.h), each cable of a switch in port order.
 class UpDown {
  public:
-  UpDown(const Fabric& f, NodeId to_leaf) : f_(f), rank_(f.node_count(), kFar), down_(f.node_count(), kFar) {
-    rank_switches();
-    distances(to_leaf);
-  }
+  UpDown(const Fabric& f, NodeId to_leaf) : ranks_(f, topo::RankCables::Active), hops_(ranks_.hops_to(to_leaf)) {}
 
   // Every path from `leaf` to the destination leaf, at most `limit` of them;
   // `total` counts them all.
   std::vector<Path> paths(NodeId leaf, size_t limit, double& total) const {
     std::vector<Path> out;
-    if (updown_[leaf] == kFar) return out;
+    if (hops_.updown[leaf] == topo::SwitchRanks::kNoPath) return out;
     std::map<std::pair<NodeId, bool>, double> memo;
     total = count(leaf, true, memo);
     Path path;
@@ -124,73 +121,21 @@ class UpDown {
   }
 
  private:
-  static constexpr int kFar = std::numeric_limits<int>::max() / 2;
-
-  // Active cables from switch `s` to other switches, in port order.
-  std::vector<std::pair<int, LinkId>> switch_cables(NodeId s) const {
-    std::vector<std::pair<int, LinkId>> out;
-    for (auto e : boost::make_iterator_range(boost::out_edges(s, f_.graph()))) {
-      const topo::Link& l = f_.link(e);
-      if (l.kind == topo::LinkKind::Cable && l.state == topo::PortState::Active &&
-          f_.node(f_.peer(e, s)).kind == topo::NodeKind::Switch)
-        out.emplace_back(f_.local_port(e, s), e);
-    }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    return out;
-  }
-
-  void rank_switches() {
-    std::vector<NodeId> frontier;
-    for (NodeId hca : f_.hcas())
-      for (auto e : boost::make_iterator_range(boost::out_edges(hca, f_.graph()))) {
-        const topo::Link& l = f_.link(e);
-        NodeId s = f_.peer(e, hca);
-        if (l.kind == topo::LinkKind::Cable && l.state == topo::PortState::Active && rank_[s] == kFar) {
-          rank_[s] = 0;
-          frontier.push_back(s);
-        }
-      }
-    for (size_t i = 0; i < frontier.size(); ++i)
-      for (const auto& [port, e] : switch_cables(frontier[i])) {
-        NodeId n = f_.peer(e, frontier[i]);
-        if (rank_[n] == kFar) {
-          rank_[n] = rank_[frontier[i]] + 1;
-          frontier.push_back(n);
-        }
-      }
-    by_rank_ = frontier;  // BFS order is rank order
-  }
-
-  // down_: hops descending only; updown_: hops climbing first, then descending.
-  void distances(NodeId to_leaf) {
-    down_[to_leaf] = 0;
-    for (NodeId s : by_rank_)
-      for (const auto& [port, e] : switch_cables(s)) {
-        NodeId n = f_.peer(e, s);
-        if (rank_[n] + 1 == rank_[s] && down_[n] + 1 < down_[s]) down_[s] = down_[n] + 1;
-      }
-    updown_ = down_;
-    for (auto it = by_rank_.rbegin(); it != by_rank_.rend(); ++it)
-      for (const auto& [port, e] : switch_cables(*it)) {
-        NodeId n = f_.peer(e, *it);
-        if (rank_[n] == rank_[*it] + 1 && updown_[n] + 1 < updown_[*it]) updown_[*it] = updown_[n] + 1;
-      }
-  }
+  int left(NodeId s, bool climbing) const { return climbing ? hops_.updown[s] : hops_.down[s]; }
 
   // The cables that continue a shortest path from `s`, climbing or not yet.
   std::vector<std::tuple<int, LinkId, NodeId, bool>> next(NodeId s, bool climbing) const {
-    int left = climbing ? updown_[s] : down_[s];
+    const int hops = left(s, climbing);
     std::vector<std::tuple<int, LinkId, NodeId, bool>> out;
-    for (const auto& [port, e] : switch_cables(s)) {
-      NodeId n = f_.peer(e, s);
-      if (climbing && rank_[n] == rank_[s] + 1 && updown_[n] == left - 1) out.emplace_back(port, e, n, true);
-      if (rank_[n] + 1 == rank_[s] && down_[n] == left - 1) out.emplace_back(port, e, n, false);
+    for (const auto& [port, e, n] : ranks_.switch_cables(s)) {
+      if (climbing && ranks_.one_above(n, s) && hops_.updown[n] == hops - 1) out.emplace_back(port, e, n, true);
+      if (ranks_.one_above(s, n) && hops_.down[n] == hops - 1) out.emplace_back(port, e, n, false);
     }
     return out;
   }
 
   double count(NodeId s, bool climbing, std::map<std::pair<NodeId, bool>, double>& memo) const {
-    if ((climbing ? updown_[s] : down_[s]) == 0) return 1;
+    if (left(s, climbing) == 0) return 1;
     auto [it, fresh] = memo.emplace(std::pair{s, climbing}, 0.0);
     if (!fresh) return it->second;
     double n = 0;
@@ -201,7 +146,7 @@ class UpDown {
 
   void walk(NodeId s, bool climbing, Path& path, size_t limit, std::vector<Path>& out) const {
     if (out.size() >= limit) return;
-    if ((climbing ? updown_[s] : down_[s]) == 0) {
+    if (left(s, climbing) == 0) {
       out.push_back(path);
       return;
     }
@@ -214,9 +159,8 @@ class UpDown {
     }
   }
 
-  const Fabric& f_;
-  std::vector<int> rank_, down_, updown_;
-  std::vector<NodeId> by_rank_;
+  topo::SwitchRanks ranks_;
+  topo::SwitchRanks::Hops hops_;
 };
 
 std::vector<Path> adaptive_paths(const Fabric& f, const Endpoints& ends, size_t limit, double& total) {
@@ -273,10 +217,7 @@ void add_path_options(CLI::App& cmd, PathOptions& o) {
   add_input_options(cmd, o.input);
   cmd.add_option("--from", o.from, "the sending host")->required();
   cmd.add_option("--to", o.to, "the receiving host")->required();
-  cmd.add_option("--routing", o.routing,
-                 "adaptive, static (the snapshot's tables), static:ENGINE (ftree, minhop, updn, dfsssp: the "
-                 "snapshot's tables when they are that engine's, else emulated) or ecmp:QPS (RoCE hashing: "
-                 "the equal-cost paths each QP may take); default: the snapshot's own");
+  add_routing_option(cmd, o.routing);
   cmd.add_option("--rail", o.rail, "leave on the HCA of this rail (default: the host's first)");
   cmd.add_option("--max-paths", o.max_paths, "adaptive, ecmp: list at most this many equal paths")
       ->capture_default_str();

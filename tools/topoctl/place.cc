@@ -103,16 +103,13 @@ void add_place_options(CLI::App& cmd, PlaceOptions& o) {
       ->check(CLI::PositiveNumber);
   cmd.add_option("--min-per-host", o.min_per_host, "for a GPU count that is no multiple: at least this many per host")
       ->capture_default_str();
-  cmd.add_option("--profile", o.profile, "allreduce | fsdp | alltoall | pipeline | mixed | none")
-      ->capture_default_str();
+  add_profile_option(cmd, o.profile);
   cmd.add_option("--busy", o.busy, "busy hosts, one a line: 'host [GPUs in use]'")->check(CLI::ExistingFile);
   cmd.add_option("--running", o.running,
                  "running jobs, one a line: 'hosts-in-ring-order [profile] [duty=SHARE]'; their hosts are busy and "
                  "their traffic is kept clear of")
       ->check(CLI::ExistingFile);
-  cmd.add_option("--routing", o.routing,
-                 "route as: adaptive | static (the snapshot's tables) | static:ftree | static:minhop | static:updn "
-                 "(default: how the snapshot routes)");
+  add_routing_option(cmd, o.routing);
   cmd.add_flag("--exact", o.exact, "exhaustive search (small fabrics): the optimum of the objective");
   cmd.add_option("--max-leaves", o.max_leaves, "at most this many leaves");
   cmd.add_flag("--one-pod", o.one_pod, "all hosts in one pod");

@@ -53,14 +53,11 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "share of its run time a job spends in collectives: its load on shared cables")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
-  cmd.add_option("--routing", o.routing,
-                 "how the fabric routes, for placing and judging: adaptive, static (the snapshot's tables), "
-                 "static:ftree, static:minhop, static:updn, or ecmp:QPS (RoCE hashing, each flow's QPs "
-                 "hashed once per run)")
-      ->capture_default_str();
+  add_routing_option(cmd, o.routing);
   cmd.add_option("--mix", o.mix,
-                 "how multi-host jobs communicate, drawn per job: PROFILE=WEIGHT,... over allreduce (data "
-                 "parallel), fsdp, alltoall (MoE), pipeline, mixed; see simulation/mix.h for the default's sources")
+                 "how multi-host jobs communicate, drawn per job unless --profile gives every one the same: "
+                 "PROFILE=WEIGHT,... over allreduce (data parallel), fsdp, alltoall (MoE), pipeline, mixed; see "
+                 "simulation/mix.h for the default's sources")
       ->capture_default_str();
   cmd.add_option("--mix-seed", o.mix_seed, "seed of the per-job profile draw")->capture_default_str();
   cmd.add_option("--qps-hint", o.qps_hint,
@@ -259,9 +256,7 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--jobs", o.max_jobs, "replay only the first N jobs (step 1)");
   cmd.add_option("--backfill-depth", o.backfill_depth, "queued jobs looked at per scheduling pass")
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--profile", o.profile,
-                 "give every multi-host job this profile instead of drawing from --mix: allreduce, fsdp, "
-                 "alltoall, pipeline, mixed, none");
+  add_profile_option(cmd, o.profile);
   cmd.add_option("--defer-above", o.defer_rule.above_slowdown,
                  "leave a job queued while the model estimates its best placement more than this many times "
                  "slower than its best on the idle fabric (e.g. 1.10), for at most --defer-share of its run; "
