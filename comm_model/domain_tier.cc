@@ -1,6 +1,7 @@
 #include "comm_model/domain_tier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -82,7 +83,11 @@ void across(const PathIndex& index, const DomainGroups& g, const Request& r, con
   const int groups = static_cast<int>(g.count());
   std::vector<NodeId> ring = interleave_groups(g);
   Request net = r;
-  if (r.collective != Collective::AllToAll && r.collective != Collective::Broadcast) net.bytes = r.bytes / m;
+  if (r.collective != Collective::AllToAll && r.collective != Collective::Broadcast) {
+    // A shard of whole elements: the estimate takes sizes as nccl-tests does.
+    const double element = dtype_bytes(r.dtype);
+    net.bytes = std::max(element, std::floor(r.bytes / m / element) * element);
+  }
   Estimate e = estimate(index, ring, net, background, o.model);
   if (r.collective == Collective::AllToAll) {
     // Each rank's pairs outside its group over the network, inside over NVLink.
@@ -94,9 +99,10 @@ void across(const PathIndex& index, const DomainGroups& g, const Request& r, con
     out.estimate.alone_time_s = std::max(e.alone_time_s * cross, out.nvlink_s);
   } else {
     double share = network_share(r.collective, groups, m, r.bytes);
-    // A ring's bus bandwidth is what each rank's link carries: the rate
-    // each GPU slot's share crosses the network at.
-    out.network_s = seconds(share, e.busbw_gbps) + e.latency_s;
+    // The cross-domain ring's bus bandwidth is what a host's lanes carry
+    // together (nccl-tests reports about G NICs' worth between hosts of G
+    // GPUs): each GPU slot's share crosses on its own lane, a G-th of it.
+    out.network_s = seconds(share * r.gpus_per_host, e.busbw_gbps) + e.latency_s;
     out.nvlink_s = nvlink_phases(r.collective, m, r.bytes, gbps, o);
     double scale_ideal = e.time_s > 0 ? e.ideal_time_s / e.time_s : 1;
     double scale_alone = e.time_s > 0 ? e.alone_time_s / e.time_s : 1;

@@ -21,8 +21,8 @@
 // The network phase is the comm_model's own estimate (estimate.h) of a ring
 // over the hosts taken group by group in turn (the first host of every
 // group, then the second, ...), on the snapshot's routes, beside the running
-// jobs (`background`): its bus bandwidth is what each GPU slot's
-// cross-domain ring gets.
+// jobs (`background`): its bus bandwidth, a host's lanes together, over
+// the GPUs per host is what each GPU slot's cross-domain ring gets.
 //
 // Per-GPU NVLink rate: the generation's line rate (NvlinkSpec) times
 // `nvlink_efficiency`. The default, 0.802, is NCCL's own figure for NVLink 5:

@@ -48,6 +48,16 @@ TEST(DomainTier, SplittingAGroupOverTwoDomainsCostsTheScaleOut) {
   EXPECT_LT(two.estimate.time_s, flat.time_s);
 }
 
+TEST(DomainTier, AShardThatIsNoWholeNumberOfElementsIsRoundedNotRefused) {
+  Fabric f = make_synthetic("nvl72:racks=2");
+  PathIndex index(f);
+  // 36 hosts over two domains: 72 ranks a domain, 1 GiB / 72 is no whole
+  // number of fp32 elements.
+  DomainEstimate d = estimate_with_domains(index, hosts(f, 0, 36), allreduce());
+  EXPECT_EQ(d.groups, 2);
+  EXPECT_GT(d.estimate.busbw_gbps, 0);
+}
+
 TEST(DomainTier, GroupsAreDomainsAndLoneHostsInOrderOfFirstAppearance) {
   Fabric f = make_synthetic("nvl72:racks=2,hgx=2");
   std::vector<NodeId> mix = {*f.find_host("gpu020"), *f.find_host("gpu037"), *f.find_host("gpu001"),
