@@ -211,6 +211,35 @@ CREATE TABLE nic_counter (
   FOREIGN KEY (collection_id, host, iface) REFERENCES nic(collection_id, host, iface)
 ) WITHOUT ROWID;
 )sql",
+    // 5 -> 6: NVLink domains. Earlier snapshots have none (an empty
+    // generation).
+    R"sql(
+ALTER TABLE snapshot ADD COLUMN nvlink_generation TEXT NOT NULL DEFAULT '';
+ALTER TABLE snapshot ADD COLUMN nvlink_gbytes REAL NOT NULL DEFAULT 0;
+ALTER TABLE snapshot ADD COLUMN nvlink_max_hosts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE snapshot ADD COLUMN nvlink_max_gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE snapshot ADD COLUMN nvlink_source TEXT NOT NULL DEFAULT '';
+CREATE TABLE nvlink_host (
+  snapshot_id  INTEGER NOT NULL REFERENCES snapshot(id),
+  host         TEXT NOT NULL,
+  cluster_uuid TEXT NOT NULL,
+  clique_id    TEXT NOT NULL,
+  claimed      INTEGER NOT NULL,
+  PRIMARY KEY (snapshot_id, host)
+) WITHOUT ROWID;
+CREATE TABLE nvlink_gpu (
+  snapshot_id  INTEGER NOT NULL,
+  host         TEXT NOT NULL,
+  ordinal      INTEGER NOT NULL,
+  pci_bus      TEXT NOT NULL,
+  state        TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  clique_id    TEXT NOT NULL,
+  cluster_uuid TEXT NOT NULL,
+  PRIMARY KEY (snapshot_id, host, ordinal),
+  FOREIGN KEY (snapshot_id, host) REFERENCES nvlink_host(snapshot_id, host)
+) WITHOUT ROWID;
+)sql",
 };
 
 // Refuses files that are not ours; returns the schema version. One

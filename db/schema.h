@@ -84,6 +84,18 @@
 //   nic_counter (collection_id, host, iface, counter) value: the counters
 //             the reader keeps, by their driver names, stored bit for bit
 //
+// Version 6 adds NVLink domains (fabric/nvlink_domain.h, db/nvlink_store.h);
+// snapshots saved before have none:
+//
+//   snapshot  + nvlink_generation ('nvlink5', ...; '' = no domains given),
+//             nvlink_gbytes (GB/s each way per GPU), nvlink_max_hosts,
+//             nvlink_max_gpus (the bounds the domains were checked against),
+//             nvlink_source (where those figures come from)
+//   nvlink_host (snapshot_id, host) cluster_uuid, clique_id, claimed (0/1):
+//             the domain the host claims; only hosts with a claim or GPUs
+//   nvlink_gpu (snapshot_id, host, ordinal) pci_bus, state, status,
+//             clique_id, cluster_uuid: each GPU's Fabric section as read
+//
 // Snapshots saved before version 3 read as adaptive, and their LIDs are
 // numbered afresh on load (FabricBuilder::finish()), as when first saved.
 //
@@ -101,7 +113,7 @@
 
 namespace topo {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 // "Topo", so that `file` and sqlite3 tell our databases from others.
 inline constexpr int32_t kApplicationId = 0x546f706f;
 

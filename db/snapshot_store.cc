@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "db/nvlink_store.h"
 #include "db/schema.h"
 #include "fabric/classify.h"
 
@@ -120,6 +121,7 @@ class SnapshotReader {
     }();
     fabric.set_source(info.source);
     read_gpus(fabric);
+    read_nvlink(c_, id_, fabric);
     check(fabric, info);
     read_routing(fabric);
     return fabric;
@@ -434,6 +436,7 @@ int64_t SnapshotStore::save(const Fabric& f) {
   const int64_t id = insert_snapshot_row(connection_, f);
   insert_nodes(connection_, f, id);
   insert_gpus(connection_, f, id);
+  insert_nvlink(connection_, f, id);
   insert_cables(connection_, f, id);
   insert_lfts(connection_, f, id);
   tx.commit();

@@ -21,6 +21,7 @@
 #include "common/hostlist.h"
 #include "common/line_source.h"
 #include "common/quote.h"
+#include "discovery/slurm_conf.h"
 
 namespace topo {
 namespace {
@@ -613,5 +614,32 @@ void write_slurm_topology(const Fabric& fabric, std::ostream& out) {
     for (const auto& [name, list] : rows) out << "SwitchName=" << name << " " << list << "\n";
   }
 }
+
+}  // namespace topo
+
+namespace topo {
+
+std::vector<SlurmConfLine> read_slurm_conf(std::istream& in, const std::string& filename) {
+  std::vector<LogicalLine> lines;
+  Includes includes;
+  read_lines(in, filename, includes, lines);
+  std::vector<SlurmConfLine> out;
+  for (const LogicalLine& line : lines) {
+    SlurmConfLine l{line.file, line.line, {}};
+    for (KeyValue& kv : split_pairs(line)) l.pairs.emplace_back(std::move(kv.key), std::move(kv.value));
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<std::string> expand_slurm_names(const SlurmConfLine& where, const std::string& key,
+                                            const std::string& value, uint64_t& budget, uint64_t max_names) {
+  NameBudget names{max_names, budget};
+  std::vector<std::string> out = expand_list(LogicalLine{where.file, where.line, {}}, key, value, names);
+  budget = names.left;
+  return out;
+}
+
+bool is_slurm_name(std::string_view name) { return valid_node_name(name); }
 
 }  // namespace topo

@@ -32,6 +32,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/link_rate.h"
+#include "fabric/nvlink_domain.h"
 
 namespace topo {
 
@@ -82,5 +83,61 @@ Fabric read_slurm_topology_file(const std::string& path, LinkRate rate = kSlurmT
 // Throws FabricError when no host is cabled to a switch (nothing to write)
 // or a host name cannot be a Slurm node name.
 void write_slurm_topology(const Fabric& fabric, std::ostream& out);
+
+// ---- topology/block: NVLink domains as Slurm blocks -------------------------
+//
+// A topology.conf for topology/block lists blocks and, optionally, the
+// sizes jobs are planned in (Slurm 26.05 src/plugins/topology/block/):
+//   BlockName=b01 Nodes=gpu[001-018]
+//   BlockName=b02 Nodes=gpu[019-036]
+//   BlockSizes=18,36
+// BlockSizes are node counts: the first is the base block, each next one the
+// base times a power of two (at most 2^15). The same syntax rules as above.
+
+struct SlurmBlock {
+  std::string name;
+  std::vector<std::string> hosts;
+  std::string file;  // where it was defined, for errors about its hosts
+  int line = 0;
+};
+
+struct SlurmBlocks {
+  std::vector<SlurmBlock> blocks;
+  std::vector<int> block_sizes;  // empty: Slurm's default (the first block's size, times 1..16)
+};
+
+// Throws ParseError naming the file and line for: a line that is neither
+// BlockName= nor BlockSizes=, an unknown key, a block without Nodes=, a block
+// defined twice, a host in two blocks, BlockSizes that are not whole
+// positive numbers or not the base times powers of two, a file with no block.
+SlurmBlocks read_slurm_blocks(std::istream& in, const std::string& filename,
+                              uint64_t max_names = kMaxSlurmTopologyNames);
+// A topology.conf (BlockName= lines) or, for a name ending in .yaml or .yml,
+// a topology.yaml (slurm_topology_yaml.h).
+SlurmBlocks read_slurm_blocks_file(const std::string& path);
+// Checks BlockSizes as Slurm does; `where` and `line` name them in errors.
+void check_block_sizes(const std::vector<int>& sizes, const std::string& where, int line);
+
+// Gives the fabric NVLink domains from blocks: every host of a block
+// claims the domain named by the block (no GPU records). Throws ParseError
+// naming the block's file and line for a host the fabric does not have.
+void attach_slurm_blocks(Fabric& fabric, const SlurmBlocks& blocks, const NvlinkSpec& spec);
+
+// The blocks of the fabric's NVLink domains, for topology/block: one block
+// per domain, named by the domain's block name when it came from a block,
+// else "nvl<NN>" in domain order; BlockSizes from the smallest domain (the
+// base) times powers of two up to the domain count. Hosts outside every
+// domain are left out (Slurm warns "Blocks lack access to N nodes" and
+// never gives them to a job that wants a block). Throws FabricError when the
+// fabric has no domain or a host name cannot be a Slurm node name.
+struct BlockPlan {
+  std::vector<SlurmBlock> blocks;
+  std::vector<int> block_sizes;
+  std::vector<std::string> outside;  // hosts in no block
+};
+BlockPlan plan_slurm_blocks(const Fabric& fabric);
+// topology.conf lines for topology/block: a header comment, BlockName=
+// lines, BlockSizes=.
+void write_slurm_blocks(const Fabric& fabric, std::ostream& out);
 
 }  // namespace topo

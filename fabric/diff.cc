@@ -232,13 +232,42 @@ std::string_view name(ChangeKind k) {
       return "routing_changed";
     case ChangeKind::RoutesChanged:
       return "routes_changed";
+    case ChangeKind::HostLeftDomain:
+      return "host_left_domain";
+    case ChangeKind::HostJoinedDomain:
+      return "host_joined_domain";
   }
   return "?";
 }
 
+namespace {
+
+// The key of the domain a host counts in; nullopt when none.
+std::optional<DomainKey> counted_domain(const Fabric& f, NodeId host) {
+  int d = f.domains().domain_of(f.index().host_id(host));
+  return d < 0 ? std::nullopt : std::optional<DomainKey>(f.domains().key(d));
+}
+
+std::string domain_word(const std::optional<DomainKey>& k) { return k ? k->str() : "none"; }
+
+void domain_changes(const Fabric& before, const Fabric& after, std::vector<FabricChange>& out) {
+  for (NodeId h : before.hosts()) {
+    auto now = after.find_host(before.node(h).name);
+    if (!now) continue;
+    std::optional<DomainKey> was = counted_domain(before, h), is = counted_domain(after, *now);
+    if (was == is) continue;
+    std::string sentence = fmt::format("NVLink domain {} -> {}", domain_word(was), domain_word(is));
+    if (was) out.push_back({ChangeKind::HostLeftDomain, before.node(h).name, sentence});
+    if (is) out.push_back({ChangeKind::HostJoinedDomain, before.node(h).name, sentence});
+  }
+}
+
+}  // namespace
+
 std::vector<FabricChange> diff(const Fabric& before, const Fabric& after) {
   std::vector<FabricChange> out;
   host_changes(before, after, out);
+  domain_changes(before, after, out);
   switch_changes(before, after, out);
   changed_cables(before, after, out);
   added_cables(before, after, out);

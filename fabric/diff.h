@@ -17,6 +17,10 @@
 // changed is no route change by itself) whose out port differs is a moved
 // route, and a switch with any is one change listing them. Switch LIDs are
 // not compared: no flow of a job ends at a switch.
+//
+// NVLink domains: a host present in both whose counted domain changed
+// (nvlink_domain.h: a faulty host counts in none) left its domain, and
+// joined the new one when it has one; domains are matched by their key.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +45,8 @@ enum class ChangeKind : uint8_t {
   LinkStateChanged,  // port state, e.g. Active -> Down
   RoutingChanged,    // adaptive <-> static, another engine, or read tables for emulated ones
   RoutesChanged,     // a switch sends some destinations out of another port
+  HostLeftDomain,    // counted in an NVLink domain before, in none or another after
+  HostJoinedDomain,  // counts in an NVLink domain it was not in before
 };
 
 // One destination a switch forwards differently. A port of -1 is no path.
@@ -59,8 +65,8 @@ struct FabricChange {
 
 std::string_view name(ChangeKind k);  // "link_gone"
 
-// Pure: the changes that turn `before` into `after`, hosts first, then
-// switches, then links, then routing; within each, in the fabrics' own
+// Pure: the changes that turn `before` into `after`, hosts first (with their
+// NVLink domains), then switches, then links, then routing; within each, in the fabrics' own
 // order. Identical fabrics give an empty list.
 std::vector<FabricChange> diff(const Fabric& before, const Fabric& after);
 

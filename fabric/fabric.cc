@@ -72,6 +72,12 @@ std::string_view name(FaultKind k) {
       return "unreachable_host";
     case FaultKind::IsolatedSwitch:
       return "isolated_switch";
+    case FaultKind::NvlinkFabricState:
+      return "nvlink_fabric_state";
+    case FaultKind::NvlinkDisagreement:
+      return "nvlink_disagreement";
+    case FaultKind::NvlinkDomainTooLarge:
+      return "nvlink_domain_too_large";
   }
   return "?";
 }
@@ -187,6 +193,41 @@ void Fabric::mark_degraded(int cable, std::string why) {
   l.degraded_why = why;
   faults_.push_back(
       {FaultKind::DegradedLink, describe_link(*this, cables_[static_cast<size_t>(cable)]), std::move(why)});
+}
+
+namespace {
+
+bool is_nvlink(FaultKind k) {
+  return k == FaultKind::NvlinkFabricState || k == FaultKind::NvlinkDisagreement ||
+         k == FaultKind::NvlinkDomainTooLarge;
+}
+
+FaultKind fault_kind(DomainFinding::Kind k) {
+  switch (k) {
+    case DomainFinding::Kind::FabricState:
+      return FaultKind::NvlinkFabricState;
+    case DomainFinding::Kind::Disagreement:
+      return FaultKind::NvlinkDisagreement;
+    case DomainFinding::Kind::TooLarge:
+      break;
+  }
+  return FaultKind::NvlinkDomainTooLarge;
+}
+
+}  // namespace
+
+void Fabric::set_nvlink(std::vector<HostNvlink> reports, const NvlinkSpec& spec) {
+  if (reports.size() != hosts_.size())
+    throw FabricError(
+        fmt::format("NVLink reports for {} hosts given to a fabric of {} hosts", reports.size(), hosts_.size()));
+  std::vector<std::string> names;
+  names.reserve(hosts_.size());
+  for (NodeId h : hosts_) names.push_back(node(h).name);
+  ResolvedDomains resolved = resolve_domains(std::move(reports), names, spec);
+  index_.domains_ = std::move(resolved.domains);
+  std::erase_if(faults_, [](const Fault& f) { return is_nvlink(f.kind); });
+  for (DomainFinding& f : resolved.findings)
+    faults_.push_back({fault_kind(f.kind), std::move(f.subject), std::move(f.detail)});
 }
 
 Fabric& Fabric::operator=(const Fabric& other) {

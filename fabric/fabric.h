@@ -121,6 +121,10 @@ enum class FaultKind : uint8_t {
   UnequalUplinks,   // uplinks spread unevenly over the switches above
   UnreachableHost,  // no path to the rest of the fabric
   IsolatedSwitch,   // a switch no host can reach
+  // NVLink domains (nvlink_domain.h); such a host counts outside its domain.
+  NvlinkFabricState,     // a GPU's fabric state not completed, or its status a failure
+  NvlinkDisagreement,    // a host whose GPUs name different domains
+  NvlinkDomainTooLarge,  // more hosts or GPUs than the hardware allows
 };
 
 struct Fault {
@@ -221,6 +225,13 @@ class Fabric {
 
   // hwloc data arrives per node after discovery.
   void set_gpus(NodeId host, std::vector<Gpu> gpus) { (*graph_)[host].gpus = std::move(gpus); }
+
+  // NVLink domains arrive after discovery too: each host's report, by host
+  // id (index()), resolved into index().domains() with `spec`'s bounds;
+  // their findings replace the NVLink faults in faults(). Throws
+  // FabricError when `reports` does not have one entry per host.
+  void set_nvlink(std::vector<HostNvlink> reports, const NvlinkSpec& spec = NvlinkSpec{});
+  const NvlinkDomains& domains() const { return index_.domains(); }
 
  private:
   friend class FabricBuilder;

@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "fabric/nvlink_domain.h"
+
 namespace topo {
 
 class Fabric;
@@ -91,7 +93,12 @@ class FabricIndex {
   // ---- LIDs: a switch's (its port 0) and each HCA port's.
   std::optional<NodeId> node_by_lid(uint32_t lid) const;
 
+  // ---- NVLink domains (nvlink_domain.h): domain -> hosts and host ->
+  // domain, by host id. Empty until Fabric::set_nvlink() gives them.
+  const NvlinkDomains& domains() const { return domains_; }
+
  private:
+  friend class Fabric;
   // The constructor's stages, in this order (hosts read the leaves).
   void index_cables(const Fabric& fabric);
   void index_lids(const Fabric& fabric);
@@ -108,6 +115,7 @@ class FabricIndex {
   std::vector<uint32_t> port_begin_;                 // by NodeId, a slice of port_cable_
   std::vector<int> port_cable_;                      // cable id by (node, port), -1 uncabled
   std::vector<std::pair<uint32_t, NodeId>> by_lid_;  // sorted by LID
+  NvlinkDomains domains_;
 };
 
 }  // namespace topo

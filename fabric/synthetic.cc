@@ -303,6 +303,72 @@ Fabric fattree(Spec& spec) {
   return plan.build();
 }
 
+// ---- NVLink racks --------------------------------------------------------
+//
+// GB200-like: racks of `trays` compute trays of `gpus` GPUs, `domain_racks`
+// racks per NVLink domain, every tray with one HCA per rail on a
+// rail-optimized two-tier scale-out (railopt), and `hgx` 8-GPU hosts in no
+// domain after them. Every GPU reports a completed fabric registration in
+// its domain; an HGX GPU reports none.
+
+struct RackPlan {
+  int racks, trays, gpus, domain_racks, hgx;
+  int nvl_hosts() const { return racks * trays; }
+};
+
+std::string domain_uuid(int domain) { return fmt::format("00000000-0000-4000-8000-{:012x}", domain + 1); }
+
+std::vector<Gpu> tray_gpus(int count, int rails) {
+  std::vector<Gpu> out;
+  for (int g = 0; g < count; ++g)
+    out.push_back({g, fmt::format("cuda{}", g), fmt::format("0000:{:02x}:00.0", 0x18 + g), g * 2 / count,
+                   fmt::format("mlx5_{}", g % rails), g % rails});
+  return out;
+}
+
+void attach_racks(Fabric& f, const RackPlan& plan, int rails, const NvlinkSpec& nvlink) {
+  std::vector<HostNvlink> reports(f.hosts().size());
+  for (size_t i = 0; i < f.hosts().size(); ++i) {
+    NodeId host = f.hosts()[i];
+    int h = std::stoi(f.node(host).name.substr(3)) - 1;  // gpu001 is host 0, whatever the order added
+    bool nvl = h < plan.nvl_hosts();
+    std::vector<Gpu> gpus = tray_gpus(nvl ? plan.gpus : 8, rails);
+    std::vector<GpuFabric> records;
+    int domain = h / (plan.trays * plan.domain_racks);
+    for (const Gpu& g : gpus)
+      records.push_back(nvl ? GpuFabric{g.pci_bus, "Completed", "Success", "32766", domain_uuid(domain)}
+                            : GpuFabric{g.pci_bus, "Not Supported", "N/A", "N/A", "N/A"});
+    f.set_gpus(host, std::move(gpus));
+    reports[f.index().host_id(host)] = host_nvlink(std::move(records));
+  }
+  f.set_nvlink(std::move(reports), nvlink);
+}
+
+Fabric nvlink_racks(Spec& spec, int default_trays, int default_domain_racks) {
+  RackPlan plan{spec.count("racks"), spec.count("trays", default_trays), spec.count("gpus", 4),
+                spec.count("domain_racks", default_domain_racks), 0};
+  plan.hgx = spec.has("hgx") ? spec.count("hgx") : 0;
+  if (plan.racks % plan.domain_racks != 0)
+    spec.fail(fmt::format("racks={} is not a whole number of {}-rack domains", plan.racks, plan.domain_racks));
+  std::string generation = spec.word("nvlink", "nvlink5");
+  auto nvlink = nvlink_spec(generation);
+  if (!nvlink) spec.fail(fmt::format("nvlink={} is not one of {}", generation, nvlink_generations()));
+  int rails = spec.count("rails", 4);
+  int hosts = plan.nvl_hosts() + plan.hgx;
+  int hpl = spec.count("hosts_per_leaf", plan.trays);
+  double oversub = spec.number("oversub", 1.0);
+  double up = hpl / oversub;
+  // One uplink from every leaf to every spine unless told otherwise.
+  spec.values.try_emplace("spines", fmt::format("{:.0f}", std::max(1.0, up)));
+  spec.values["hosts"] = std::to_string(hosts);
+  spec.values["hosts_per_leaf"] = std::to_string(hpl);
+  spec.values["rails"] = std::to_string(rails);
+  if (static_cast<double>(hosts) * plan.gpus > 8.0 * kMaxSyntheticHcas) spec.fail("too many GPUs");
+  Fabric f = railopt(spec);
+  attach_racks(f, plan, rails, *nvlink);
+  return f;
+}
+
 }  // namespace
 
 Fabric make_synthetic(std::string_view text) {
@@ -311,7 +377,10 @@ Fabric make_synthetic(std::string_view text) {
   if (spec.shape == "railopt") return railopt(spec);
   if (spec.shape == "clos3") return clos3(spec);
   if (spec.shape == "fattree") return fattree(spec);
-  spec.fail(fmt::format("unknown shape '{}' (expected leafspine, railopt, clos3 or fattree)", spec.shape));
+  if (spec.shape == "nvl72") return nvlink_racks(spec, 18, 1);
+  if (spec.shape == "nvl36x2") return nvlink_racks(spec, 9, 2);
+  spec.fail(
+      fmt::format("unknown shape '{}' (expected leafspine, railopt, clos3, fattree, nvl72 or nvl36x2)", spec.shape));
 }
 
 }  // namespace topo

@@ -5,6 +5,16 @@
 //   railopt:hosts=16,rails=4,spines=2[,hosts_per_leaf=H]
 //   clos3:pods=2,leaves_per_pod=2,hosts_per_leaf=4[,spines_per_pod=S,cores=C,oversub=O]
 //   fattree:k=8
+//   nvl72:racks=16[,rails=4,oversub=2,hosts_per_leaf=18,spines=S,hgx=H,trays=18,gpus=4,nvlink=nvlink5]
+//   nvl36x2:racks=4[,...]      as nvl72 with 9 trays a rack, two racks a domain
+// nvl72 is GB200/GB300 NVL72-like: racks of `trays` compute trays of `gpus`
+// GPUs, one NVLink domain per rack (`domain_racks` racks per domain), each
+// tray with one HCA per rail to a rail-optimized two-tier scale-out as
+// railopt's (hosts_per_leaf trays of a rail per leaf, uplinks at `oversub`,
+// by default one uplink from each leaf to each spine); `hgx=H` adds H
+// 8-GPU hosts in no domain after the racks (a mixed cluster). Every host
+// gets its GPUs (GPU g on rail g mod rails) and every GPU a completed
+// NVLink fabric record in its domain (Fabric::set_nvlink).
 // Keys every shape takes:
 //   rate=4xNDR            rate of every cable (host and switch links alike)
 //   naming=contiguous     host i on leaf i / hosts_per_leaf; `interleaved`

@@ -59,6 +59,14 @@ struct PlacementRequest {
   bool one_pod = false;
   bool one_rail_group = false;  // rail-optimized fabrics: hosts on the same leaf group
 
+  // NVLink domains (fabric/nvlink_domain.h, placement/domain_fit.h): every
+  // `segment` consecutive hosts of the ring inside one domain, or the job
+  // waits; 0: no segments. A whole-host job only.
+  int segment = 0;
+  // Whether the job's ranks talk over NVLink: false for CPU-only jobs and
+  // jobs that ask for none, which go outside the domains where they can.
+  bool nvlink = true;
+
   // GPUs per host the job will run, for the model.
   int ranks_per_host() const { return hosts > 0 ? gpus_per_host : min_gpus_per_host; }
 };

@@ -1,5 +1,7 @@
 #include "placement/search.h"
 
+#include "placement/domain_fit.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -524,6 +526,14 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
 
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                        int count, const SearchOptions& options, SeamRoutes* kept) {
+  if (uses_domains(tree, request) && request.gpus_per_host > 0)
+    if (auto ranked = rank_in_domains(tree, free, request, count, options)) return std::move(*ranked);
+  return rank_placements_by_leaves(tree, free, request, count, options, kept);
+}
+
+std::vector<Placement> rank_placements_by_leaves(const SwitchTree& tree, const FreeMap& free,
+                                                 const PlacementRequest& request, int count,
+                                                 const SearchOptions& options, SeamRoutes* kept) {
   if (kept && &kept->paths() != &tree.paths())
     throw std::invalid_argument("the seam routes given were kept for another fabric's switch tree");
   if (need(request) <= 0 || (whole_hosts(request) && request.gpus_per_host <= 0))

@@ -60,9 +60,15 @@ Placement place(const SwitchTree& tree, const FreeMap& free, const PlacementRequ
                 const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
 
 // The best `count` distinct candidates, best first (the Slurm plugin tries
-// them in turn until cons_tres accepts one).
+// them in turn until cons_tres accepts one). On a fabric with NVLink
+// domains a whole-host job goes through them first (domain_fit.h).
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                        int count, const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
+
+// The leaf search alone, whatever NVLink domains the fabric has.
+std::vector<Placement> rank_placements_by_leaves(const SwitchTree& tree, const FreeMap& free,
+                                                 const PlacementRequest& request, int count,
+                                                 const SearchOptions& options = {}, SeamRoutes* routes = nullptr);
 
 // The reasons in words of a feasible placement that rank_placements() gave
 // for `request` on `free` (what it puts in Placement::reasons).

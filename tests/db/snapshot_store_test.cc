@@ -798,6 +798,9 @@ TEST_F(SnapshotStoreTest, ADatabaseWrittenAtSchemaVersion1StillLoads) {
   EXPECT_TRUE(diff(make_synthetic(base + ",degrade=leaf02:5"), first).empty());
   EXPECT_TRUE(diff(make_synthetic(base + ",unplug=leaf01:6"), second).empty());
   EXPECT_EQ(first.faults().size(), 1u);
+  // Saved before NVLink domains existed: none, and no findings about them.
+  EXPECT_TRUE(first.domains().empty());
+  EXPECT_TRUE(first.domains().reports().empty());
   const auto& gpus = first.node(*first.find_host("gpu001")).gpus;
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[1].pci_bus, "0000:31:00.0");
@@ -808,6 +811,43 @@ TEST_F(SnapshotStoreTest, ADatabaseWrittenAtSchemaVersion1StillLoads) {
   EXPECT_EQ(changes[0].subject, "leaf01:6 <-> spine02:1");
   EXPECT_EQ(changes[1].kind, ChangeKind::LinkFaster);
   EXPECT_EQ(changes[1].subject, "leaf02:5 <-> spine01:3");
+}
+
+// Each host's claim and GPU records come back, and with them the same
+// domains and the same findings (a GPU not completed, a host whose GPUs
+// disagree), resolved against the saved generation's bounds.
+TEST_F(SnapshotStoreTest, NvlinkDomainsRoundTripWithTheirFindings) {
+  Fabric original = make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2");
+  std::vector<HostNvlink> reports(8);
+  for (int h = 0; h < 6; ++h) {
+    std::vector<GpuFabric> gpus;
+    for (int g = 0; g < 4; ++g)
+      gpus.push_back({fmt::format("00000008:0{}:00.0", g + 1), "Completed", "Success", h < 3 ? "11" : "12",
+                      "2f1e0d9c-8b7a-4695-8483-726150f4e3d2"});
+    reports[h] = host_nvlink(std::move(gpus));
+  }
+  reports[1].gpus[3].state = "In Progress";
+  reports[4].gpus[0].clique_id = "13";
+  reports[6].claimed = DomainKey{"", "block7"};  // from a Slurm block: no GPUs
+  NvlinkSpec spec = *nvlink_spec("nvlink4");
+  original.set_nvlink(reports, spec);
+  ASSERT_EQ(original.faults().size(), 2u);
+
+  SnapshotStore store(db());
+  int64_t id = store.save(original);
+  Fabric loaded = store.load(id);
+  EXPECT_EQ(loaded.domains().reports(), original.domains().reports());
+  EXPECT_EQ(loaded.domains().spec(), spec);
+  ASSERT_EQ(loaded.domains().count(), 3u);
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(loaded.domains().domain_of(h), original.domains().domain_of(h)) << h;
+  ASSERT_EQ(loaded.faults().size(), 2u);
+  EXPECT_EQ(loaded.faults()[1].kind, FaultKind::NvlinkDisagreement);
+  EXPECT_EQ(store.info(id).faults, 2);
+  EXPECT_TRUE(diff(original, loaded).empty());
+
+  // A fabric given no domains saves none and loads with none.
+  Fabric plain = store.load(store.save(make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=2")));
+  EXPECT_TRUE(plain.domains().reports().empty());
 }
 
 TEST_F(SnapshotStoreTest, StaticRoutingRoundTripsWithLidsAndEveryTable) {

@@ -11,6 +11,7 @@
 #include "discovery/ibnetdisc.h"
 #include "discovery/ibnetdiscover.h"
 #include "discovery/lldp.h"
+#include "discovery/nvidia_smi.h"
 #include "discovery/slurm_topology.h"
 #include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
@@ -30,6 +31,8 @@ struct Options {
   std::string cache, ibnetdiscover, slurm_topology, synthetic, lldp;
   std::vector<std::string> link_speeds;
   std::string hwloc_dir;
+  std::string nvidia_smi_dir, slurm_blocks;
+  std::string nvlink = "nvlink5";
   std::string host_pattern;
   std::string link_rate = "4xNDR";
   std::string routing, lfts_dump;
@@ -74,6 +77,19 @@ void add_options(CLI::App& cmd, Options& o) {
   cmd.add_option("--ca-port", o.ca_port, "port of that HCA (default: the first active one)");
   cmd.add_option("--hwloc", o.hwloc_dir, "directory of per-node hwloc XML files named <host>.xml")
       ->check(CLI::ExistingDirectory);
+  auto* smi = cmd.add_option("--nvidia-smi", o.nvidia_smi_dir,
+                             "directory of per-node nvidia-smi -q -x (<host>.xml) or -q (<host>.txt) output: each "
+                             "GPU's NVLink fabric ClusterUUID, CliqueId, state and status give the NVLink domains")
+                  ->check(CLI::ExistingDirectory);
+  auto* blocks = cmd.add_option("--slurm-blocks", o.slurm_blocks,
+                                "NVLink domains from Slurm blocks: a topology/block topology.conf (BlockName= lines) "
+                                "or a topology.yaml (.yaml) with a block topology")
+                     ->check(CLI::ExistingFile);
+  smi->excludes(blocks);
+  cmd.add_option("--nvlink", o.nvlink,
+                 "the NVLink generation whose bounds and speed the domains get: nvlink5 (GB200/GB300 NVL72, "
+                 "NVL36x2) or nvlink4 (GH200 NVL32)")
+      ->capture_default_str();
   cmd.add_option("--host-pattern", o.host_pattern,
                  "regex mapping an HCA description to its host: group 1 the host, group 2 the device");
   cmd.add_option("--link-speed", o.link_speeds,
@@ -144,6 +160,19 @@ void route(topo::Fabric& fabric, const Options& o, const Progress& progress) {
   progress("routing " + topo::routing_name(fabric.routing()));
 }
 
+// NVLink domains from nvidia-smi files or Slurm blocks, when given.
+void attach_domains(topo::Fabric& fabric, const Options& o, const Progress& progress) {
+  if (o.nvidia_smi_dir.empty() && o.slurm_blocks.empty()) return;
+  auto spec = topo::nvlink_spec(o.nvlink);
+  if (!spec)
+    throw std::invalid_argument(fmt::format("--nvlink {}: expected one of {}", o.nvlink, topo::nvlink_generations()));
+  if (!o.nvidia_smi_dir.empty())
+    topo::attach_nvidia_smi_dir(fabric, o.nvidia_smi_dir, *spec);
+  else
+    topo::attach_slurm_blocks(fabric, topo::read_slurm_blocks_file(o.slurm_blocks), *spec);
+  progress(fmt::format("{} NVLink domains ({})", fabric.domains().count(), spec->generation));
+}
+
 void print_stored(const Options& o, const LoadedFabric& loaded, const std::vector<topo::LldpFinding>& lldp_findings) {
   if (o.json) {
     nlohmann::json out = fabric_json(loaded);
@@ -180,6 +209,7 @@ Run add_discover(CLI::App& app) {
       topo::attach_hwloc_dir(fabric, o.hwloc_dir);
       progress("attached GPU/HCA affinity from " + o.hwloc_dir);
     }
+    attach_domains(fabric, o, progress);
     topo::SnapshotStore store(o.db_path);
     int64_t id = store.save(fabric);
     print_stored(o, LoadedFabric{std::move(fabric), id, store.info(id).taken_at}, lldp_findings);

@@ -40,6 +40,18 @@ std::string routing_line(const topo::Routing& r) {
   return fmt::format("{} ({})", topo::routing_name(r), r.emulated ? "emulated" : r.source.empty() ? "read" : r.source);
 }
 
+std::vector<std::string> domain_hosts(const Fabric& f, int domain) {
+  std::vector<std::string> names;
+  for (int h : f.domains().hosts(domain)) names.push_back(f.node(f.hosts()[h]).name);
+  return names;
+}
+
+size_t hosts_in_domains(const topo::NvlinkDomains& d) {
+  size_t n = 0;
+  for (size_t i = 0; i < d.count(); ++i) n += d.hosts(static_cast<int>(i)).size();
+  return n;
+}
+
 std::string ratio(double oversubscription) {
   return oversubscription > 0 ? fmt::format("{:.2f}:1", oversubscription) : "-";
 }
@@ -84,7 +96,8 @@ json fabric_json(const LoadedFabric& loaded) {
               {"pods", s.pods},
               {"degraded_links", std::move(degraded)},
               {"faults", f.faults().size()},
-              {"routing", topo::routing_name(f.routing())}};
+              {"routing", topo::routing_name(f.routing())},
+              {"nvlink", domains_json(f)}};
   if (f.routing().is_static()) {
     out["routing_source"] = f.routing().source;
     out["routing_emulated"] = f.routing().emulated;
@@ -112,7 +125,47 @@ void print_summary(std::ostream& out, const LoadedFabric& loaded) {
   fmt::print(out, "switches  leaf {}   spine {}   core {}\n", s.leaves, s.spines, s.cores);
   fmt::print(out, "pods      {}   rails {}{}\n", s.pods, s.rails, s.rail_optimized ? " (rail-optimized)" : "");
   fmt::print(out, "routing   {}\n", routing_line(f.routing()));
+  const topo::NvlinkDomains& d = f.domains();
+  if (!d.reports().empty())
+    fmt::print(out, "nvlink    {} domain{} ({}, at most {} hosts, {:g} GB/s per GPU), {} host{} in them\n", d.count(),
+               d.count() == 1 ? "" : "s", d.spec().generation, d.spec().max_hosts, d.spec().gpu_gbytes_per_s,
+               hosts_in_domains(d), hosts_in_domains(d) == 1 ? "" : "s");
   fmt::print(out, "faults    {}{}\n", f.faults().size(), f.faults().empty() ? "" : "  (topoctl lint lists them)");
+}
+
+json domains_json(const Fabric& f) {
+  const topo::NvlinkDomains& d = f.domains();
+  if (d.reports().empty()) return nullptr;
+  json domains = json::array();
+  for (size_t i = 0; i < d.count(); ++i) {
+    std::vector<std::string> hosts = domain_hosts(f, static_cast<int>(i));
+    domains.push_back({{"name", d.key(static_cast<int>(i)).str()},
+                       {"cluster_uuid", d.key(static_cast<int>(i)).cluster_uuid},
+                       {"clique_id", d.key(static_cast<int>(i)).clique_id},
+                       {"hosts", hosts.size()},
+                       {"host_list", topo::compress_hostlist(hosts)}});
+  }
+  std::vector<std::string> outside;
+  for (size_t h = 0; h < d.reports().size(); ++h)
+    if (d.reports()[h].claimed && d.domain_of(static_cast<int>(h)) < 0) outside.push_back(f.node(f.hosts()[h]).name);
+  return {{"generation", d.spec().generation},
+          {"gbytes_per_gpu", d.spec().gpu_gbytes_per_s},
+          {"max_hosts", d.spec().max_hosts},
+          {"max_gpus", d.spec().max_gpus},
+          {"source", d.spec().source},
+          {"domains", std::move(domains)},
+          {"counted_outside", topo::compress_hostlist(outside)}};
+}
+
+void print_domains(std::ostream& out, const Fabric& f) {
+  const topo::NvlinkDomains& d = f.domains();
+  if (d.empty()) return;
+  fmt::print(out, "\n{:<44} {:>5}  {}\n", "nvlink domain", "hosts", "hosts");
+  for (size_t i = 0; i < d.count(); ++i) {
+    std::vector<std::string> hosts = domain_hosts(f, static_cast<int>(i));
+    fmt::print(out, "{:<44} {:>5}  {}\n", d.key(static_cast<int>(i)).str(), hosts.size(),
+               topo::compress_hostlist(hosts));
+  }
 }
 
 void print_leaves(std::ostream& out, const Fabric& f) {

@@ -2,6 +2,7 @@
 // synthetic fabric): hosts, ring order, estimate against the ideal, reasons.
 // topoctl ring: the best ring order for hosts a job already has.
 #include <cmath>
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "common/hostlist.h"
 #include "placement/busy_file.h"
+#include "placement/domain_fit.h"
 #include "placement/exact.h"
 #include "placement/ring_order.h"
 #include "placement/running_file.h"
@@ -89,6 +91,8 @@ struct PlaceOptions {
   bool exact = false;
   int max_leaves = 0;
   bool one_pod = false;
+  int segment = 0;
+  bool no_nvlink = false;
   bool json = false;
   std::string policy = "topo-aware";
 };
@@ -113,6 +117,12 @@ void add_place_options(CLI::App& cmd, PlaceOptions& o) {
   cmd.add_flag("--exact", o.exact, "exhaustive search (small fabrics): the optimum of the objective");
   cmd.add_option("--max-leaves", o.max_leaves, "at most this many leaves");
   cmd.add_flag("--one-pod", o.one_pod, "all hosts in one pod");
+  cmd.add_option("--segment", o.segment,
+                 "NVLink domains: every SEGMENT consecutive hosts of the ring inside one domain, or no placement "
+                 "(as --network=topo-aware,segment=N)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--no-nvlink", o.no_nvlink,
+               "the job uses no NVLink (CPU-only): hosts outside the NVLink domains where enough are free");
   cmd.add_option("--policy", o.policy,
                  "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology); "
                  "Slurm's policies list hosts in node order and ignore --exact and the limits")
@@ -135,6 +145,8 @@ topo::PlacementRequest place_request(const PlaceOptions& o) {
   r.profile = profile;
   if (o.max_leaves > 0) r.max_leaves = o.max_leaves;
   r.one_pod = o.one_pod;
+  r.segment = o.segment;
+  r.nvlink = !o.no_nvlink;
   return r;
 }
 
@@ -151,6 +163,55 @@ topo::Placement place_by_policy(const PlaceOptions& o, const topo::SwitchTree& t
   if (o.policy == "tree") return topo::place_tree(tree, free, r);
   if (o.policy == "linear") return topo::place_linear(tree, free, r);
   return o.exact ? topo::place_exact(tree, free, r) : topo::place(tree, free, r);
+}
+
+// The NVLink domains of a placement's ring, in ring order, and its hosts in
+// no domain.
+struct DomainUse {
+  std::vector<std::string> domains;
+  int outside = 0;  // hosts in no domain
+};
+
+DomainUse domain_use(const topo::Fabric& f, const topo::Placement& p) {
+  DomainUse u;
+  int last = -2;
+  for (topo::NodeId h : p.hosts) {
+    int d = f.domains().domain_of(f.index().host_id(h));
+    if (d < 0) ++u.outside;
+    if (d >= 0 && d != last) u.domains.push_back(f.domains().key(d).str());
+    last = d;
+  }
+  return u;
+}
+
+topo::FreeMap after(const topo::FreeMap& free, const topo::Placement& p) {
+  topo::FreeMap out = free;
+  for (size_t i = 0; i < p.hosts.size(); ++i)
+    out.free_gpus[p.hosts[i]] = std::max(0, out.free(p.hosts[i]) - (p.gpus.empty() ? 0 : p.gpus[i]));
+  return out;
+}
+
+json fragmentation_json(const topo::Fragmentation& x) {
+  return {{"domains", x.domains},
+          {"free_whole_domains", x.free_whole_domains},
+          {"largest_free_block", x.largest_free_block},
+          {"free_hosts_in_domains", x.free_hosts_in_domains}};
+}
+
+json nvlink_json(const topo::Fabric& f, const topo::FreeMap& free, const topo::Placement& p) {
+  DomainUse u = domain_use(f, p);
+  return {{"domains", u.domains},
+          {"hosts_outside_domains", u.outside},
+          {"before", fragmentation_json(topo::fragmentation(f, free))},
+          {"after", fragmentation_json(topo::fragmentation(f, p.feasible ? after(free, p) : free))}};
+}
+
+void print_domains_used(const topo::Fabric& f, const topo::FreeMap& free, const topo::Placement& p) {
+  DomainUse u = domain_use(f, p);
+  topo::Fragmentation b = topo::fragmentation(f, free), a = topo::fragmentation(f, after(free, p));
+  fmt::print("nvlink domains {} ({} hosts outside)   free whole domains {} -> {}   largest free block {} -> {}\n",
+             u.domains.size(), u.outside, b.free_whole_domains, a.free_whole_domains, b.largest_free_block,
+             a.largest_free_block);
 }
 
 }  // namespace
@@ -170,12 +231,16 @@ Run add_place(CLI::App& app) {
     if (!free.running.empty()) topo::fill_traffic(tree, free);
     topo::Placement p = place_by_policy(o, tree, free, r);
     const double floor = p.feasible ? topo::seam_floor(tree, free, r, p.hosts) : 0;
-    if (o.json)
-      std::cout << placement_json(f, p, r, o.policy, floor).dump(2) << "\n";
-    else if (p.feasible)
+    if (o.json) {
+      json out = placement_json(f, p, r, o.policy, floor);
+      if (!f.domains().empty()) out["nvlink"] = nvlink_json(f, free, p);
+      std::cout << out.dump(2) << "\n";
+    } else if (p.feasible) {
       print_placement(f, p, tree, floor);
-    else
+      if (!f.domains().empty()) print_domains_used(f, free, p);
+    } else {
       fmt::print(stderr, "topoctl place: no placement: {}\n", fmt::join(p.reasons, "; "));
+    }
     return p.feasible ? kOk : kFindings;
   };
 }

@@ -30,6 +30,7 @@ Run add_show(CLI::App& app) {
     } else {
       print_leaves(std::cout, loaded.fabric);
     }
+    print_domains(std::cout, loaded.fabric);
     return kOk;
   };
 }

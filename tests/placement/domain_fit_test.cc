@@ -1,0 +1,119 @@
+// Placement into NVLink domains: segments inside one domain or the job
+// waits, best fit for a job that fits one domain, whole domains for larger
+// ones, CPU jobs outside the domains, the ring keeping a domain's hosts
+// together, and the fragmentation figures.
+#include "placement/domain_fit.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "fabric/synthetic.h"
+#include "placement/switch_tree.h"
+
+namespace topo {
+namespace {
+
+class DomainFit : public ::testing::Test {
+ protected:
+  DomainFit() : fabric_(make_synthetic("nvl72:racks=4,oversub=2,hgx=4")), tree_(fabric_) {}
+
+  FreeMap free() const { return FreeMap::all_free(fabric_, 4); }
+  NodeId host(int i) const { return *fabric_.find_host(fmt::format("gpu{:03}", i)); }
+  int domain(NodeId h) const { return fabric_.domains().domain_of(fabric_.index().host_id(h)); }
+  // Takes hosts first..last (1-based) out of `free`.
+  void busy(FreeMap& f, int first, int last) const {
+    for (int i = first; i <= last; ++i) f.free_gpus[host(i)] = 0;
+  }
+  PlacementRequest job(int hosts, int segment = 0) const {
+    PlacementRequest r;
+    r.hosts = hosts;
+    r.gpus_per_host = 4;
+    r.segment = segment;
+    return r;
+  }
+  // The domains the ring visits, in order, each once per visit.
+  std::vector<int> visits(const Placement& p) const {
+    std::vector<int> out;
+    for (NodeId h : p.hosts)
+      if (out.empty() || out.back() != domain(h)) out.push_back(domain(h));
+    return out;
+  }
+
+  Fabric fabric_;
+  SwitchTree tree_;
+};
+
+TEST_F(DomainFit, AJobThatFitsOneDomainGetsTheBestFit) {
+  FreeMap f = free();
+  busy(f, 1, 8);    // domain 0: 10 free
+  busy(f, 37, 42);  // domain 2: 12 free
+  Placement p = place(tree_, f, job(10));
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  EXPECT_EQ(visits(p), std::vector<int>{0});
+  p = place(tree_, f, job(11));
+  EXPECT_EQ(visits(p), std::vector<int>{2});
+  EXPECT_NE(p.reasons.front().find("NVLink domain"), std::string::npos) << p.reasons.front();
+}
+
+TEST_F(DomainFit, ALargerJobTakesWholeDomainsAndItsRingLeavesEachOnce) {
+  FreeMap f = free();
+  busy(f, 1, 1);  // domain 0 not whole
+  Placement p = place(tree_, f, job(40));
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  std::vector<int> v = visits(p);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_NE(v[0], 0);  // the two whole domains first
+  EXPECT_NE(v[1], 0);
+  EXPECT_EQ(v[2], 0);  // the rest (4) from the partly used domain, its best fit
+  for (NodeId h : p.hosts) EXPECT_GE(domain(h), 0);
+}
+
+TEST_F(DomainFit, SegmentsStayInsideOneDomainOrTheJobWaits) {
+  FreeMap f = free();
+  busy(f, 1, 7);    // domain 0: 11 free, room for no 12-host segment
+  busy(f, 19, 22);  // domain 1: 14 free, one segment
+  Placement p = place(tree_, f, job(36, 12));
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  for (size_t s = 0; s < p.hosts.size(); s += 12)
+    for (size_t i = s; i < s + 12; ++i) EXPECT_EQ(domain(p.hosts[i]), domain(p.hosts[s])) << i;
+  EXPECT_EQ(visits(p).size(), 3u);
+  Placement wait = place(tree_, f, job(48, 12));
+  EXPECT_FALSE(wait.feasible);
+  EXPECT_NE(wait.reasons.front().find("hold 3 whole segments of 12 hosts, 4 needed"), std::string::npos)
+      << wait.reasons.front();
+  Placement odd = place(tree_, f, job(20, 12));
+  EXPECT_FALSE(odd.feasible);
+}
+
+TEST_F(DomainFit, AJobWithoutNvlinkGoesOutsideTheDomains) {
+  PlacementRequest cpu = job(4);
+  cpu.nvlink = false;
+  Placement p = place(tree_, free(), cpu);
+  ASSERT_TRUE(p.feasible);
+  for (NodeId h : p.hosts) EXPECT_EQ(domain(h), -1);
+  // More than are outside: among them and the most fragmented domain,
+  // never a whole free one.
+  FreeMap f = free();
+  busy(f, 1, 10);  // domain 0: 8 free
+  cpu.hosts = 6;
+  p = place(tree_, f, cpu);
+  ASSERT_TRUE(p.feasible);
+  for (NodeId h : p.hosts) EXPECT_LE(domain(h), 0);
+  EXPECT_EQ(fragmentation(fabric_, f).free_whole_domains, 3);
+}
+
+TEST_F(DomainFit, FragmentationCountsFreeWholeDomainsAndTheLargestBlock) {
+  FreeMap f = free();
+  Fragmentation all = fragmentation(fabric_, f);
+  EXPECT_EQ(all.domains, 4);
+  EXPECT_EQ(all.free_whole_domains, 4);
+  EXPECT_EQ(all.largest_free_block, 18);
+  busy(f, 1, 3);
+  busy(f, 19, 36);
+  Fragmentation some = fragmentation(fabric_, f);
+  EXPECT_EQ(some.free_whole_domains, 2);
+  EXPECT_EQ(some.free_hosts_in_domains, 15 + 36);
+}
+
+}  // namespace
+}  // namespace topo
