@@ -15,7 +15,7 @@
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] status
 #
 #   --slurm-prefix  run the Slurm installed under DIR (bin/, sbin/,
-#                 lib/slurm/: scripts/slurm-24.sh's cache) instead of
+#                 lib/slurm/: scripts/slurm-build.sh's cache) instead of
 #                 Debian's packages; the env file then sets PATH too
 #   --nodes       a count (32 by default: node001..node032) or host names,
 #                 as a list and/or ranges: "gpu[001-016],gpu[101-116]"
