@@ -26,9 +26,10 @@
 #   --plugin-dir  a directory searched after Slurm's own PluginDir, where
 #                 plugins built but not installed are found
 #   --job-submit  JobSubmitPlugins (default: topo_aware with --select topo)
-#   --topology    a topology.conf: TopologyPlugin=topology/tree (with topo on
-#                 24.05+: topology/topo_aware, which gives plain jobs tree's
-#                 placement)
+#   --topology    a topology.conf: TopologyPlugin=topology/tree, or
+#                 $TOPO_TOPOLOGY_PLUGIN (with topo on 24.05+:
+#                 topology/topo_aware, which gives plain jobs tree's
+#                 placement, or block's where the file has BlockName=)
 #   --topo-conf   a topo_aware.conf, copied beside slurm.conf ("@DIR@" in it
 #                 becomes the cluster directory)
 #   --spank       a SPANK plugin .so, listed in plugstack.conf beside slurm.conf
@@ -253,7 +254,8 @@ write_config() {
   fi
   if [ -n "$topology_file" ]; then
     cp "$topology_file" "$dir/etc/topology.conf"
-    [ -n "$topology_line" ] || topology_line="TopologyPlugin=topology/tree"
+    # TOPO_TOPOLOGY_PLUGIN: Slurm's own plugin for that file (default tree).
+    [ -n "$topology_line" ] || topology_line="TopologyPlugin=${TOPO_TOPOLOGY_PLUGIN:-topology/tree}"
   fi
   topology_summary=${topology_line#TopologyPlugin=}
   if [ -n "$topo_conf" ]; then
@@ -468,5 +470,5 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; [ $# = 0 ] || die "stop takes no options"; cmd_stop ;;
   status) shift; [ $# = 0 ] || die "status takes no options"; cmd_status ;;
-  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

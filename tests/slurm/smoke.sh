@@ -176,5 +176,26 @@ if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }
   check "plain jobs get topology/tree's nodes ($(wc -l <<<"$ours") jobs)" same_as_tree
   check "scontrol show topology shows tree's switches through the plugin" \
     sh -c "[ -n '$tree_switches' ] && [ \"\$(scontrol show topology | awk '{ print \$1 }' | sort | paste -sd, -)\" = '$tree_switches' ]"
+
+  # With blocks (BlockName=) in topology.conf, topology/block's placement.
+  bash "$cluster" stop >/dev/null
+  echo "# with blocks in topology.conf: topology/block, then topology/topo_aware"
+  TOPO_TOPOLOGY_PLUGIN=topology/block bash "$cluster" start --select cons_tres \
+    --topology "$here/topology-blocks-4x8.conf" "${plugin_args[@]}"
+  block=$(plain_sequence)
+  blocks=$(scontrol show topology 2>/dev/null | awk '{ print $1 }' | sort | paste -sd, -)
+  bash "$cluster" stop >/dev/null
+  bash "$cluster" start --select topo --topology "$here/topology-blocks-4x8.conf" "${plugin_args[@]}"
+  ours=$(plain_sequence)
+  same_as_block() {
+    [ "$block" = "$ours" ] && return 0
+    diff <(echo "$block") <(echo "$ours") | sed 's/^/  /' >&2
+    return 1
+  }
+  check "plain jobs get topology/block's nodes ($(wc -l <<<"$ours") jobs)" same_as_block
+  check "scontrol show topology shows block's blocks through the plugin" \
+    sh -c "[ -n '$blocks' ] && [ \"\$(scontrol show topology | awk '{ print \$1 }' | sort | paste -sd, -)\" = '$blocks' ]"
+  j=$(submit --network=topo-aware -N2 --wrap 'srun hostname')
+  check "a topo-aware job runs beside blocks" wait_state "$j" COMPLETED 60
 fi
 [ "$failed" = 0 ]
