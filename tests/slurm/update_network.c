@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   slurm_init(NULL);
   job_desc_msg_t update;
   slurm_init_job_desc_msg(&update);
-  update.job_id = (uint32_t)job_id;
+  /* slurmctld's update reads the id as a string (job_id_str) on every
+   * release; 25.11 dropped the numeric job_id from job_desc_msg_t. */
+  update.job_id_str = argv[1];
   update.network = argv[2];
   int rc = slurm_update_job(&update);
   if (rc != SLURM_SUCCESS) {
