@@ -13,6 +13,12 @@
 #                                [--debug LEVEL] [--timeout SECONDS]
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] stop
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] status
+#   tests/slurm/cluster.sh --slurm-prefix NEW upgrade [--plugin-dir DIR]
+#
+#   upgrade       stops slurmctld and the slurmd (not the jobs: their
+#                 slurmstepd run on), points PluginDir at NEW's plugins
+#                 (and DIR), and starts NEW's daemons on the saved state,
+#                 as a site upgrades Slurm
 #
 #   --slurm-prefix  run the Slurm installed under DIR (bin/, sbin/,
 #                 lib/slurm/: scripts/slurm-build.sh's cache) instead of
@@ -465,10 +471,62 @@ cmd_status() {
   sinfo || true
 }
 
+# Daemons only: the running jobs' slurmstepd stay, and the saved state
+# (StateSaveLocation) is read by the new slurmctld.
+cmd_upgrade() {
+  local new_plugin_dir=""
+  while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || die "$1 needs a value"
+    case $1 in
+      --plugin-dir) new_plugin_dir=$(cd "$2" && pwd) || die "no directory $2" ;;
+      *) die "upgrade takes --plugin-dir only" ;;
+    esac
+    shift 2
+  done
+  [ -n "$slurm_prefix" ] || die "upgrade needs --slurm-prefix (the new release)"
+  [ -f "$conf" ] || die "no cluster in $dir"
+  export SLURM_CONF=$conf
+  local f pids="" names=() name
+  for f in "$dir"/run/slurmd-*.pid; do
+    [ -f "$f" ] || continue
+    ours "$(pid_of "$f")" "$conf" && pids+=" $(pid_of "$f")"
+    name=${f##*/slurmd-}
+    names+=("${name%.pid}")
+  done
+  local ctld
+  ctld=$(pid_of "$dir/run/slurmctld.pid")
+  ours "$ctld" "$conf" && pids+=" $ctld"
+  stop_pids "$pids" 20
+  rm -f "$dir/run/slurmctld.pid" "$dir"/run/slurmd-*.pid
+  local plugins=$system_plugin_dir
+  [ -n "$new_plugin_dir" ] && plugins+=":$new_plugin_dir"
+  sed -i "s|^PluginDir=.*|PluginDir=$plugins|" "$conf"
+  {
+    echo "export SLURM_CONF=$conf"
+    echo "export PATH=$slurm_prefix/bin:$slurm_prefix/sbin:\$PATH"
+  } >"$dir/env"
+  slurmctld -f "$conf"
+  wait_for "slurmctld's pid file" 20 ctld_started
+  ctld_pid=$(pid_of "$dir/run/slurmctld.pid")
+  wait_for "slurmctld to answer" 60 controller_up_or_gone
+  local -a launches=()
+  for name in "${names[@]}"; do
+    slurmd -N "$name" -f "$conf" &
+    launches+=($!)
+  done
+  for f in "${launches[@]}"; do wait "$f"; done
+  # Every node responding (-r) and in a state that can run jobs.
+  nodes_up() { [ "$(sinfo -h -N -r -t idle,alloc,mix -o %N 2>/dev/null | sort -u | wc -l)" = "$1" ]; }
+  wait_for "${#names[@]} nodes to answer" "$timeout_s" nodes_up ${#names[@]}
+  say "${#names[@]} nodes on Slurm $(slurmctld -V | cut -d' ' -f2) after the upgrade"
+  cat "$dir/env"
+}
+
 use_slurm
 case "${1:-}" in
+  upgrade) shift; cmd_upgrade "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; [ $# = 0 ] || die "stop takes no options"; cmd_stop ;;
   status) shift; [ $# = 0 ] || die "status takes no options"; cmd_status ;;
-  *) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
