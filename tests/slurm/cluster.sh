@@ -8,7 +8,8 @@
 #   tests/slurm/cluster.sh start [--slurm-prefix DIR] [--nodes N|NAMES]
 #                                [--select cons_tres|topo|select/X]
 #                                [--plugin-dir DIR] [--job-submit LIST|none]
-#                                [--topology FILE] [--topo-conf FILE]
+#                                [--topology FILE] [--topology-yaml FILE]
+#                                [--topo-conf FILE]
 #                                [--spank SO] [--spank-args ARGS]
 #                                [--debug LEVEL] [--timeout SECONDS]
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] stop
@@ -36,6 +37,8 @@
 #                 $TOPO_TOPOLOGY_PLUGIN (with topo on 24.05+:
 #                 topology/topo_aware, which gives plain jobs tree's
 #                 placement, or block's where the file has BlockName=)
+#   --topology-yaml  a topology.yaml beside slurm.conf (25.05+: Slurm then
+#                 ignores TopologyPlugin=)
 #   --topo-conf   a topo_aware.conf, copied beside slurm.conf ("@DIR@" in it
 #                 becomes the cluster directory)
 #   --spank       a SPANK plugin .so, listed in plugstack.conf beside slurm.conf
@@ -201,6 +204,7 @@ spank_args=""
 extra_plugin_dir=""
 job_submit=default
 topology_file=""
+topology_yaml=""
 topo_conf=""
 spank_so=""
 ctld_debug=info
@@ -221,6 +225,7 @@ parse_start_options() {
       --plugin-dir) extra_plugin_dir=$(cd "$2" && pwd) || die "no directory $2" ;;
       --job-submit) job_submit=$2 ;;
       --topology) [ -f "$2" ] || die "no topology file $2"; topology_file=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
+      --topology-yaml) [ -f "$2" ] || die "no topology.yaml $2"; topology_yaml=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --topo-conf) [ -f "$2" ] || die "no topo_aware.conf $2"; topo_conf=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --spank) [ -f "$2" ] || die "no SPANK plugin $2"; spank_so=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --spank-args) spank_args=$2 ;;
@@ -263,6 +268,7 @@ write_config() {
     # TOPO_TOPOLOGY_PLUGIN: Slurm's own plugin for that file (default tree).
     [ -n "$topology_line" ] || topology_line="TopologyPlugin=${TOPO_TOPOLOGY_PLUGIN:-topology/tree}"
   fi
+  [ -z "$topology_yaml" ] || cp "$topology_yaml" "$dir/etc/topology.yaml"
   topology_summary=${topology_line#TopologyPlugin=}
   if [ -n "$topo_conf" ]; then
     awk -v dir="$dir" '{ gsub(/@DIR@/, dir); print }' "$topo_conf" >"$dir/etc/topo_aware.conf"
@@ -528,5 +534,5 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; [ $# = 0 ] || die "stop takes no options"; cmd_stop ;;
   status) shift; [ $# = 0 ] || die "status takes no options"; cmd_status ;;
-  *) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
