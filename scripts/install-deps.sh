@@ -14,7 +14,8 @@ packages=(
   libgraphviz-dev libcpp-httplib-dev chromium python3-prometheus-client  # draw, serve, the browser test
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
-  # Slurm 24.11 from source (scripts/slurm-24.sh) needs only build-essential, pkg-config and libmunge-dev above
+  # Slurm 24.11, 25.11 and 26.05 from source (scripts/slurm-build.sh) need only build-essential, pkg-config and libmunge-dev above
+  python3-torch  # a real training client on the test clusters (tests/slurm/pytorch.sh, /usr/bin/python3)
 )
 
 missing=()

@@ -8,29 +8,54 @@
 #      corpus (scripts/fuzz.sh --ci; TOPO_FUZZ_SECONDS, default 5),
 #   4. every benchmark in a short mode, printing its figures.
 # Build trees live in $TOPO_BUILD_DIR (default: build/ in the checkout).
+# Each stage's time is printed at the end.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TOPO_BUILD_DIR:-$root/build}
 jobs=${TOPO_JOBS:-$(nproc)}
 
-step() { printf '\n=== %s\n' "$*"; }
+stage_names=()
+stage_seconds=()
+stage_started=$(date +%s)
+step() {
+  local now
+  now=$(date +%s)
+  if ((${#stage_names[@]})); then stage_seconds+=($((now - stage_started))); fi
+  stage_names+=("$*")
+  stage_started=$now
+  printf '\n=== %s\n' "$*"
+}
+stage_times() {
+  local i total=0
+  if ((${#stage_names[@]} > ${#stage_seconds[@]})); then stage_seconds+=($(($(date +%s) - stage_started))); fi
+  printf '\n=== stage times\n'
+  for i in "${!stage_names[@]}"; do
+    printf '%6d s  %s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"
+    total=$((total + stage_seconds[i]))
+  done
+  printf '%6d s  total\n' "$total"
+}
+trap stage_times EXIT
 
 # The Slurm plugins build against the configured source of the installed
 # Slurm 22.05 (cached outside the checkout by scripts/slurm-source.sh) and
-# of Slurm 24.11, built once per machine into the same cache by
-# scripts/slurm-24.sh (about 6 minutes the first time; TOPO_SKIP_SLURM24=1
-# leaves it out).  Their tests start real clusters, which needs root.
+# of the releases in TOPO_SLURM_RELEASES (default 24.11.5 25.11.7 26.05.3),
+# each built once per machine into the same cache by scripts/slurm-build.sh
+# (6 to 10 minutes each the first time on two idle cores; an empty
+# TOPO_SLURM_RELEASES leaves them out).  Their tests start real clusters,
+# which needs root.
 slurm_args=()
 if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then
   step "Slurm source trees"
   slurm_src=$(bash "$root/scripts/slurm-source.sh")
   slurm_build=$(bash "$root/scripts/slurm-source.sh" --build-dir)
-  if [ "${TOPO_SKIP_SLURM24:-0}" != 1 ]; then
-    bash "$root/scripts/slurm-24.sh" >/dev/null
-    slurm_src+=";$(bash "$root/scripts/slurm-24.sh" --source-dir)"
-    slurm_build+=";$(bash "$root/scripts/slurm-24.sh" --build-dir)"
-  fi
+  for release in ${TOPO_SLURM_RELEASES-24.11.5 25.11.7 26.05.3}; do
+    step "Slurm $release (scripts/slurm-build.sh, cached)"
+    bash "$root/scripts/slurm-build.sh" "$release" >/dev/null
+    slurm_src+=";$(bash "$root/scripts/slurm-build.sh" "$release" --source-dir)"
+    slurm_build+=";$(bash "$root/scripts/slurm-build.sh" "$release" --build-dir)"
+  done
   slurm_args=(-DSLURM_SRC_DIR="$slurm_src" -DSLURM_BUILD_DIR="$slurm_build")
 fi
 

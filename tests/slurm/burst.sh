@@ -15,7 +15,7 @@
 #
 # Usage: tests/slurm/burst.sh --topoctl PATH [--plugin-dir DIR] [--slurm-prefix DIR]
 #                             [--jobs N] [--max-answer SECONDS]
-#   --slurm-prefix  run the Slurm installed there (scripts/slurm-24.sh's cache)
+#   --slurm-prefix  run the Slurm installed there (scripts/slurm-build.sh's cache)
 # Root only.  Uses $TOPO_SLURM_DIR and $TOPO_SLURM_PORT like cluster.sh.
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 set -euo pipefail

@@ -8,14 +8,21 @@
 #   tests/slurm/cluster.sh start [--slurm-prefix DIR] [--nodes N|NAMES]
 #                                [--select cons_tres|topo|select/X]
 #                                [--plugin-dir DIR] [--job-submit LIST|none]
-#                                [--topology FILE] [--topo-conf FILE]
+#                                [--topology FILE] [--topology-yaml FILE]
+#                                [--topo-conf FILE]
 #                                [--spank SO] [--spank-args ARGS]
 #                                [--debug LEVEL] [--timeout SECONDS]
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] stop
 #   tests/slurm/cluster.sh [--slurm-prefix DIR] status
+#   tests/slurm/cluster.sh --slurm-prefix NEW upgrade [--plugin-dir DIR]
+#
+#   upgrade       stops slurmctld and the slurmd (not the jobs: their
+#                 slurmstepd run on), points PluginDir at NEW's plugins
+#                 (and DIR), and starts NEW's daemons on the saved state,
+#                 as a site upgrades Slurm
 #
 #   --slurm-prefix  run the Slurm installed under DIR (bin/, sbin/,
-#                 lib/slurm/: scripts/slurm-24.sh's cache) instead of
+#                 lib/slurm/: scripts/slurm-build.sh's cache) instead of
 #                 Debian's packages; the env file then sets PATH too
 #   --nodes       a count (32 by default: node001..node032) or host names,
 #                 as a list and/or ranges: "gpu[001-016],gpu[101-116]"
@@ -26,9 +33,12 @@
 #   --plugin-dir  a directory searched after Slurm's own PluginDir, where
 #                 plugins built but not installed are found
 #   --job-submit  JobSubmitPlugins (default: topo_aware with --select topo)
-#   --topology    a topology.conf: TopologyPlugin=topology/tree (with topo on
-#                 24.05+: topology/topo_aware, which gives plain jobs tree's
-#                 placement)
+#   --topology    a topology.conf: TopologyPlugin=topology/tree, or
+#                 $TOPO_TOPOLOGY_PLUGIN (with topo on 24.05+:
+#                 topology/topo_aware, which gives plain jobs tree's
+#                 placement, or block's where the file has BlockName=)
+#   --topology-yaml  a topology.yaml beside slurm.conf (25.05+: Slurm then
+#                 ignores TopologyPlugin=)
 #   --topo-conf   a topo_aware.conf, copied beside slurm.conf ("@DIR@" in it
 #                 becomes the cluster directory)
 #   --spank       a SPANK plugin .so, listed in plugstack.conf beside slurm.conf
@@ -194,6 +204,7 @@ spank_args=""
 extra_plugin_dir=""
 job_submit=default
 topology_file=""
+topology_yaml=""
 topo_conf=""
 spank_so=""
 ctld_debug=info
@@ -214,6 +225,7 @@ parse_start_options() {
       --plugin-dir) extra_plugin_dir=$(cd "$2" && pwd) || die "no directory $2" ;;
       --job-submit) job_submit=$2 ;;
       --topology) [ -f "$2" ] || die "no topology file $2"; topology_file=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
+      --topology-yaml) [ -f "$2" ] || die "no topology.yaml $2"; topology_yaml=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --topo-conf) [ -f "$2" ] || die "no topo_aware.conf $2"; topo_conf=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --spank) [ -f "$2" ] || die "no SPANK plugin $2"; spank_so=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
       --spank-args) spank_args=$2 ;;
@@ -253,8 +265,10 @@ write_config() {
   fi
   if [ -n "$topology_file" ]; then
     cp "$topology_file" "$dir/etc/topology.conf"
-    [ -n "$topology_line" ] || topology_line="TopologyPlugin=topology/tree"
+    # TOPO_TOPOLOGY_PLUGIN: Slurm's own plugin for that file (default tree).
+    [ -n "$topology_line" ] || topology_line="TopologyPlugin=${TOPO_TOPOLOGY_PLUGIN:-topology/tree}"
   fi
+  [ -z "$topology_yaml" ] || cp "$topology_yaml" "$dir/etc/topology.yaml"
   topology_summary=${topology_line#TopologyPlugin=}
   if [ -n "$topo_conf" ]; then
     awk -v dir="$dir" '{ gsub(/@DIR@/, dir); print }' "$topo_conf" >"$dir/etc/topo_aware.conf"
@@ -463,10 +477,62 @@ cmd_status() {
   sinfo || true
 }
 
+# Daemons only: the running jobs' slurmstepd stay, and the saved state
+# (StateSaveLocation) is read by the new slurmctld.
+cmd_upgrade() {
+  local new_plugin_dir=""
+  while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || die "$1 needs a value"
+    case $1 in
+      --plugin-dir) new_plugin_dir=$(cd "$2" && pwd) || die "no directory $2" ;;
+      *) die "upgrade takes --plugin-dir only" ;;
+    esac
+    shift 2
+  done
+  [ -n "$slurm_prefix" ] || die "upgrade needs --slurm-prefix (the new release)"
+  [ -f "$conf" ] || die "no cluster in $dir"
+  export SLURM_CONF=$conf
+  local f pids="" names=() name
+  for f in "$dir"/run/slurmd-*.pid; do
+    [ -f "$f" ] || continue
+    ours "$(pid_of "$f")" "$conf" && pids+=" $(pid_of "$f")"
+    name=${f##*/slurmd-}
+    names+=("${name%.pid}")
+  done
+  local ctld
+  ctld=$(pid_of "$dir/run/slurmctld.pid")
+  ours "$ctld" "$conf" && pids+=" $ctld"
+  stop_pids "$pids" 20
+  rm -f "$dir/run/slurmctld.pid" "$dir"/run/slurmd-*.pid
+  local plugins=$system_plugin_dir
+  [ -n "$new_plugin_dir" ] && plugins+=":$new_plugin_dir"
+  sed -i "s|^PluginDir=.*|PluginDir=$plugins|" "$conf"
+  {
+    echo "export SLURM_CONF=$conf"
+    echo "export PATH=$slurm_prefix/bin:$slurm_prefix/sbin:\$PATH"
+  } >"$dir/env"
+  slurmctld -f "$conf"
+  wait_for "slurmctld's pid file" 20 ctld_started
+  ctld_pid=$(pid_of "$dir/run/slurmctld.pid")
+  wait_for "slurmctld to answer" 60 controller_up_or_gone
+  local -a launches=()
+  for name in "${names[@]}"; do
+    slurmd -N "$name" -f "$conf" &
+    launches+=($!)
+  done
+  for f in "${launches[@]}"; do wait "$f"; done
+  # Every node responding (-r) and in a state that can run jobs.
+  nodes_up() { [ "$(sinfo -h -N -r -t idle,alloc,mix -o %N 2>/dev/null | sort -u | wc -l)" = "$1" ]; }
+  wait_for "${#names[@]} nodes to answer" "$timeout_s" nodes_up ${#names[@]}
+  say "${#names[@]} nodes on Slurm $(slurmctld -V | cut -d' ' -f2) after the upgrade"
+  cat "$dir/env"
+}
+
 use_slurm
 case "${1:-}" in
+  upgrade) shift; cmd_upgrade "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; [ $# = 0 ] || die "stop takes no options"; cmd_stop ;;
   status) shift; [ $# = 0 ] || die "status takes no options"; cmd_status ;;
-  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -51,7 +51,7 @@ spank=""
 #   --plugin-dir DIR     the built plugins
 #   --topoctl PATH       the built topoctl
 #   --spank SO           the built SPANK plugin (default: in --plugin-dir)
-#   --slurm-prefix DIR   run the Slurm installed there (scripts/slurm-24.sh's cache)
+#   --slurm-prefix DIR   run the Slurm installed there (scripts/slurm-build.sh's cache)
 suite_option() { # option value
   case $1 in
     --plugin-dir) plugin_args=(--plugin-dir "$2") ;;

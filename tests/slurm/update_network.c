@@ -26,11 +26,22 @@ int main(int argc, char** argv) {
   slurm_init(NULL);
   job_desc_msg_t update;
   slurm_init_job_desc_msg(&update);
-  update.job_id = (uint32_t)job_id;
+  /* slurmctld's update reads the id as a string (job_id_str) on every
+   * release; 25.11 dropped the numeric job_id from job_desc_msg_t. */
+  update.job_id_str = argv[1];
   update.network = argv[2];
-  int rc = slurm_update_job(&update);
-  if (rc != SLURM_SUCCESS) {
-    printf("%s\n", slurm_strerror(errno));
+  /* slurm_update_job2: the id is a string, which may name array tasks,
+   * each with its own error code. */
+  job_array_resp_msg_t *resp = NULL;
+  int rc = slurm_update_job2(&update, &resp);
+  int err = rc == SLURM_SUCCESS ? 0 : errno ? errno : SLURM_ERROR;
+  for (uint32_t i = 0; !err && resp && i < resp->job_array_count; i++)
+    if (resp->error_code[i])
+      err = (int)resp->error_code[i];
+  if (resp)
+    slurm_free_job_array_resp(resp);
+  if (err) {
+    printf("%s\n", slurm_strerror(err));
     slurm_fini();
     return 1;
   }

@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -80,42 +81,9 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /* --- Slurm's own topology plugin, which plain jobs get ----------------------- */
 
-/* The interface, in src/interfaces/topology.c's order (slurm_topo_ops_t
- * there is private to the daemon). */
-typedef struct {
-  uint32_t *plugin_id;
-  int (*build_config)(void);
-  int (*eval_nodes)(topology_eval_t *topo_eval);
-  int (*whole_topo)(bitstr_t *node_mask);
-  bitstr_t *(*get_bitmap)(char *name);
-  bool (*node_ranking)(void);
-  int (*get_node_addr)(char *node_name, char **addr, char **pattern);
-  int (*split_hostlist)(topo_hostlist_t *hl, topo_hostlist_t ***sp_hl, int *count,
-                        uint16_t tree_width);
-  int (*topoinfo_free)(void *topoinfo_ptr);
-  int (*get)(topology_data_t type, void *data);
-  int (*topoinfo_pack)(void *topoinfo_ptr, buf_t *buffer, uint16_t protocol_version);
-  int (*topoinfo_print)(void *topoinfo_ptr, char *nodes_list, char **out);
-  int (*topoinfo_unpack)(void **topoinfo_pptr, buf_t *buffer, uint16_t protocol_version);
-  uint32_t (*get_fragmentation)(bitstr_t *node_mask);
-} topo_ops_t;
-
-static const char *topo_symbols[] = {
-    "plugin_id",
-    "topology_p_build_config",
-    "topology_p_eval_nodes",
-    "topology_p_whole_topo",
-    "topology_p_get_bitmap",
-    "topology_p_generate_node_ranking",
-    "topology_p_get_node_addr",
-    "topology_p_split_hostlist",
-    "topology_p_topology_free",
-    "topology_p_get",
-    "topology_p_topology_pack",
-    "topology_p_topology_print",
-    "topology_p_topology_unpack",
-    "topology_p_get_fragmentation",
-};
+/* The interface of this release (slurm_compat.h). */
+typedef topo_slurm_topology_ops_t topo_ops_t;
+static const char *topo_symbols[] = TOPO_SLURM_TOPOLOGY_SYMBOLS;
 _Static_assert(sizeof(topo_symbols) == sizeof(topo_ops_t),
                "topo_symbols must list every member of topo_ops_t");
 
@@ -124,14 +92,34 @@ static plugin_context_t *slurm_context;
 static int slurm_loaded; /* read without the lock once set */
 static pthread_mutex_t slurm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* topology/tree where topology.conf exists beside slurm.conf, else flat. */
+/* What topology.conf beside slurm.conf describes: topology/block where it
+ * defines blocks (BlockName=), topology/tree where it defines switches,
+ * flat placement where there is none. */
 static const char *slurms_own_type(void)
 {
-  struct stat st;
+  static const char *type;
+  if (type)
+    return type;
   char *path = get_extra_conf_path("topology.conf");
-  int has_tree = stat(path, &st) == 0;
+  FILE *f = fopen(path, "r");
+  const char *found = TOPO_SLURM_FLAT_TOPOLOGY;
   xfree(path);
-  return has_tree ? "topology/tree" : "topology/default";
+  if (f) {
+    char line[1024];
+    found = "topology/tree";
+    while (fgets(line, sizeof(line), f)) {
+      const char *p = line;
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (!strncasecmp(p, "BlockName=", 10)) {
+        found = "topology/block";
+        break;
+      }
+    }
+    fclose(f);
+  }
+  type = found;
+  return type;
 }
 
 static const topo_ops_t *slurms_own(void)
@@ -649,6 +637,71 @@ static void writer_finish(void)
 
 /* --- evaluation ------------------------------------------------------------------ */
 
+/* From 25.11 an evaluation may leave job data of the site's plugin
+ * (block's segments) in job_ptr->topo_jobinfo, tagged with that plugin's
+ * id: Slurm finds the functions that free and pack it by the id, among the
+ * plugins it loaded, so it is tagged with this plugin's (whose jobinfo
+ * functions forward).  A refused trial's is dropped before the next trial
+ * (block expects none). */
+static void tag_jobinfo(job_record_t *job_ptr)
+{
+#if TOPO_SLURM_TOPOLOGY_CTX
+  if (job_ptr->topo_jobinfo)
+    job_ptr->topo_jobinfo->plugin_id = plugin_id;
+#else
+  (void)job_ptr;
+#endif
+}
+
+static void drop_jobinfo(job_record_t *job_ptr)
+{
+#if TOPO_SLURM_TOPOLOGY_CTX
+  dynamic_plugin_data_t *info = job_ptr->topo_jobinfo;
+  if (!info)
+    return;
+  if (info->data)
+    slurms_own()->jobinfo_free(info->data);
+  xfree(info);
+  job_ptr->topo_jobinfo = NULL;
+#else
+  (void)job_ptr;
+#endif
+}
+
+/* The site's evaluation (tree's, block's or flat's) of the job on
+ * node_map as it stands. */
+static int slurms_eval(topology_eval_t *ev)
+{
+  drop_jobinfo(ev->job_ptr);
+  return slurms_own()->eval_nodes(ev);
+}
+
+/* --- the ring as Slurm's own task ranks (26.05) ----------------------------------- */
+
+/* 26.05 lays a job's tasks out in the order of node ranks the topology
+ * plugin gives (topology_p_get_rank, slurm_step_layout.c's
+ * _task_layout_topo: tasks in blocks, nodes by rank), so SLURM_PROCID
+ * follows that order.  cons_tres asks for the ranks with the job's nodes
+ * only, right after the evaluation that chose them, in the same thread
+ * (job_test.c: _job_test, when the job starts): the evaluation leaves the
+ * ring it gave its job here, and get_rank ranks the nodes in that ring's
+ * order when they are the ring's nodes.  Every evaluation replaces it, so
+ * a plain job's nodes never get a topo-aware job's ring. */
+#if TOPO_SLURM_TOPOLOGY_RANK
+static __thread char *last_ring;
+#endif
+
+static void remember_ring(const char *ring)
+{
+#if TOPO_SLURM_TOPOLOGY_RANK
+  xfree(last_ring);
+  if (ring)
+    last_ring = xstrdup(ring);
+#else
+  (void)ring;
+#endif
+}
+
 /* The candidate's hosts in ring order, comma-separated (xmalloc'd). */
 static char *ring_of(const struct topo_engine_candidate *c)
 {
@@ -731,7 +784,7 @@ static long try_candidates(topology_eval_t *ev, const struct topo_engine_ranking
       continue;
     bitstr_t **rows = save_rows(ev, cand);
     uint64_t t0 = topo_shim_now_us();
-    int rc = slurms_own()->eval_nodes(ev);
+    int rc = slurms_eval(ev);
     spent->trials++;
     spent->trial_us += topo_shim_now_us() - t0;
     if (rc == SLURM_SUCCESS) {
@@ -742,6 +795,7 @@ static long try_candidates(topology_eval_t *ev, const struct topo_engine_ranking
       break;
     }
     restore_rows(ev, cand, rows);
+    drop_jobinfo(ev->job_ptr);
     ev->max_nodes = max_nodes;
   }
   if (chosen < 0)
@@ -768,6 +822,7 @@ static void set_fallback_ring(topo_engine_t *e, job_record_t *job_ptr, bitstr_t 
     idx[count++] = (size_t)i;
   if (topo_engine_ring(e, idx, count, &ring, msg, sizeof(msg)) == TOPO_ENGINE_OK) {
     topo_shim_set_ring(job_ptr, ring, count, true);
+    remember_ring(ring);
     topo_shim_set_hints(job_ptr, e, idx, count);
   } else {
     topo_shim_set_ring(job_ptr, NULL, 0, false);
@@ -911,6 +966,7 @@ static int eval_topo_aware(topology_eval_t *ev, const struct topo_network_reques
     const struct topo_engine_candidate *c = &entry->ranking.candidates[entry->chosen];
     char *ring = ring_of(c);
     topo_shim_set_ring(job_ptr, ring, c->count, false);
+    remember_ring(ring);
     topo_shim_set_hints(job_ptr, e, c->nodes, c->count);
     xfree(ring);
     entry->nodes = bit_copy(ev->node_map);
@@ -926,7 +982,7 @@ own_choice:
   topo_engine_ranking_free(&entry->ranking);
   {
     uint64_t t0 = topo_shim_now_us();
-    rc = slurms_own()->eval_nodes(ev);
+    rc = slurms_eval(ev);
     spent->trials++;
     spent->trial_us += topo_shim_now_us() - t0;
   }
@@ -958,20 +1014,129 @@ extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
   uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
   struct topo_network_request request = topo_shim_request(topo_eval->job_ptr, false, true);
+  remember_ring(NULL);
   if (request.topo_aware)
     rc = eval_topo_aware(topo_eval, &request, &spent);
   else
     rc = slurms_own()->eval_nodes(topo_eval);
+  if (rc == SLURM_SUCCESS)
+    tag_jobinfo(topo_eval->job_ptr);
   spent.cpu_us = topo_shim_cpu_now_us() - cpu_start;
   topo_shim_count("eval_nodes", request.topo_aware ? TOPO_PATH_TOPO_AWARE : TOPO_PATH_PLAIN,
                   topo_shim_now_us() - start, &spent);
   return rc;
 }
 
+#if TOPO_SLURM_TOPOLOGY_RANK
+/* 26.05 places a one-node job node by node (cons_tres' _get_one_res asks
+ * eval_node of each offered node until one fits), not through eval_nodes
+ * (unless allow_one_node says no, which tree, block and flat never do).
+ * A topo-aware job placed so gets what it gets on 24.11, where eval_nodes
+ * hands a one-node job to Slurm: Slurm's node, its ring of one and its
+ * record. */
+extern int topology_p_eval_node(topology_eval_t *topo_eval, int node_inx)
+{
+  remember_ring(NULL);
+  int rc = slurms_own()->eval_node(topo_eval, node_inx);
+  if (rc != SLURM_SUCCESS)
+    return rc;
+  tag_jobinfo(topo_eval->job_ptr);
+  struct topo_network_request request = topo_shim_request(topo_eval->job_ptr, false, true);
+  if (!request.topo_aware)
+    return rc;
+  job_record_t *job_ptr = topo_eval->job_ptr;
+  struct pending *entry = xmalloc(sizeof(*entry));
+  entry->job_id = job_ptr->job_id;
+  entry->restarts = job_ptr->restart_cnt;
+  entry->chosen = -1;
+  entry->job = topo_shim_engine_job(job_ptr, &request, 1, 1, 1);
+  entry->job.time_limit_s = 0; /* never deferred */
+  snprintf(entry->why, sizeof(entry->why), "%s", TOPO_SHIM_ONE_HOST);
+  entry->nodes = bit_alloc(node_record_count);
+  bit_set(entry->nodes, node_inx);
+  writer_start();
+  if (!set_one_host_ring(topo_shim_engine(), job_ptr, entry->nodes))
+    set_fallback_ring(NULL, job_ptr, entry->nodes);
+  pending_put(entry, job_ptr);
+  return rc;
+}
+
+/* The ranks of the job's nodes (node_bitmap's order): the site's plugin's
+ * (tree: by leaf switch; block: by block; flat: none unless asked), or,
+ * when the latest evaluation in this thread gave a ring over exactly
+ * these nodes, their ring positions.  A rank's upper bits
+ * (TOPO_RANK_ID_SHIFT) name its topology unit, which stepmgr uses to start
+ * a smaller step on a unit's first node: a unit is here a run of
+ * consecutive ring hosts in one of the site plugin's units (a leaf), so
+ * ranks still rise along the ring. */
+extern int topology_p_get_rank(bitstr_t *node_bitmap, uint32_t **node_rank, uint32_t *size,
+                               void *tctx)
+{
+  int rc = slurms_own()->get_rank(node_bitmap, node_rank, size, tctx);
+  char *ring = last_ring;
+  last_ring = NULL;
+  if (rc != SLURM_SUCCESS || !ring || !node_bitmap) {
+    xfree(ring);
+    return rc;
+  }
+  uint32_t count = bit_set_count(node_bitmap);
+  /* Ring position of each of the job's nodes, by node index. */
+  int *position = xcalloc(node_record_count, sizeof(int));
+  uint32_t placed = 0;
+  char *save = NULL;
+  for (int i = 0; i < node_record_count; i++)
+    position[i] = -1;
+  for (char *name = strtok_r(ring, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    node_record_t *node_ptr = find_node_record(name);
+    if (node_ptr && bit_test(node_bitmap, node_ptr->index) && position[node_ptr->index] < 0)
+      position[node_ptr->index] = (int)placed++;
+  }
+  xfree(ring);
+  if (placed != count || count >= (1u << TOPO_RANK_ID_SHIFT)) {
+    debug("%s: the ring names %u of the job's %u nodes; Slurm's own task order", plugin_type,
+          placed, count);
+    xfree(position);
+    return rc;
+  }
+  /* by_position[p]: the job-node ordinal (node_bitmap's order) at ring
+   * position p; its site unit from the site's ranks. */
+  uint32_t *by_position = xcalloc(count, sizeof(uint32_t));
+  uint32_t j = 0;
+  for (int i = 0; next_node_bitmap(node_bitmap, &i); i++)
+    by_position[position[i]] = j++;
+  xfree(position);
+  uint32_t *ranks = xcalloc(count, sizeof(uint32_t));
+  bool units = *node_rank && *size == count;
+  uint32_t segment = 0, unit = 0;
+  for (uint32_t p = 0; p < count; p++) {
+    uint32_t here = units ? (*node_rank)[by_position[p]] >> TOPO_RANK_ID_SHIFT : 0;
+    if (p == 0 || here != unit)
+      segment++;
+    unit = here;
+    ranks[by_position[p]] = (segment << TOPO_RANK_ID_SHIFT) | p;
+  }
+  xfree(by_position);
+  xfree(*node_rank);
+  *node_rank = ranks;
+  *size = count;
+  return rc;
+}
+#endif
+
 /* --- the rest of the interface --------------------------------------------------- */
+
+#if TOPO_SLURM_TOPOLOGY_CTX
+/* Slurm reads it when it asks whether a topology can give whole units
+ * (--exclusive=topo): the site's plugin's answer, set in init(). */
+bool supports_exclusive_topo = false;
+#endif
 
 extern int init(void)
 {
+#if TOPO_SLURM_TOPOLOGY_CTX
+  /* block's only (tree and flat give no whole units). */
+  supports_exclusive_topo = !strcmp(slurms_own_type(), "topology/block");
+#endif
   return SLURM_SUCCESS;
 }
 
@@ -993,10 +1158,13 @@ extern int fini(void)
 }
 
 /* slurmctld calls this at start-up (and a reconfigure restarts it): the
- * engine loads its snapshot now, not in the first job's evaluation. */
-extern int topology_p_build_config(void)
+ * engine loads its snapshot now, not in the first job's evaluation.  From
+ * 25.11 the site's plugin keeps its state in the topology's context
+ * (tctx->plugin_ctx), which Slurm hands back to every later call: this
+ * plugin keeps none there, so each call passes it on as it came. */
+extern int topology_p_build_config(TOPO_TCTX_PARAM)
 {
-  int rc = slurms_own()->build_config();
+  int rc = slurms_own()->build_config(TOPO_TCTX_ARG);
   if (running_in_slurmctld()) {
     topo_shim_engine_prepare();
     /* Its first round checks the jobs that started before a restart. */
@@ -1005,23 +1173,70 @@ extern int topology_p_build_config(void)
   return rc;
 }
 
-extern int topology_p_whole_topo(bitstr_t *node_mask)
+#if TOPO_SLURM_TOPOLOGY_CTX
+extern int topology_p_destroy_config(topology_ctx_t *tctx)
 {
-  return slurms_own()->whole_topo(node_mask);
+  return slurms_own()->destroy_config(tctx);
 }
 
-extern bitstr_t *topology_p_get_bitmap(char *name)
+extern int topology_p_add_rm_node(node_record_t *node_ptr, char *unit, topology_ctx_t *tctx)
 {
-  return slurms_own()->get_bitmap(name);
+  return slurms_own()->add_rm_node(node_ptr, unit, tctx);
 }
 
-extern bool topology_p_generate_node_ranking(void)
+extern void topology_p_get_topology_str(node_record_t *node_ptr, char **topology_str_ptr,
+                                        topology_ctx_t *tctx)
 {
-  return slurms_own()->node_ranking();
+  slurms_own()->get_topology_str(node_ptr, topology_str_ptr, tctx);
+}
+
+/* A job's topology data (block's segments) is the site's plugin's, tagged
+ * with this plugin's id after each evaluation (tag_jobinfo). */
+extern void topology_p_jobinfo_free(void *topo_jobinfo)
+{
+  slurms_own()->jobinfo_free(topo_jobinfo);
+}
+
+extern void topology_p_jobinfo_pack(void *topo_jobinfo, buf_t *buffer, uint16_t protocol_version)
+{
+  slurms_own()->jobinfo_pack(topo_jobinfo, buffer, protocol_version);
+}
+
+extern int topology_p_jobinfo_unpack(void **topo_jobinfo, buf_t *buffer, uint16_t protocol_version)
+{
+  return slurms_own()->jobinfo_unpack(topo_jobinfo, buffer, protocol_version);
+}
+
+extern int topology_p_jobinfo_get(topology_jobinfo_type_t type, void *topo_jobinfo, void *data)
+{
+  return slurms_own()->jobinfo_get(type, topo_jobinfo, data);
+}
+#endif
+
+#if TOPO_SLURM_TOPOLOGY_RANK
+extern bool topology_p_allow_one_node(void *tctx)
+{
+  return slurms_own()->allow_one_node(tctx);
+}
+#endif
+
+extern int topology_p_whole_topo(bitstr_t *node_mask TOPO_CTX_PARAM)
+{
+  return slurms_own()->whole_topo(node_mask TOPO_CTX_ARG);
+}
+
+extern bitstr_t *topology_p_get_bitmap(char *name TOPO_CTX_PARAM)
+{
+  return slurms_own()->get_bitmap(name TOPO_CTX_ARG);
+}
+
+extern bool topology_p_generate_node_ranking(TOPO_TCTX_PARAM)
+{
+  return slurms_own()->node_ranking(TOPO_TCTX_ARG);
 }
 
 /* slurmd asks once at start-up, for SLURM_TOPOLOGY_ADDR of its jobs. */
-extern int topology_p_get_node_addr(char *node_name, char **addr, char **pattern)
+extern int topology_p_get_node_addr(char *node_name, char **addr, char **pattern TOPO_CTX_PARAM)
 {
   char msg[512];
   char *conf = get_extra_conf_path("topo_aware.conf");
@@ -1036,25 +1251,26 @@ extern int topology_p_get_node_addr(char *node_name, char **addr, char **pattern
     return SLURM_SUCCESS;
   }
   debug("%s: %s; %s's address instead", plugin_type, msg, slurms_own_type());
-  return slurms_own()->get_node_addr(node_name, addr, pattern);
+  return slurms_own()->get_node_addr(node_name, addr, pattern TOPO_CTX_ARG);
 }
 
 extern int topology_p_split_hostlist(topo_hostlist_t *hl, topo_hostlist_t ***sp_hl, int *count,
-                                     uint16_t tree_width)
+                                     uint16_t tree_width TOPO_CTX_PARAM)
 {
-  return slurms_own()->split_hostlist(hl, sp_hl, count, tree_width);
+  return slurms_own()->split_hostlist(hl, sp_hl, count, tree_width TOPO_CTX_ARG);
 }
 
-extern int topology_p_topology_free(void *topoinfo_ptr)
+extern int TOPO_P_TOPOINFO(free)(void *topoinfo_ptr)
 {
   return slurms_own()->topoinfo_free(topoinfo_ptr);
 }
 
-extern int topology_p_get(topology_data_t type, void *data)
+extern int topology_p_get(topology_data_t type, void *data TOPO_CTX_PARAM)
 {
-  int rc = slurms_own()->get(type, data);
+  int rc = slurms_own()->get(type, data TOPO_CTX_ARG);
   /* Slurm packs the active plugin's id before the data and refuses data
-   * tagged with another: what tree hands out is ours to pass on. */
+   * tagged with another: what the site's plugin hands out is ours to pass
+   * on. */
   if (rc == SLURM_SUCCESS && type == TOPO_DATA_TOPOLOGY_PTR) {
     dynamic_plugin_data_t **info = data;
     if (*info)
@@ -1063,36 +1279,72 @@ extern int topology_p_get(topology_data_t type, void *data)
   return rc;
 }
 
-extern int topology_p_topology_pack(void *topoinfo_ptr, buf_t *buffer, uint16_t protocol_version)
+extern int TOPO_P_TOPOINFO(pack)(void *topoinfo_ptr, buf_t *buffer, uint16_t protocol_version)
 {
   return slurms_own()->topoinfo_pack(topoinfo_ptr, buffer, protocol_version);
 }
 
-extern int topology_p_topology_print(void *topoinfo_ptr, char *nodes_list, char **out)
+extern int TOPO_P_TOPOINFO(print)(void *topoinfo_ptr, char *nodes_list TOPO_UNIT_PARAM, char **out)
 {
-  return slurms_own()->topoinfo_print(topoinfo_ptr, nodes_list, out);
+  return slurms_own()->topoinfo_print(topoinfo_ptr, nodes_list TOPO_UNIT_ARG, out);
 }
 
-extern int topology_p_topology_unpack(void **topoinfo_pptr, buf_t *buffer,
-                                      uint16_t protocol_version)
+extern int TOPO_P_TOPOINFO(unpack)(void **topoinfo_pptr, buf_t *buffer, uint16_t protocol_version)
 {
   return slurms_own()->topoinfo_unpack(topoinfo_pptr, buffer, protocol_version);
 }
 
-extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask)
+extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask TOPO_CTX_PARAM)
 {
-  return slurms_own()->get_fragmentation(node_mask);
+  return slurms_own()->get_fragmentation(node_mask TOPO_CTX_ARG);
 }
 
 /* Never used: its initialiser makes the compiler check that every entry
  * point above has exactly the type topo_ops_t gives it, in the order of
  * topo_symbols. */
 static const topo_ops_t own_entry_points __attribute__((unused)) = {
-    (uint32_t *)&plugin_id,     topology_p_build_config,
-    topology_p_eval_nodes,      topology_p_whole_topo,
-    topology_p_get_bitmap,      topology_p_generate_node_ranking,
-    topology_p_get_node_addr,   topology_p_split_hostlist,
-    topology_p_topology_free,   topology_p_get,
-    topology_p_topology_pack,   topology_p_topology_print,
-    topology_p_topology_unpack, topology_p_get_fragmentation,
+    (uint32_t *)&plugin_id,
+#if TOPO_SLURM_TOPOLOGY_CTX
+    (char *)plugin_type,
+    &supports_exclusive_topo,
+    topology_p_add_rm_node,
+#endif
+#if TOPO_SLURM_TOPOLOGY_RANK
+    topology_p_allow_one_node,
+#endif
+    topology_p_build_config,
+#if TOPO_SLURM_TOPOLOGY_CTX
+    topology_p_destroy_config,
+#endif
+#if TOPO_SLURM_TOPOLOGY_RANK
+    topology_p_eval_node,
+#endif
+    topology_p_eval_nodes,
+    topology_p_whole_topo,
+    topology_p_get_bitmap,
+    topology_p_generate_node_ranking,
+    topology_p_get_node_addr,
+    topology_p_split_hostlist,
+#if TOPO_SLURM_TOPOLOGY_CTX
+    topology_p_get,
+    TOPO_P_TOPOINFO(free),
+#else
+    TOPO_P_TOPOINFO(free),        topology_p_get,
+#endif
+    TOPO_P_TOPOINFO(pack),
+    TOPO_P_TOPOINFO(print),
+    TOPO_P_TOPOINFO(unpack),
+#if TOPO_SLURM_TOPOLOGY_CTX
+    topology_p_jobinfo_free,
+    topology_p_jobinfo_pack,
+    topology_p_jobinfo_unpack,
+    topology_p_jobinfo_get,
+#endif
+    topology_p_get_fragmentation,
+#if TOPO_SLURM_TOPOLOGY_CTX
+    topology_p_get_topology_str,
+#endif
+#if TOPO_SLURM_TOPOLOGY_RANK
+    topology_p_get_rank,
+#endif
 };
