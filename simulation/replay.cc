@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "placement/defer.h"
+#include "placement/deferral_ledger.h"
 #include "placement/slurm_policy.h"
 #include "placement/traffic.h"
 #include "simulation/percentile.h"
@@ -148,22 +149,18 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
   std::vector<double> call_us;
   int failures = 0;
   int deferrals = 0;
-  std::map<const TraceJob*, double> deferred;  // the time each deferred job was first deferred
+  DeferralLedger<const TraceJob*> deferred;  // when each deferred job was first deferred
 
   TrafficMap traffic(tree.fabric());
   SeamRoutes routes(tree.paths());         // the tree's routes, asked again and again over the replay
   std::vector<JobTraffic> job_traffic_of;  // by schedule index
   bool traffic_written = true;
 
-  // A job's best estimated slowdown on the idle fabric, by request shape.
-  std::map<std::tuple<int, int, Profile>, double> idle_slowdowns;
+  // A job's best estimated slowdown on the idle fabric, by request.
+  IdleSlowdowns idle_slowdowns;
   auto idle_slowdown = [&](const PlacementRequest& r) {
-    auto [it, added] = idle_slowdowns.try_emplace({r.hosts, r.gpus_per_host, r.profile}, 1.0);
-    if (added) {
-      Placement best = policy.place(tree, FreeMap::all_free(tree.fabric(), options.gpus_per_host), r, &routes);
-      if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
-    }
-    return it->second;
+    return idle_slowdowns.of(
+        r, [&] { return policy.place(tree, FreeMap::all_free(tree.fabric(), options.gpus_per_host), r, &routes); });
   };
 
   auto try_start = [&](const Job& job, double now) {
@@ -182,12 +179,11 @@ Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolic
     // time stands for the time limit it does not record, and the job's
     // share counts from its first deferral.
     if (!running.empty()) {
-      auto first = deferred.find(job.trace);
-      double deferred_s = first == deferred.end() ? 0 : now - first->second;
+      double deferred_s = deferred.deferred_s(job.trace, now);
       if (defer(
               options.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s, job.trace->duration_s)) {
         ++deferrals;
-        deferred.try_emplace(job.trace, now);
+        deferred.note(job.trace, now);
         return false;
       }
     }
