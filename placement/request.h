@@ -69,6 +69,10 @@ struct PlacementRequest {
 
   // GPUs per host the job will run, for the model.
   int ranks_per_host() const { return hosts > 0 ? gpus_per_host : min_gpus_per_host; }
+
+  // Field by field, every field: a cache keyed on requests (IdleSlowdowns)
+  // tells apart any two a search could answer differently.
+  auto operator<=>(const PlacementRequest&) const = default;
 };
 
 // The cluster's state as the scheduler sees it at one moment.

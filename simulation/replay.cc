@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "placement/defer.h"
+#include "placement/deferral_ledger.h"
 #include "placement/slurm_policy.h"
 #include "placement/traffic.h"
 #include "simulation/percentile.h"
@@ -173,22 +174,18 @@ class Replayer {
   std::vector<double> call_us_;
   int failures_ = 0;
   int deferrals_ = 0;
-  std::map<const TraceJob*, double> deferred_;  // the time each deferred job was first deferred
+  DeferralLedger<const TraceJob*> deferred_;  // when each deferred job was first deferred
   TrafficMap traffic_;
   SeamRoutes routes_;                       // the tree's routes, asked again and again over the replay
   std::vector<JobTraffic> job_traffic_of_;  // by schedule index
   bool traffic_written_ = true;
-  // A job's best estimated slowdown on the idle fabric, by request shape.
-  std::map<std::tuple<int, int, Profile>, double> idle_slowdowns_;
+  // A job's best estimated slowdown on the idle fabric, by request.
+  IdleSlowdowns idle_slowdowns_;
 };
 
 double Replayer::idle_slowdown(const PlacementRequest& r) {
-  auto [it, added] = idle_slowdowns_.try_emplace({r.hosts, r.gpus_per_host, r.profile}, 1.0);
-  if (added) {
-    Placement best = policy_.place(tree_, FreeMap::all_free(tree_.fabric(), options_.gpus_per_host), r, &routes_);
-    if (best.feasible && best.score.ideal_s > 0) it->second = best.score.slowdown;
-  }
-  return it->second;
+  return idle_slowdowns_.of(
+      r, [&] { return policy_.place(tree_, FreeMap::all_free(tree_.fabric(), options_.gpus_per_host), r, &routes_); });
 }
 
 // Deferring needs a job that will end and free hosts; the trace's run time
@@ -196,13 +193,12 @@ double Replayer::idle_slowdown(const PlacementRequest& r) {
 // from its first deferral.
 bool Replayer::deferred(const Job& job, const Placement& p, double now) {
   if (running_.empty()) return false;
-  auto first = deferred_.find(job.trace);
-  double deferred_s = first == deferred_.end() ? 0 : now - first->second;
+  double deferred_s = deferred_.deferred_s(job.trace, now);
   if (!defer(
           options_.defer_rule, p, [&] { return idle_slowdown(job.request); }, deferred_s, job.trace->duration_s))
     return false;
   ++deferrals_;
-  deferred_.try_emplace(job.trace, now);
+  deferred_.note(job.trace, now);
   return true;
 }
 

@@ -3,7 +3,7 @@
 // the rates between the snapshot's last two collections: errors per hour per
 // cable, with both ends, and the share of time each waited to transmit.
 // Cables past a threshold are findings (exit 1); lint and placement treat
-// them as degraded (tools/topoctl/input.cc, plugin/engine/engine.cc).
+// them as degraded (tools/topoctl/input.cc, plugin/engine/engine_database.cc).
 // On RoCE, --ethtool DIR (files per host) or --ethtool-local (this host)
 // store NIC counters (health/ethtool_counters.h) as a collection of their
 // own; the rates between the last two (pauses, time paused, ECN marks,

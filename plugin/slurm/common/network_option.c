@@ -70,16 +70,147 @@ static int parse_max_leaves(const char *value, size_t len, uint32_t *out)
   return 0;
 }
 
+/* One comma-separated item of the option, split at its first '='. */
+struct item {
+  const char *text;
+  size_t len;
+  size_t key_len;
+  const char *value; /* NULL without '=' */
+  size_t value_len;
+};
+
+static struct item item_at(const char *token, const char *end)
+{
+  struct item it;
+  it.text = token;
+  it.len = end ? (size_t)(end - token) : strlen(token);
+  const char *eq = memchr(token, '=', it.len);
+  it.key_len = eq ? (size_t)(eq - token) : it.len;
+  it.value = eq ? eq + 1 : NULL;
+  it.value_len = eq ? it.len - it.key_len - 1 : 0;
+  return it;
+}
+
+/* What the items read so far have given, and where a failure is written. */
+struct parse_state {
+  const char *network;
+  struct topo_network_request parsed;
+  bool has_ours; /* a token of ours other than topo-aware */
+  const char *first_ours;
+  size_t first_ours_len;
+  const char *foreign; /* a token of some other plugin */
+  size_t foreign_len;
+  bool seen_profile, seen_max_leaves, seen_pod;
+  struct topo_network_request *request;
+  char *error;
+  size_t error_size;
+};
+
+#define FAIL(st, ...) fail((st)->request, (st)->error, (st)->error_size, __VA_ARGS__)
+
+static int parse_profile_item(struct parse_state *st, const struct item *it)
+{
+  if (st->seen_profile)
+    return FAIL(st, "profile given twice");
+  st->seen_profile = true;
+  if (it->value && same_word(it->value, it->value_len, "allreduce"))
+    st->parsed.profile = TOPO_PROFILE_ALLREDUCE;
+  else if (it->value && same_word(it->value, it->value_len, "alltoall"))
+    st->parsed.profile = TOPO_PROFILE_ALLTOALL;
+  else if (it->value && same_word(it->value, it->value_len, "mixed"))
+    st->parsed.profile = TOPO_PROFILE_MIXED;
+  else
+    return FAIL(st, "unknown profile '%.*s' (allowed: allreduce, alltoall, mixed)",
+                quote_len(it->value_len), it->value ? it->value : "");
+  return 0;
+}
+
+static int parse_max_leaves_item(struct parse_state *st, const struct item *it)
+{
+  if (st->seen_max_leaves)
+    return FAIL(st, "maxleaves given twice");
+  st->seen_max_leaves = true;
+  if (!it->value || parse_max_leaves(it->value, it->value_len, &st->parsed.max_leaves) != 0)
+    return FAIL(st, "maxleaves needs a whole number from 1 to %u, not '%.*s'",
+                TOPO_NETWORK_MAX_LEAVES, quote_len(it->value_len), it->value ? it->value : "");
+  return 0;
+}
+
+static int parse_pod_item(struct parse_state *st, const struct item *it)
+{
+  if (st->seen_pod)
+    return FAIL(st, "pod given twice");
+  if (it->value)
+    return FAIL(st, "pod takes no value, got '%.*s'", quote_len(it->len), it->text);
+  st->seen_pod = true;
+  st->parsed.pod = true;
+  return 0;
+}
+
+/* An item whose key is ours (is_our_key), other than topo-aware. */
+static int parse_our_item(struct parse_state *st, const struct item *it)
+{
+  if (!st->has_ours) {
+    st->first_ours = it->text;
+    st->first_ours_len = it->len;
+  }
+  st->has_ours = true;
+  if (same_word(it->text, it->key_len, "profile"))
+    return parse_profile_item(st, it);
+  if (same_word(it->text, it->key_len, "maxleaves"))
+    return parse_max_leaves_item(st, it);
+  if (same_word(it->text, it->key_len, "pod"))
+    return parse_pod_item(st, it);
+  return FAIL(st, "unknown item '%.*s' (did you mean topo-aware?)", quote_len(it->len), it->text);
+}
+
+static int parse_item(struct parse_state *st, const struct item *it)
+{
+  const char *network = st->network;
+  if (it->len == 0) {
+    if (st->parsed.topo_aware || st->has_ours)
+      return FAIL(st, "empty item in --network=%.*s", quote_len(strlen(network)), network);
+    return 0;
+  }
+  if (same_word(it->text, it->key_len, "topo-aware") && it->value)
+    return FAIL(st, "topo-aware takes no value, got '%.*s'", quote_len(it->len), it->text);
+  if (same_word(it->text, it->len, "topo-aware")) {
+    if (st->parsed.topo_aware)
+      return FAIL(st, "topo-aware given twice in --network=%.*s", quote_len(strlen(network)),
+                  network);
+    st->parsed.topo_aware = true;
+    return 0;
+  }
+  if (is_our_key(it->text, it->key_len))
+    return parse_our_item(st, it);
+  if (!st->foreign) {
+    st->foreign = it->text;
+    st->foreign_len = it->len;
+  }
+  return 0;
+}
+
+/* What only the whole option shows: our items without topo-aware, or
+ * topo-aware beside another plugin's. */
+static int check_whole(struct parse_state *st)
+{
+  if (st->has_ours && !st->parsed.topo_aware)
+    return FAIL(st, "'%.*s' needs topo-aware in the same --network", quote_len(st->first_ours_len),
+                st->first_ours);
+  if (st->parsed.topo_aware && st->foreign)
+    return FAIL(st, "unknown item '%.*s' beside topo-aware", quote_len(st->foreign_len),
+                st->foreign);
+  return 0;
+}
+
 int topo_network_parse(const char *network, struct topo_network_request *request, char *error,
                        size_t error_size)
 {
-  struct topo_network_request parsed = {0};
-  bool has_ours = false; /* a token of ours other than topo-aware */
-  const char *first_ours = NULL;
-  size_t first_ours_len = 0;
-  const char *foreign = NULL; /* a token of some other plugin */
-  size_t foreign_len = 0;
-  bool seen_profile = false, seen_max_leaves = false, seen_pod = false;
+  struct parse_state st = {0};
+  st.network = network;
+  st.request = request;
+  st.error = error;
+  st.error_size = error_size;
 
   if (error && error_size > 0)
     error[0] = '\0';
@@ -90,82 +221,16 @@ int topo_network_parse(const char *network, struct topo_network_request *request
   const char *token = network;
   for (;;) {
     const char *end = strchr(token, ',');
-    size_t len = end ? (size_t)(end - token) : strlen(token);
-    const char *eq = memchr(token, '=', len);
-    size_t key_len = eq ? (size_t)(eq - token) : len;
-    const char *value = eq ? eq + 1 : NULL;
-    size_t value_len = eq ? len - key_len - 1 : 0;
-
-    if (len == 0) {
-      if (parsed.topo_aware || has_ours)
-        return fail(request, error, error_size, "empty item in --network=%.*s",
-                    quote_len(strlen(network)), network);
-    } else if (same_word(token, key_len, "topo-aware") && value) {
-      return fail(request, error, error_size, "topo-aware takes no value, got '%.*s'",
-                  quote_len(len), token);
-    } else if (same_word(token, len, "topo-aware")) {
-      if (parsed.topo_aware)
-        return fail(request, error, error_size, "topo-aware given twice in --network=%.*s",
-                    quote_len(strlen(network)), network);
-      parsed.topo_aware = true;
-    } else if (!is_our_key(token, key_len)) {
-      if (!foreign) {
-        foreign = token;
-        foreign_len = len;
-      }
-    } else {
-      if (!has_ours) {
-        first_ours = token;
-        first_ours_len = len;
-      }
-      has_ours = true;
-      if (same_word(token, key_len, "profile")) {
-        if (seen_profile)
-          return fail(request, error, error_size, "profile given twice");
-        seen_profile = true;
-        if (value && same_word(value, value_len, "allreduce"))
-          parsed.profile = TOPO_PROFILE_ALLREDUCE;
-        else if (value && same_word(value, value_len, "alltoall"))
-          parsed.profile = TOPO_PROFILE_ALLTOALL;
-        else if (value && same_word(value, value_len, "mixed"))
-          parsed.profile = TOPO_PROFILE_MIXED;
-        else
-          return fail(request, error, error_size,
-                      "unknown profile '%.*s' (allowed: allreduce, alltoall, mixed)",
-                      quote_len(value_len), value ? value : "");
-      } else if (same_word(token, key_len, "maxleaves")) {
-        if (seen_max_leaves)
-          return fail(request, error, error_size, "maxleaves given twice");
-        seen_max_leaves = true;
-        if (!value || parse_max_leaves(value, value_len, &parsed.max_leaves) != 0)
-          return fail(request, error, error_size,
-                      "maxleaves needs a whole number from 1 to %u, not '%.*s'",
-                      TOPO_NETWORK_MAX_LEAVES, quote_len(value_len), value ? value : "");
-      } else if (same_word(token, key_len, "pod")) {
-        if (seen_pod)
-          return fail(request, error, error_size, "pod given twice");
-        if (value)
-          return fail(request, error, error_size, "pod takes no value, got '%.*s'", quote_len(len),
-                      token);
-        seen_pod = true;
-        parsed.pod = true;
-      } else {
-        return fail(request, error, error_size, "unknown item '%.*s' (did you mean topo-aware?)",
-                    quote_len(len), token);
-      }
-    }
+    struct item it = item_at(token, end);
+    if (parse_item(&st, &it) != 0)
+      return -1;
     if (!end)
       break;
     token = end + 1;
   }
-
-  if (has_ours && !parsed.topo_aware)
-    return fail(request, error, error_size, "'%.*s' needs topo-aware in the same --network",
-                quote_len(first_ours_len), first_ours);
-  if (parsed.topo_aware && foreign)
-    return fail(request, error, error_size, "unknown item '%.*s' beside topo-aware",
-                quote_len(foreign_len), foreign);
-  *request = parsed;
+  if (check_whole(&st) != 0)
+    return -1;
+  *request = st.parsed;
   return 0;
 }
 
