@@ -52,14 +52,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 results=$root/results
 hosts=32 hosts_per_leaf=4
-trace=$root/../shared/traces/itp/cluster03.csv
+trace=$root/tests/fixtures/traces/itp/cluster03.csv
 first=0 jobs=80 scale=2000 load=10 max_duration=60
 namings=interleaved,contiguous
 policies=tree,topo-aware
 score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
 judge_speed=0 sharings=flows,stationary
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
-itp4=$root/../shared/traces/itp/cluster04.csv
+itp4=$root/tests/fixtures/traces/itp/cluster04.csv
 
 say() { printf 'benchmark: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -156,7 +156,7 @@ if [ "$routing_goal" = 1 ]; then
   goals=()
   IFS=, read -r -a goal_list <<<"$goal_traces"
   for t in "${goal_list[@]}"; do
-    csv=$(rel "$root/../shared/traces/itp/cluster$t.csv")
+    csv=$(rel "$root/tests/fixtures/traces/itp/cluster$t.csv")
     [ -r "$root/$csv" ] || die "no trace $csv"
     for routing in static:ftree static:minhop adaptive mix static:ftree-deferred static:ftree-deferred-share3 \
       mix-deferred; do

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libboost-graph-dev libhwloc-dev hwloc libibnetdisc-dev libibmad-dev libibumad-dev infiniband-diags
   libsqlite3-dev sqlite3
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev valgrind  # valgrind: the speed gate's callgrind
   libcli11-dev nlohmann-json3-dev libfmt-dev
   ibsim-utils opensm libsimgrid-dev lldpd ethtool
   clang libclang-rt-14-dev  # libFuzzer with ASan + UBSan (tests/fuzz, scripts/fuzz.sh)

@@ -6,7 +6,9 @@
 #   2. an AddressSanitizer + UBSan build: the unit tests again,
 #   3. every libFuzzer target (clang, ASan + UBSan) a few seconds on its
 #      corpus (scripts/fuzz.sh --ci; TOPO_FUZZ_SECONDS, default 5),
-#   4. every benchmark in a short mode, printing its figures.
+#   4. every benchmark in a short mode, printing its figures,
+#   5. the speed gate: instructions of the estimate, placement, engine and
+#      ingest benchmarks against tests/bench/budgets.txt (scripts/speed-gate.sh).
 # Build trees live in $TOPO_BUILD_DIR (default: build/ in the checkout).
 # Each stage's time is printed at the end.
 set -euo pipefail
@@ -84,5 +86,8 @@ for bench in "$build/release"/tests/*_bench; do
   echo "--- $(basename "$bench")"
   "$bench" --benchmark_min_time=0.01 --benchmark_counters_tabular=true
 done
+
+step "speed gate (instructions against tests/bench/budgets.txt, +10% allowed)"
+bash "$root/scripts/speed-gate.sh" --build "$build/release"
 
 step "all tests passed"

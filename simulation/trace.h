@@ -1,6 +1,6 @@
 // A job trace: when each job arrived, how long it ran and how many GPUs it
-// used, read from a CSV (the ITP traces under ../shared/traces), scaled to a
-// larger fabric, or generated with a realistic size mix.
+// used, read from a CSV (the ITP traces in tests/fixtures/traces/itp),
+// scaled to a larger fabric, or generated with a realistic size mix.
 #pragma once
 
 #include <cstdint>

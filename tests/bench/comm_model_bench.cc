@@ -11,6 +11,7 @@
 #include "fabric/synthetic.h"
 #include "routing/route.h"
 #include "routing/routing_engine.h"
+#include "tests/bench/counted.h"
 
 namespace {
 
@@ -70,6 +71,13 @@ Request allreduce(int gpus_per_host) {
   return r;
 }
 
+// One estimate, the part scripts/speed-gate.sh counts.
+Estimate counted_estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                          const ModelOptions& options = {}) {
+  bench::Counted counted;
+  return estimate(index, hosts, request, {}, options);
+}
+
 void report(benchmark::State& state, const Estimate& e) {
   state.counters["hosts"] = e.hosts;
   state.counters["model_ms"] = e.time_s * 1e3;
@@ -85,44 +93,46 @@ void BM_BuildPathIndex(benchmark::State& state) {
   state.counters["hosts"] = static_cast<double>(f.hosts().size());
   state.counters["trunks"] = static_cast<double>(index().trunks().size());
 }
-BENCHMARK(BM_BuildPathIndex)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildPathIndex)->Unit(benchmark::kMillisecond)->Apply(bench::iterations_from_environment);
 
 void BM_RingAllReduce1024Packed(benchmark::State& state) {
   auto hosts = packed();
   ModelOptions o;
   o.algorithm = Algorithm::Ring;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8), {}, o));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, allreduce(8), o));
   report(state, e);
 }
-BENCHMARK(BM_RingAllReduce1024Packed)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RingAllReduce1024Packed)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 void BM_RingAllReduce1024Scattered(benchmark::State& state) {
   auto hosts = scattered();
   ModelOptions o;
   o.algorithm = Algorithm::Ring;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8), {}, o));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, allreduce(8), o));
   report(state, e);
 }
-BENCHMARK(BM_RingAllReduce1024Scattered)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RingAllReduce1024Scattered)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 // Every algorithm and protocol NCCL could pick, as the scheduler asks.
 void BM_AllReduceAnyAlgorithm1024Packed(benchmark::State& state) {
   auto hosts = packed();
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8)));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, allreduce(8)));
   report(state, e);
 }
-BENCHMARK(BM_AllReduceAnyAlgorithm1024Packed)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceAnyAlgorithm1024Packed)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 void BM_AllReduceAnyAlgorithm1024Scattered(benchmark::State& state) {
   auto hosts = scattered();
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, allreduce(8)));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, allreduce(8)));
   report(state, e);
 }
-BENCHMARK(BM_AllReduceAnyAlgorithm1024Scattered)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceAnyAlgorithm1024Scattered)
+    ->Unit(benchmark::kMicrosecond)
+    ->Apply(bench::iterations_from_environment);
 
 // AllToAll sums its flows per leaf pair: the cost grows with the leaves the
 // allocation touches (32 packed, about 500 scattered), not with hosts squared.
@@ -131,20 +141,20 @@ void BM_AllToAll1024Packed(benchmark::State& state) {
   Request r = allreduce(8);
   r.collective = Collective::AllToAll;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, r));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, r));
   report(state, e);
 }
-BENCHMARK(BM_AllToAll1024Packed)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllToAll1024Packed)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 void BM_AllToAll1024Scattered(benchmark::State& state) {
   auto hosts = scattered();
   Request r = allreduce(8);
   r.collective = Collective::AllToAll;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(index(), hosts, r));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index(), hosts, r));
   report(state, e);
 }
-BENCHMARK(BM_AllToAll1024Scattered)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllToAll1024Scattered)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 // Static routing: one flow's path walked through the tables, from an HCA
 // to another pod's HCA (5 switches).
@@ -162,28 +172,31 @@ void BM_StaticPathLookup(benchmark::State& state) {
   }
   state.counters["cables"] = static_cast<double>(path.size());
 }
-BENCHMARK(BM_StaticPathLookup)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_StaticPathLookup)->Unit(benchmark::kNanosecond)->Apply(bench::iterations_from_environment);
 
 void BM_RingAllReduce1024PackedStatic(benchmark::State& state) {
   std::vector<NodeId> hosts = first_hosts(pinned_index(), 1024);
   ModelOptions o;
   o.algorithm = Algorithm::Ring;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(pinned_index(), hosts, allreduce(8), {}, o));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(pinned_index(), hosts, allreduce(8), o));
   report(state, e);
 }
-BENCHMARK(BM_RingAllReduce1024PackedStatic)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RingAllReduce1024PackedStatic)->Unit(benchmark::kMicrosecond)->Apply(bench::iterations_from_environment);
 
 void BM_RingAllReduce1024ScatteredStatic(benchmark::State& state) {
   std::vector<NodeId> all(pinned_fabric().hosts().begin(), pinned_fabric().hosts().end());
   std::shuffle(all.begin(), all.end(), std::mt19937(42));
   all.resize(1024);
+  const PathIndex& index = pinned_index();  // built before the timed loop
   ModelOptions o;
   o.algorithm = Algorithm::Ring;
   Estimate e;
-  for (auto _ : state) benchmark::DoNotOptimize(e = estimate(pinned_index(), all, allreduce(8), {}, o));
+  for (auto _ : state) benchmark::DoNotOptimize(e = counted_estimate(index, all, allreduce(8), o));
   report(state, e);
 }
-BENCHMARK(BM_RingAllReduce1024ScatteredStatic)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RingAllReduce1024ScatteredStatic)
+    ->Unit(benchmark::kMicrosecond)
+    ->Apply(bench::iterations_from_environment);
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "db/snapshot_store.h"
 #include "fabric/synthetic.h"
+#include "tests/bench/counted.h"
 
 namespace {
 
@@ -90,6 +91,12 @@ void start_running(Cluster& c, size_t jobs, uint32_t nodes) {
   for (size_t j = 0; j < jobs; ++j) (void)start_job(c, 1000000 + static_cast<uint32_t>(j), nodes);
 }
 
+// One rank call, the part scripts/speed-gate.sh counts.
+int counted_rank(Cluster& c, const topo_engine_job& job, topo_engine_ranking& ranking, char* msg, size_t size) {
+  topo::bench::Counted counted;
+  return topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, size);
+}
+
 double cpu_now_us() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -115,7 +122,7 @@ void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, 
     topo_engine_ranking ranking{};
     double c0 = cpu_now();
     auto t0 = std::chrono::steady_clock::now();
-    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
+    if (counted_rank(c, job, ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
       state.SkipWithError(msg);
       break;
     }
@@ -155,12 +162,12 @@ void rank_and_record(benchmark::State& state, const char* spec, uint32_t nodes, 
 void BM_Engine8Of32Hosts(benchmark::State& state) {
   rank_and_record(state, "leafspine:leaves=8,hosts_per_leaf=4,spines=2,oversub=2", 8);
 }
-BENCHMARK(BM_Engine8Of32Hosts)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Engine8Of32Hosts)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
 
 void BM_Engine64Of4096Hosts(benchmark::State& state) {
   rank_and_record(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 64);
 }
-BENCHMARK(BM_Engine64Of4096Hosts)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Engine64Of4096Hosts)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
 
 // The Slurm tests' cluster (4 leaves of 8, 2:1) with two 6-host jobs
 // running, each across two leaves (a leaf has 5 or 6 hosts free): a 4-host
@@ -168,7 +175,7 @@ BENCHMARK(BM_Engine64Of4096Hosts)->Unit(benchmark::kMicrosecond);
 void BM_Engine4Of32BesideRunning(benchmark::State& state) {
   rank_and_record(state, "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2", 4, 2, 6);
 }
-BENCHMARK(BM_Engine4Of32BesideRunning)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Engine4Of32BesideRunning)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
 
 // A burst as tests/slurm/burst.sh makes it: short jobs of 2-4 whole hosts
 // start and end all the time, so between two evaluations of a pending job
@@ -211,7 +218,7 @@ void BM_Engine3Of32InABurst(benchmark::State& state) {
     double c1 = cpu_now_us();
     job.job_id = next_id;
     topo_engine_ranking ranking{};
-    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
+    if (counted_rank(c, job, ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
       state.SkipWithError(msg);
       break;
     }
@@ -224,6 +231,11 @@ void BM_Engine3Of32InABurst(benchmark::State& state) {
   state.counters["rank_cpu_us"] = n > 0 ? rank_cpu_us / n : 0;
   state.counters["churn_cpu_us"] = n > 0 ? churn_cpu_us / n : 0;
 }
-BENCHMARK(BM_Engine3Of32InABurst)->Arg(0)->Arg(4)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Engine3Of32InABurst)
+    ->Arg(0)
+    ->Arg(4)
+    ->Arg(64)
+    ->Unit(benchmark::kMicrosecond)
+    ->Apply(topo::bench::iterations_from_environment);
 
 }  // namespace

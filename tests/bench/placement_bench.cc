@@ -15,6 +15,7 @@
 #include "placement/seams.h"
 #include "placement/search.h"
 #include "placement/traffic.h"
+#include "tests/bench/counted.h"
 #include "tests/support/dmodk_routing.h"
 
 namespace topo {
@@ -35,6 +36,13 @@ void percentiles(benchmark::State& state, const std::string& prefix, std::vector
   state.counters[prefix + "p99_ms"] = ms[std::min(ms.size() - 1, ms.size() * 99 / 100)];
 }
 
+// One decision, the part scripts/speed-gate.sh counts.
+Placement counted_place(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                        const SearchOptions& options, SeamRoutes* routes) {
+  bench::Counted counted;
+  return topo::place(tree, free, request, options, routes);
+}
+
 // One decision's wall clock and thread CPU time per call, summed up as
 // p50 / p99 counters.
 struct Timings {
@@ -43,7 +51,7 @@ struct Timings {
                   const SearchOptions& options = {}, SeamRoutes* routes = nullptr) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = thread_cpu_ms();
-    Placement p = topo::place(tree, free, request, options, routes);
+    Placement p = counted_place(tree, free, request, options, routes);
     benchmark::DoNotOptimize(p);
     cpu_ms.push_back(thread_cpu_ms() - cpu_start);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -82,19 +90,21 @@ void place_on(benchmark::State& state, const char* spec, int job_hosts, double b
 void BM_Place128HostsOn4096Busy60(benchmark::State& state) {
   place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6);
 }
-BENCHMARK(BM_Place128HostsOn4096Busy60)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Place128HostsOn4096Busy60)->Unit(benchmark::kMillisecond)->Apply(bench::iterations_from_environment);
 
 // The same job as AllToAll: one candidate more per pod (the fewest leaves
 // within their uplinks), and the AllToAll estimate for those scored.
 void BM_PlaceAllToAll128HostsOn4096Busy60(benchmark::State& state) {
   place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6, Profile::AllToAll);
 }
-BENCHMARK(BM_PlaceAllToAll128HostsOn4096Busy60)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlaceAllToAll128HostsOn4096Busy60)
+    ->Unit(benchmark::kMillisecond)
+    ->Apply(bench::iterations_from_environment);
 
 void BM_Place1024HostsOn16384(benchmark::State& state) {
   place_on(state, "clos3:pods=16,leaves_per_pod=32,hosts_per_leaf=32,spines_per_pod=16,cores=16", 1024, 0.0);
 }
-BENCHMARK(BM_Place1024HostsOn16384)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Place1024HostsOn16384)->Unit(benchmark::kMillisecond)->Apply(bench::iterations_from_environment);
 
 // Static routing (destination-mod-k tables, as OpenSM's ftree makes them on
 // this symmetric tree): the busy 60% are running jobs of 8 hosts in ring
@@ -145,7 +155,9 @@ void BM_PlaceWithSeams128HostsOn4096Busy60Static(benchmark::State& state) {
   state.counters["running_jobs"] = static_cast<double>(free.running.size());
   state.counters["seam_flows"] = seam_flows;
 }
-BENCHMARK(BM_PlaceWithSeams128HostsOn4096Busy60Static)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlaceWithSeams128HostsOn4096Busy60Static)
+    ->Unit(benchmark::kMillisecond)
+    ->Apply(bench::iterations_from_environment);
 
 // The search's own tail: 16 cluster states (different busy hosts and
 // running jobs) and jobs of 16 to 128 hosts, taken in turn, so that the p99
@@ -179,12 +191,16 @@ void place_varied_on_4096_busy60_static(benchmark::State& state, bool plugin_lik
 void BM_PlaceWithSeamsVariedOn4096Busy60Static(benchmark::State& state) {
   place_varied_on_4096_busy60_static(state, false);
 }
-BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60Static)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60Static)
+    ->Unit(benchmark::kMillisecond)
+    ->Apply(bench::iterations_from_environment);
 
 void BM_PlaceWithSeamsVariedOn4096Busy60StaticAsThePluginAsks(benchmark::State& state) {
   place_varied_on_4096_busy60_static(state, true);
 }
-BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60StaticAsThePluginAsks)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlaceWithSeamsVariedOn4096Busy60StaticAsThePluginAsks)
+    ->Unit(benchmark::kMillisecond)
+    ->Apply(bench::iterations_from_environment);
 
 }  // namespace
 }  // namespace topo

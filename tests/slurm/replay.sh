@@ -10,7 +10,7 @@
 #                         [--max-duration S] [--load X] [--build DIR] [--keep]
 #
 #   --trace         a CSV with job_id,submission_time,duration,num_gpu
-#                   (../shared/traces/itp/clusterNN.csv)
+#                   (tests/fixtures/traces/itp/clusterNN.csv)
 #   --synthetic     the fabric, e.g. leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2
 #                   (add ,naming=interleaved for names that do not follow leaves);
 #                   one Slurm node per host, 8 GPUs each, in the fabric's host order

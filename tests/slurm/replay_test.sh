@@ -20,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 build=""
-trace=$here/../../../shared/traces/itp/cluster03.csv
+trace=$here/../fixtures/traces/itp/cluster03.csv
 # Rows 0-23 of ITP cluster03: fourteen 64-GPU jobs (8 hosts) and nine of
 # 16-32 GPUs among 8-GPU ones, arrivals 10x denser than the trace's (about
 # 50 s a run).  Leaves of 4 hosts, as the trace's largest jobs (64 GPUs)

@@ -17,7 +17,7 @@ using topo::testing::run_topoctl;
 
 const std::string kInterleaved =
     "--synthetic leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,naming=interleaved";
-const std::string kItp4 = std::string(TOPO_FIXTURES) + "/../../../shared/traces/itp/cluster04.csv";
+const std::string kItp4 = std::string(TOPO_FIXTURES) + "/traces/itp/cluster04.csv";
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "simulation_cli." + std::to_string(getpid()) + "." + name;
@@ -44,7 +44,6 @@ TEST(SimulationCli, JsonHasTheIssuesKeysPerPolicy) {
 }
 
 TEST(SimulationCli, ReplaysARealTraceScaledToTheFabric) {
-  if (!std::filesystem::exists(kItp4)) GTEST_SKIP() << "no ../shared/traces beside the checkout";
   Ran r = run_topoctl("simulate --trace " + kItp4 +
                       " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " + kInterleaved);
   ASSERT_EQ(r.code, 0) << r.err;
