@@ -136,7 +136,7 @@ if [ "$judge_speed" = 1 ]; then
   IFS=, read -r -a speed_sharings <<<"$sharings"
   printf '%-8s %-11s %10s %12s %12s\n' trace sharing 'wall s' 'tree AR p95' 'topo AR p95'
   for t in "${speed_traces[@]}"; do
-    csv=$(rel "$root/../shared/traces/itp/cluster$t.csv")
+    csv=$(rel "$root/tests/fixtures/traces/itp/cluster$t.csv")
     [ -r "$root/$csv" ] || die "no trace $csv"
     for sharing in "${speed_sharings[@]}"; do
       name=speed-itp$t-$sharing
