@@ -62,14 +62,19 @@ if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then
 fi
 
 step "release build"
-cmake -S "$root" -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${slurm_args[@]}" >/dev/null
+# ccache, where installed, as scripts/fuzz.sh uses it: a second run rebuilds
+# only what changed.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "${slurm_args[@]}" \
+  >/dev/null
 ninja -C "$build/release" -j "$jobs"
 
 step "unit and system tests"
 ctest --test-dir "$build/release" --output-on-failure -j "$jobs"
 
 step "AddressSanitizer + UBSan build, unit tests"
-cmake -S "$root" -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANITIZE=ON >/dev/null
+cmake -S "$root" -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANITIZE=ON "${launcher[@]}" >/dev/null
 ninja -C "$build/asan" -j "$jobs" topo_tests
 # intercept_tls_get_addr=0: gcc 12's LeakSanitizer crashes ("Tracer caught
 # signal 11") scanning the dynamic TLS of libraries dlopen'ed by hwloc once
