@@ -288,16 +288,23 @@ void PathIndex::spread_from(int leaf_a, std::span<const std::pair<int, double>> 
   auto& climb = scratch.climb;
   auto& climb_trunks = scratch.climb_trunks;
   auto& climbing = scratch.climbing;
-  climb.assign(1, {{start, false, 1.0}});
-  climb_trunks.clear();
+  // The heights climbed so far are climb[0, climbing.size()); the vectors
+  // past them keep their buffers for the next source leaf, since a
+  // thousand-host job spreads from hundreds of leaves.
+  if (climb.empty()) climb.emplace_back();
+  climb[0].assign(1, {start, false, 1.0});
   climbing.assign(1, 0.0);
-  // Height k of the climb, walked on first need; empty once a switch on the
-  // way has parents that differ in reach.
+  // Height k of the climb, walked on first need; nullptr once a switch on
+  // the way has parents that differ in reach.
   auto height = [&](size_t k) -> const std::vector<Scratch::Step>* {
-    while (climb.size() <= k) {
-      const std::vector<Scratch::Step>& below = climb.back();
-      std::vector<Scratch::Step> above;
-      std::vector<std::pair<int, double>> trunks;
+    for (size_t h = climbing.size(); h <= k; h = climbing.size()) {
+      if (climb.size() <= h) climb.emplace_back();
+      if (climb_trunks.size() < h) climb_trunks.emplace_back();
+      const std::vector<Scratch::Step>& below = climb[h - 1];
+      std::vector<Scratch::Step>& above = climb[h];
+      std::vector<std::pair<int, double>>& trunks = climb_trunks[h - 1];
+      above.clear();
+      trunks.clear();
       for (const Scratch::Step& at : below) {
         if (!uniform_climb_[at.slot] || up_begin_[at.slot] == up_begin_[at.slot + 1]) return nullptr;
         double cables = 0;
@@ -314,8 +321,6 @@ void PathIndex::spread_from(int leaf_a, std::span<const std::pair<int, double>> 
             above.push_back({to, false, share});
         }
       }
-      climb.push_back(std::move(above));
-      climb_trunks.push_back(std::move(trunks));
       climbing.push_back(0.0);
     }
     return &climb[k];

@@ -37,15 +37,15 @@ class Accumulator {
   void add(int directed, double bytes) {
     acc_.bytes[directed] += bytes;
     const size_t word = static_cast<size_t>(directed) / 64;
-    acc_.marked[word] |= uint64_t{1} << (directed % 64);
+    const uint64_t bit = uint64_t{1} << (directed % 64);
+    acc_.count += (acc_.marked[word] & bit) == 0;
+    acc_.marked[word] |= bit;
     acc_.low = std::min(acc_.low, word);
     acc_.high = std::max(acc_.high, word + 1);
   }
   std::vector<std::pair<int, double>> take() {
     std::vector<std::pair<int, double>> out;
-    size_t marked = 0;
-    for (size_t w = acc_.low; w < acc_.high; ++w) marked += static_cast<size_t>(std::popcount(acc_.marked[w]));
-    out.reserve(marked);
+    out.reserve(acc_.count);
     drain([&](int d, double b) {
       if (b > 0) out.emplace_back(d, b);
     });
@@ -66,11 +66,13 @@ class Accumulator {
               acc_.marked.begin() + static_cast<long>(acc_.high), 0);
     acc_.low = SIZE_MAX;
     acc_.high = 0;
+    acc_.count = 0;
   }
   struct Arena {
     std::vector<double> bytes;
     std::vector<uint64_t> marked;     // a bit per key with bytes added
     size_t low = SIZE_MAX, high = 0;  // the marked words lie in [low, high)
+    size_t count = 0;                 // marked keys (a count kept, not popcounts: without -mpopcnt each is a call)
   };
   static Arena& arena() {
     thread_local Arena a;
