@@ -229,14 +229,17 @@ TEST(HealthStore, ASchema3DatabaseMigratesKeepingSnapshotsAndPlacements) {
   Fabric original = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9");
   SnapshotStore(now_db).save(original);
   {
-    // Rows as a schema-3 build wrote them: the snapshot tables are the same.
+    // Rows as a schema-3 build wrote them: its columns of the snapshot
+    // tables (later schemas added columns, e.g. NVLink domains in 6).
     Connection c(old_db, milliseconds(1000));
     c.exec(fmt::format("ATTACH DATABASE '{}' AS now", now_db), "attach");
+    for (const char* table : {"snapshot", "host", "gpu", "hca", "switch", "link", "lft"}) {
+      std::string columns;
+      Statement info(c, fmt::format("SELECT name FROM pragma_table_info('{}', 'main')", table), "columns");
+      while (info.step()) columns += (columns.empty() ? "" : ", ") + info.column_text(0);
+      c.exec(fmt::format("INSERT INTO main.{0} ({1}) SELECT {1} FROM now.{0}", table, columns), "copy a table");
+    }
     c.exec(
-        "INSERT INTO snapshot SELECT * FROM now.snapshot; INSERT INTO host SELECT * FROM now.host;"
-        "INSERT INTO gpu SELECT * FROM now.gpu; INSERT INTO hca SELECT * FROM now.hca;"
-        "INSERT INTO switch SELECT * FROM now.switch; INSERT INTO link SELECT * FROM now.link;"
-        "INSERT INTO lft SELECT * FROM now.lft;"
         "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
         "reasons, fallback, fallback_why) VALUES (42, '2026-12-01T00:00:00Z', 1, 'gpu001,gpu002', "
         "'gpu001,gpu002', 'allreduce', 0.5, 0.4, 'fits in one leaf', 0, '')",
