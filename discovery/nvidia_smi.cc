@@ -82,11 +82,15 @@ class XmlReader {
     return xml_.substr(start, i - start);
   }
 
-  void skip_blanks(size_t& i) {
-    while (i < xml_.size() && is_blank(xml_[i])) {
-      if (xml_[i] == '\n') ++line_;
-      ++i;
-    }
+  // Past blanks; advance() counts their lines when pos_ moves past them.
+  void skip_blanks(size_t& i) const {
+    while (i < xml_.size() && is_blank(xml_[i])) ++i;
+  }
+
+  // A failure at i, past pos_: its line counts the line breaks between.
+  [[noreturn]] void fail_at(size_t i, const std::string& what) {
+    advance(std::min(i, xml_.size()));
+    fail(what);
   }
 
   // name="value" pairs up to '>' or '/>'; returns the id attribute's value.
@@ -94,7 +98,7 @@ class XmlReader {
     std::optional<std::string> id;
     while (true) {
       skip_blanks(i);
-      if (i >= xml_.size()) fail(fmt::format("<{}> is cut off", element));
+      if (i >= xml_.size()) fail_at(i, fmt::format("<{}> is cut off", element));
       if (xml_[i] == '>') {
         ++i;
         empty = false;
@@ -107,14 +111,16 @@ class XmlReader {
       }
       std::string_view attr = name_at(i);
       skip_blanks(i);
-      if (i >= xml_.size() || xml_[i] != '=') fail(fmt::format("attribute '{}' of <{}> has no value", attr, element));
+      if (i >= xml_.size() || xml_[i] != '=')
+        fail_at(i, fmt::format("attribute '{}' of <{}> has no value", attr, element));
       ++i;
       skip_blanks(i);
       if (i >= xml_.size() || (xml_[i] != '"' && xml_[i] != '\''))
-        fail(fmt::format("attribute '{}' of <{}> has no quoted value", attr, element));
+        fail_at(i, fmt::format("attribute '{}' of <{}> has no quoted value", attr, element));
       char quote = xml_[i++];
       size_t end = xml_.find(quote, i);
-      if (end == std::string_view::npos) fail(fmt::format("attribute '{}' of <{}> is never closed", attr, element));
+      if (end == std::string_view::npos)
+        fail_at(i, fmt::format("attribute '{}' of <{}> is never closed", attr, element));
       std::string value = decode(xml_.substr(i, end - i), attr);
       i = end + 1;
       if (attr == "id") id = std::move(value);
@@ -125,9 +131,7 @@ class XmlReader {
     size_t i = pos_ + 1;
     std::string_view element = name_at(i);
     bool empty = false;
-    int line = line_;
     std::optional<std::string> id = attributes(i, element, empty);
-    line_ = line;
     advance(i);
     if (stack_.empty()) {
       if (root_seen_) fail(fmt::format("a second root element <{}>", element));
@@ -145,7 +149,7 @@ class XmlReader {
     size_t i = pos_ + 2;
     std::string_view element = name_at(i);
     skip_blanks(i);
-    if (i >= xml_.size() || xml_[i] != '>') fail(fmt::format("</{}> is cut off", element));
+    if (i >= xml_.size() || xml_[i] != '>') fail_at(i, fmt::format("</{}> is cut off", element));
     if (stack_.empty() || stack_.back() != element)
       fail(stack_.empty() ? fmt::format("</{}> closes nothing", shown(element))
                           : fmt::format("</{}> closes <{}>", shown(element), stack_.back()));
@@ -235,7 +239,9 @@ class XmlReader {
   }
 
   void left() {
-    if (stack_.size() == 3 && stack_.back() == "fabric") fill_missing(report_.gpus.back());
+    // Only a GPU's own <fabric>: one elsewhere (under an element of
+    // another name) belongs to no GPU and may come before any.
+    if (stack_.size() == 3 && stack_.back() == "fabric" && stack_[1] == "gpu") fill_missing(report_.gpus.back());
     if (stack_.size() == 4 || (stack_.size() == 2 && stack_.back() == "driver_version")) {
       if (field_) *field_ = trim(*field_);
       field_ = nullptr;

@@ -67,8 +67,9 @@ SlurmBlock parse_block(const SlurmConfLine& line, uint64_t& budget) {
   return b;
 }
 
-// Every block once, every host in one block.
-void check_unique(const SlurmBlocks& blocks) {
+}  // namespace
+
+void check_unique_blocks(const SlurmBlocks& blocks) {
   std::map<std::string, const SlurmBlock*> names;
   std::map<std::string, const SlurmBlock*> hosts;
   for (const SlurmBlock& b : blocks.blocks) {
@@ -83,8 +84,6 @@ void check_unique(const SlurmBlocks& blocks) {
                                      shown(h), it->second->name, b.name));
   }
 }
-
-}  // namespace
 
 void check_block_sizes(const std::vector<int>& sizes, const std::string& where, int line) {
   int base = sizes.front();
@@ -119,7 +118,7 @@ SlurmBlocks read_slurm_blocks(std::istream& in, const std::string& filename, uin
     }
   }
   if (out.blocks.empty()) throw ParseError(filename, 0, "no block defined; expected BlockName= lines");
-  check_unique(out);
+  check_unique_blocks(out);
   return out;
 }
 
@@ -127,9 +126,7 @@ SlurmBlocks read_slurm_blocks_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ParseError(path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
   if (path.ends_with(".yaml") || path.ends_with(".yml")) {
-    SlurmBlocks blocks = read_slurm_topology_yaml(in, path).blocks;
-    check_unique(blocks);
-    return blocks;
+    return read_slurm_topology_yaml(in, path).blocks;
   }
   return read_slurm_blocks(in, path);
 }

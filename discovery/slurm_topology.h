@@ -115,6 +115,9 @@ SlurmBlocks read_slurm_blocks(std::istream& in, const std::string& filename,
 // A topology.conf (BlockName= lines) or, for a name ending in .yaml or .yml,
 // a topology.yaml (slurm_topology_yaml.h).
 SlurmBlocks read_slurm_blocks_file(const std::string& path);
+// Every block named once and every host in one block; throws ParseError
+// naming the second block's file and line.
+void check_unique_blocks(const SlurmBlocks& blocks);
 // Checks BlockSizes as Slurm does; `where` and `line` name them in errors.
 void check_block_sizes(const std::vector<int>& sizes, const std::string& where, int line);
 

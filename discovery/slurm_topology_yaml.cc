@@ -21,12 +21,19 @@ constexpr int kMaxYamlDepth = 32;
 
 // ---- a block-style YAML subset ----------------------------------------------
 
+struct YEntry;
+
 struct YNode {
   enum Kind { Null, Scalar, Seq, Map } kind = Null;
   std::string scalar;
   std::vector<YNode> items;
-  std::vector<std::pair<std::string, YNode>> entries;
+  std::vector<YEntry> entries;  // a vector may hold a type completed later; a pair may not
   int line = 0;
+};
+
+struct YEntry {
+  std::string key;
+  YNode value;
 };
 
 struct YLine {
@@ -144,12 +151,12 @@ class YamlParser {
       int number = l.number;
       ++pos_;
       if (!rest.empty()) {
-        map.entries.emplace_back(*key, scalar(rest, number));
+        map.entries.push_back({*key, scalar(rest, number)});
       } else if (pos_ < lines_.size() &&
                  (lines_[pos_].indent > indent || (lines_[pos_].indent == indent && is_item(lines_[pos_].text)))) {
-        map.entries.emplace_back(*key, node(lines_[pos_].indent, depth + 1));
+        map.entries.push_back({*key, node(lines_[pos_].indent, depth + 1)});
       } else {
-        map.entries.emplace_back(*key, YNode{YNode::Null, {}, {}, {}, number});
+        map.entries.push_back({*key, YNode{YNode::Null, {}, {}, {}, number}});
       }
     }
     if (pos_ < lines_.size() && lines_[pos_].indent > indent)
@@ -211,6 +218,7 @@ class TopologyReader {
       }
     }
     if (out.block_topology.empty()) throw ParseError(file_, 0, "no block topology ('block:') in the file");
+    check_unique_blocks(out.blocks);
     return out;
   }
 

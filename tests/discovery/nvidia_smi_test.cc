@@ -90,6 +90,9 @@ TEST(NvidiaSmi, MalformedXmlIsRefusedNamingFileLineAndElement) {
   EXPECT_EQ(xml_error("<nvidia_smi_log>\n\n<gpu id=\"1\">"), "n.xml:3: <gpu> is never closed");
   EXPECT_EQ(xml_error("<nvidia_smi_log></nvidia_smi_log>"), "n.xml: no <gpu> element: nvidia-smi saw no GPU");
   EXPECT_EQ(xml_error("<nvidia_smi_log><!-- x </nvidia_smi_log>"), "n.xml:1: a comment is never closed with '-->'");
+  // Found by the fuzzer: a <fabric> under an element that is no GPU, before any GPU.
+  EXPECT_EQ(xml_error("<nvidia_smi_log><x><fabric></fabric></x></nvidia_smi_log>"),
+            "n.xml: no <gpu> element: nvidia-smi saw no GPU");
   std::string deep = "<nvidia_smi_log>";
   for (int i = 0; i < 70; ++i) deep += "<a>";
   EXPECT_EQ(xml_error(deep), "n.xml:1: elements nest deeper than 64");
