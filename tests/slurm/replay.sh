@@ -93,7 +93,7 @@ case $policy in tree | topo-aware) ;; *) die "--policy takes tree or topo-aware,
 [ "$(id -u)" = 0 ] || die "must run as root (the cluster's daemons)"
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build directory $build (--build)"
 topoctl=$build/tools/topoctl
-plugin_dir=$build/plugin
+plugin_dir=$build/plugin/slurm
 [ -x "$topoctl" ] || die "no $topoctl: build the topoctl target (--build)"
 if [ "$policy" = topo-aware ]; then
   [ -f "$plugin_dir/select_topo_cons_tres.so" ] && [ -f "$plugin_dir/job_submit_topo_aware.so" ] ||
