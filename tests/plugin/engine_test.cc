@@ -804,6 +804,7 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
   EXPECT_NE(std::string(msg_).find("deferred for 1799 s of 1800"), std::string::npos) << msg_;
   ASSERT_EQ(rank_at(2, 1e6 + 1800, 3600, &r), TOPO_ENGINE_OK) << msg_;  // deferred for its share
   EXPECT_GT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
+  topo_engine_ranking_free(&r);
   ASSERT_EQ(rank_at(3, 1e6 + 1800, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;  // 800 s of its 1800
   EXPECT_NE(std::string(msg_).find("deferred for 800 s of 1800"), std::string::npos) << msg_;
   ASSERT_EQ(rank_at(4, 1e6, 0, &r), TOPO_ENGINE_OK) << msg_;  // no time limit
