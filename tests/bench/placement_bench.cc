@@ -63,20 +63,27 @@ struct Timings {
   }
 };
 
-void place_on(benchmark::State& state, const char* spec, int job_hosts, double busy_share,
-              Profile profile = Profile::AllReduce) {
+// What place_on asks for besides the host count.
+struct JobShape {
+  Profile profile = Profile::AllReduce;
+  int gpus_per_host = 8;
+  int segment = 0;  // hosts per NVLink segment; 0: none
+};
+
+void place_on(benchmark::State& state, const char* spec, int job_hosts, double busy_share, JobShape shape = {}) {
   static std::map<std::string, std::unique_ptr<Fabric>> fabrics;  // built once per spec
   auto& fabric = fabrics[spec];
   if (!fabric) fabric = std::make_unique<Fabric>(make_synthetic(spec));
   SwitchTree tree(*fabric);
-  FreeMap free = FreeMap::all_free(*fabric, 8);
+  FreeMap free = FreeMap::all_free(*fabric, shape.gpus_per_host);
   std::mt19937 rng(7);
   for (NodeId h : fabric->hosts())
     if (std::uniform_real_distribution<>(0, 1)(rng) < busy_share) free.free_gpus[h] = 0;
   PlacementRequest request;
   request.hosts = job_hosts;
-  request.gpus_per_host = 8;
-  request.profile = profile;
+  request.gpus_per_host = shape.gpus_per_host;
+  request.profile = shape.profile;
+  request.segment = shape.segment;
 
   Timings timed;
   for (auto _ : state) {
@@ -95,11 +102,31 @@ BENCHMARK(BM_Place128HostsOn4096Busy60)->Unit(benchmark::kMillisecond)->Apply(be
 // The same job as AllToAll: one candidate more per pod (the fewest leaves
 // within their uplinks), and the AllToAll estimate for those scored.
 void BM_PlaceAllToAll128HostsOn4096Busy60(benchmark::State& state) {
-  place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6, Profile::AllToAll);
+  place_on(state, "leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2", 128, 0.6,
+           {.profile = Profile::AllToAll});
 }
 BENCHMARK(BM_PlaceAllToAll128HostsOn4096Busy60)
     ->Unit(benchmark::kMillisecond)
     ->Apply(bench::iterations_from_environment);
+
+// A GB200-like cluster (issue 43's speed goal: p99 at most 1 ms): 128
+// NVL72 racks, 2,304 trays of 4 GPUs, under a 2:1 rail-optimized
+// scale-out, 60% of the trays busy at random. An expert-parallel job of
+// 16 trays in segments of 8 (each segment inside one domain), and a job of
+// one whole domain's 18 trays.
+constexpr const char* kNvl72x128 = "nvl72:racks=128";
+
+void BM_PlaceSegments16On2304Nvl72Busy60(benchmark::State& state) {
+  place_on(state, kNvl72x128, 16, 0.6, {.gpus_per_host = 4, .segment = 8});
+}
+BENCHMARK(BM_PlaceSegments16On2304Nvl72Busy60)
+    ->Unit(benchmark::kMillisecond)
+    ->Apply(bench::iterations_from_environment);
+
+void BM_PlaceOneDomainOn2304Nvl72Busy60(benchmark::State& state) {
+  place_on(state, kNvl72x128, 18, 0.6, {.gpus_per_host = 4});
+}
+BENCHMARK(BM_PlaceOneDomainOn2304Nvl72Busy60)->Unit(benchmark::kMillisecond)->Apply(bench::iterations_from_environment);
 
 void BM_Place1024HostsOn16384(benchmark::State& state) {
   place_on(state, "clos3:pods=16,leaves_per_pod=32,hosts_per_leaf=32,spines_per_pod=16,cores=16", 1024, 0.0);
