@@ -23,6 +23,9 @@
 #     --sharing (default flows,stationary); prints a table of wall seconds
 #     per trace (the goal: at most 300 s each) and writes
 #     sim-speed-itp<NN>-<sharing>.json.
+#  5. --speed-table: only the speed goals Google Benchmark measures
+#     (scripts/speed-table.py): runs them and writes their table, one row
+#     per goal, into docs/benchmarks.md.
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
@@ -36,7 +39,7 @@
 #          [--namings contiguous,interleaved] [--policies tree,topo-aware]
 #          [--score-only] [--no-cluster] [--no-simulation]
 #          [--routing-goal [--goal-traces 01,02,03,04,05]]
-#          [--judge-speed [--sharing flows,stationary,steps]]
+#          [--judge-speed [--sharing flows,stationary,steps]] [--speed-table]
 #
 # Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
 # ITP cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
@@ -58,6 +61,7 @@ namings=interleaved,contiguous
 policies=tree,topo-aware
 score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
 judge_speed=0 sharings=flows,stationary
+speed_table=0
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
 itp4=$root/tests/fixtures/traces/itp/cluster04.csv
 
@@ -71,6 +75,7 @@ while [ $# -gt 0 ]; do
     --no-simulation) simulation=0; shift; continue ;;
     --routing-goal) routing_goal=1; shift; continue ;;
     --judge-speed) judge_speed=1; shift; continue ;;
+    --speed-table) speed_table=1; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
   case $1 in
@@ -93,6 +98,9 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build directory $build (--build)"
+if [ $speed_table = 1 ]; then
+  exec /usr/bin/python3 "$root/scripts/speed-table.py" --build "$build" --write "$root/docs/benchmarks.md"
+fi
 topoctl=$build/tools/topoctl
 [ -x "$topoctl" ] || die "no $topoctl (--build)"
 mkdir -p "$results"
