@@ -24,15 +24,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 jobs=1000
 max_answer=10
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || case $1 in
+suite_extra_option() { # option value
+  case $1 in
     --jobs) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 8 ] || { echo "--jobs takes a count of at least 8" >&2; exit 2; }; jobs=$2 ;;
     --max-answer) [[ $2 =~ ^[0-9]+$ ]] || { echo "--max-answer takes seconds" >&2; exit 2; }; max_answer=$2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
+    *) return 1 ;;
   esac
-  shift 2
-done
+}
+suite_args "$@"
 suite_begin ", $jobs jobs"
 
 sampler_pid=""

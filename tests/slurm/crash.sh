@@ -31,11 +31,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || { echo "unknown argument $1" >&2; exit 2; }
-  shift 2
-done
+suite_args "$@"
 suite_begin
 journal=$db.journal
 release=$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')

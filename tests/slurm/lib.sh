@@ -32,11 +32,9 @@ wait_until() { # seconds command...
 # The placement suites (placement.sh, crash.sh, burst.sh) share their
 # options, their set-up and their ending:
 #
-#   while [ $# -gt 0 ]; do
-#     [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-#     suite_option "$1" "$2" || case $1 in --own) ... ;; *) unknown ;; esac
-#     shift 2
-#   done
+#   suite_extra_option() { case $1 in --own) own=$2 ;; *) return 1 ;; esac; }  # if any
+#   suite_args "$@"
+#   suite_spank                                      # suites that need the SPANK plugin
 #   suite_begin ", more words for the title line"   # dir, db, log, work, trap
 #   start_topo_cluster FABRIC 'ExtraKey=value\n' [cluster.sh start options]
 #
@@ -60,6 +58,29 @@ suite_option() { # option value
     --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
     *) return 1 ;;
   esac
+}
+
+# Parses a suite's arguments, all "--option value": the common ones
+# (suite_option) and those of suite_extra_option, which a suite with
+# options of its own defines first (returning 1 for any other); exits 2
+# on anything else.
+suite_args() { # "$@"
+  while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
+    suite_option "$1" "$2" ||
+      { declare -F suite_extra_option >/dev/null && suite_extra_option "$1" "$2"; } ||
+      { echo "unknown argument $1" >&2; exit 2; }
+    shift 2
+  done
+}
+
+# The SPANK plugin: --spank, or the one beside --plugin-dir's plugins;
+# exits 2 when there is none.
+suite_spank() {
+  if [ -z "$spank" ] && [ ${#plugin_args[@]} = 2 ]; then
+    spank=${plugin_args[1]}/spank_topo_aware.so
+  fi
+  [ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
 }
 
 # Checks the tools, sets dir, SLURM_CONF, db, log, started and work, prints

@@ -33,15 +33,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || { echo "unknown argument $1" >&2; exit 2; }
-  shift 2
-done
-if [ -z "$spank" ]; then
-  [ ${#plugin_args[@]} = 2 ] && spank=${plugin_args[1]}/spank_topo_aware.so
-fi
-[ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
+suite_args "$@"
+suite_spank
 fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,degrade=leaf02:9"
 fixtures=$here/../fixtures
 

@@ -23,15 +23,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || { echo "unknown argument $1" >&2; exit 2; }
-  shift 2
-done
-if [ -z "$spank" ]; then
-  [ ${#plugin_args[@]} = 2 ] && spank=${plugin_args[1]}/spank_topo_aware.so
-fi
-[ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
+suite_args "$@"
+suite_spank
 python=/usr/bin/python3
 "$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
   { echo "$python cannot import torch with gloo (Debian package python3-torch)" >&2; exit 2; }

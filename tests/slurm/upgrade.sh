@@ -24,15 +24,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 to_prefix=""
 to_plugin_dir=""
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || case $1 in
+suite_extra_option() { # option value
+  case $1 in
     --to-prefix) to_prefix=$2 ;;
     --to-plugin-dir) to_plugin_dir=$2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
+    *) return 1 ;;
   esac
-  shift 2
-done
+}
+suite_args "$@"
 [ -x "$to_prefix/sbin/slurmctld" ] || { echo "--to-prefix: no sbin/slurmctld under '$to_prefix'" >&2; exit 2; }
 [ -d "$to_plugin_dir" ] || { echo "--to-plugin-dir: no directory '$to_plugin_dir'" >&2; exit 2; }
 from_release=$(slurmctld -V | cut -d' ' -f2)

@@ -25,7 +25,6 @@
  */
 #include "plugin/slurm/common/slurm_compat.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "plugin/engine/engine.h"
 #include "plugin/slurm/common/network_option.h"
 #include "plugin/slurm/common/shim_common.h"
+#include "plugin/slurm/common/wrapped_plugin.h"
 
 /* Slurm's select plugin ids below 200 are its own (slurm.h); this one is ours. */
 #define SELECT_PLUGIN_TOPO_CONS_TRES 4207
@@ -89,27 +89,13 @@ _Static_assert(sizeof(cons_tres_symbols) == sizeof(slurm_select_ops_t),
                "cons_tres_symbols must list every member of slurm_select_ops_t");
 
 static slurm_select_ops_t cons_tres;
-static plugin_context_t *cons_tres_context;
-static int cons_tres_loaded; /* read without the lock once set */
-static pthread_mutex_t cons_tres_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct topo_wrapped_plugin wrapped_cons_tres =
+    TOPO_WRAPPED_PLUGIN("select", cons_tres_symbols, &cons_tres);
 
 /* cons_tres's entry points, loaded on first use. */
 static const slurm_select_ops_t *wrapped(void)
 {
-  if (__atomic_load_n(&cons_tres_loaded, __ATOMIC_ACQUIRE))
-    return &cons_tres;
-  slurm_mutex_lock(&cons_tres_lock);
-  if (!cons_tres_context) {
-    cons_tres_context = plugin_context_create("select", "select/cons_tres", (void **)&cons_tres,
-                                              cons_tres_symbols, sizeof(cons_tres_symbols));
-    /* Without cons_tres no job, node or step record can be handled: a
-     * half-working controller would corrupt state. */
-    if (!cons_tres_context)
-      fatal("%s: cannot load select/cons_tres, which it wraps", plugin_type);
-    __atomic_store_n(&cons_tres_loaded, 1, __ATOMIC_RELEASE);
-  }
-  slurm_mutex_unlock(&cons_tres_lock);
-  return &cons_tres;
+  return topo_wrapped_plugin_ops(&wrapped_cons_tres, "select/cons_tres", "which it wraps");
 }
 
 extern int init(void)
@@ -119,17 +105,9 @@ extern int init(void)
 
 extern int fini(void)
 {
-  int rc = SLURM_SUCCESS;
   topo_shim_log_timing("job_test");
   topo_shim_engine_close();
-  slurm_mutex_lock(&cons_tres_lock);
-  if (cons_tres_context) {
-    __atomic_store_n(&cons_tres_loaded, 0, __ATOMIC_RELEASE);
-    rc = plugin_context_destroy(cons_tres_context);
-    cons_tres_context = NULL;
-  }
-  slurm_mutex_unlock(&cons_tres_lock);
-  return rc;
+  return topo_wrapped_plugin_unload(&wrapped_cons_tres);
 }
 
 /* Records the placement and hands the ring order to the job. */
@@ -170,204 +148,200 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
   xfree(nodes);
 }
 
+/* One job_test call's arguments, as Slurm passed them; every trial and
+ * the fallback ask cons_tres with these, over a different node set. */
+struct job_test_args {
+  job_record_t *job_ptr;
+  bitstr_t *bitmap; /* the nodes Slurm offers; the chosen ones on success */
+  uint32_t min_nodes, max_nodes, req_nodes;
+  uint16_t mode;
+  topo_list_t *preemptee_candidates;
+  topo_list_t **preemptee_job_list;
+  bitstr_t *exc_core_bitmap;
+};
+
+/* cons_tres's own test of the job on `nodes`, counted as a trial. */
+static int cons_tres_test(const struct job_test_args *a, bitstr_t *nodes,
+                          struct topo_shim_timing *spent)
+{
+  uint64_t t0 = topo_shim_now_us();
+  int rc = wrapped()->job_test(a->job_ptr, nodes, a->min_nodes, a->max_nodes, a->req_nodes, a->mode,
+                               a->preemptee_candidates, a->preemptee_job_list, a->exc_core_bitmap);
+  spent->trials++;
+  spent->trial_us += topo_shim_now_us() - t0;
+  return rc;
+}
+
 /* Tries the ranked candidates, best first, with cons_tres's own test
- * restricted to each; the index of the first it accepts (bitmap then
+ * restricted to each; the index of the first it accepts (a->bitmap then
  * holds its nodes), or -1. */
-static long try_ranked(const struct topo_engine_ranking *ranking, job_record_t *job_ptr,
-                       bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-                       uint16_t mode, topo_list_t *preemptee_candidates,
-                       topo_list_t **preemptee_job_list, bitstr_t *exc_core_bitmap,
+static long try_ranked(const struct topo_engine_ranking *ranking, const struct job_test_args *a,
                        struct topo_shim_timing *spent)
 {
   for (size_t c = 0; c < ranking->count; c++) {
-    bitstr_t *trial = bit_alloc(bit_size(bitmap));
+    bitstr_t *trial = bit_alloc(bit_size(a->bitmap));
     for (size_t h = 0; h < ranking->candidates[c].count; h++)
       bit_set(trial, (bitoff_t)ranking->candidates[c].nodes[h]);
-    uint64_t t0 = topo_shim_now_us();
-    int rc = wrapped()->job_test(job_ptr, trial, min_nodes, max_nodes, req_nodes, mode,
-                                 preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-    spent->trials++;
-    spent->trial_us += topo_shim_now_us() - t0;
-    if (rc == SLURM_SUCCESS) {
-      bit_copybits(bitmap, trial);
+    if (cons_tres_test(a, trial, spent) == SLURM_SUCCESS) {
+      bit_copybits(a->bitmap, trial);
       FREE_NULL_BITMAP(trial);
       return (long)c;
     }
     FREE_NULL_BITMAP(trial);
-    if (preemptee_job_list)
-      FREE_NULL_LIST(*preemptee_job_list);
+    if (a->preemptee_job_list)
+      FREE_NULL_LIST(*a->preemptee_job_list);
   }
   return -1;
 }
 
-/* The second rank call, for every candidate (the first gave the best
- * only), over the same offered nodes. */
-static int rank_again(topo_engine_t *e, const struct topo_engine_job *job, bitstr_t *bitmap,
-                      struct topo_engine_ranking *ranking, struct topo_shim_timing *spent)
+/* Ranks host sets for the job among the offered nodes, with their free
+ * GPUs.  Too few offered nodes that could take the job: said in `msg`
+ * without asking the engine. */
+static int rank_offered(topo_engine_t *e, const struct topo_engine_job *job, bitstr_t *bitmap,
+                        struct topo_engine_ranking *ranking, char *msg, size_t msg_size,
+                        struct topo_shim_timing *spent)
 {
-  char msg[512];
+  /* Free GPUs by node index; -1: not offered. */
   int *free = topo_shim_free_gpus_take();
-  for (int i = 0; i < node_record_count; i++)
+  uint32_t usable = 0;
+  for (int i = 0; i < node_record_count; i++) {
     free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
                   ? topo_shim_node_free_gpus(node_record_table_ptr[i])
                   : -1;
+    if (free[i] >= 0 && (!job->gpus_per_node || free[i] >= (int)job->gpus_per_node))
+      usable++;
+  }
+  if (usable < job->nodes) {
+    topo_shim_free_gpus_give_back();
+    snprintf(msg, msg_size, "job %u: %u offered nodes with %u free GPUs, %u needed", job->job_id,
+             usable, job->gpus_per_node, job->nodes);
+    return TOPO_ENGINE_NO_PLACEMENT;
+  }
+  topo_shim_engine_nodes(e);
   bool timed = topo_shim_time_engine_cpu();
   uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0, t0 = topo_shim_now_us();
-  int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, sizeof(msg));
+  int rc = topo_engine_rank(e, job, free, node_record_count, ranking, msg, msg_size);
   spent->engine_us += topo_shim_now_us() - t0;
   if (timed) {
     spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
     spent->engine_cpu_timed++;
   }
   spent->ranked++;
+  if (ranking->answered_before)
+    spent->reused++;
   topo_shim_free_gpus_give_back();
-  if (rc != TOPO_ENGINE_OK)
-    debug("JobId=%u: %s", job->job_id, msg);
   return rc;
+}
+
+/* The engine's best candidate first, which cons_tres nearly always takes;
+ * only when it is refused are the others ranked (their estimates cost
+ * most of a search) and tried.  The chosen index, or -1. */
+static long choose_candidate(topo_engine_t *e, struct topo_engine_job *job,
+                             struct topo_engine_ranking *ranking, const struct job_test_args *a,
+                             struct topo_shim_timing *spent)
+{
+  char msg[512];
+  long chosen = try_ranked(ranking, a, spent);
+  if (chosen >= 0 || !ranking->more)
+    return chosen;
+  topo_engine_ranking_free(ranking);
+  job->all_candidates = true;
+  if (rank_offered(e, job, a->bitmap, ranking, msg, sizeof(msg), spent) != TOPO_ENGINE_OK) {
+    debug("JobId=%u: %s", job->job_id, msg);
+    return -1;
+  }
+  return try_ranked(ranking, a, spent);
+}
+
+/* The job stays pending.  Slurm sets the pending reason itself
+ * (Resources) after a failed test and clears state_desc, so the why goes
+ * into the admin comment. */
+static int wait_for_better(job_record_t *job_ptr, const char *waiting, const char *why)
+{
+  char note[400];
+  debug("JobId=%u %s: %s", job_ptr->job_id, waiting, why);
+  snprintf(note, sizeof(note), "%s: %.300s", waiting, why);
+  topo_shim_note(job_ptr, note);
+  return SLURM_ERROR;
+}
+
+/* cons_tres's own choice over every offered node, recorded with why. */
+static int fall_back(topo_engine_t *e, const struct topo_engine_job *job,
+                     const struct job_test_args *a, const char *why, struct topo_shim_timing *spent)
+{
+  int rc = cons_tres_test(a, a->bitmap, spent);
+  if (rc != SLURM_SUCCESS)
+    return rc;
+  info("JobId=%u gets cons_tres's placement: %s", a->job_ptr->job_id, why);
+  uint64_t t0 = topo_shim_now_us();
+  if (e)
+    record(e, job, a->job_ptr, NULL, -1, a->bitmap, why);
+  else
+    topo_shim_note(a->job_ptr, "fallback to cons_tres: topo_aware.conf could not be read");
+  spent->record_us += topo_shim_now_us() - t0;
+  return rc;
+}
+
+/* What a failed rank call means: DeferAbove= holds the job back for a
+ * better moment (it waits, as a job that does not fit); a busy cluster
+ * under Strict=yes is no engine failure (it waits like any other job);
+ * anything else gets cons_tres's choice. */
+static int after_rank_failure(topo_engine_t *e, const struct topo_engine_job *job,
+                              const struct job_test_args *a, int rc, const char *why,
+                              struct topo_shim_timing *spent)
+{
+  if (rc == TOPO_ENGINE_DEFERRED)
+    return wait_for_better(a->job_ptr, "waiting", why);
+  if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
+    return wait_for_better(a->job_ptr, "waiting (Strict=yes)", why);
+  return fall_back(e, job, a, why, spent);
 }
 
 /*
  * Placement of a job that asked for topo-aware, in run-now mode: the
- * engine ranks candidate host sets out of `bitmap` (the nodes Slurm
- * offers); each is tried through cons_tres's job_test restricted to that
- * set, best first (a failed run-now test changes no state); the first
- * that cons_tres accepts wins.  None accepted falls back to cons_tres on
- * the whole bitmap (Strict=yes: the job stays pending instead).
+ * engine ranks candidate host sets out of the nodes Slurm offers; each is
+ * tried through cons_tres's job_test restricted to that set, best first
+ * (a failed run-now test changes no state); the first that cons_tres
+ * accepts wins.  None accepted falls back to cons_tres on every offered
+ * node (Strict=yes: the job stays pending instead).
+ *
+ * Test-only (at submission: can this job ever run?) must see every node,
+ * or a job that fits the cluster only off our candidates is refused for
+ * good.  Will-run (backfill planning) must see every node, or start-time
+ * estimates turn pessimistic; the job is placed for real when backfill
+ * starts it, which is a run-now test.
  */
-static int place_topo_aware(const struct topo_network_request *request, job_record_t *job_ptr,
-                            bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                            uint32_t req_nodes, uint16_t mode, topo_list_t *preemptee_candidates,
-                            topo_list_t **preemptee_job_list, bitstr_t *exc_core_bitmap,
-                            struct topo_shim_timing *spent)
+static int place_topo_aware(const struct topo_network_request *request,
+                            const struct job_test_args *a, struct topo_shim_timing *spent)
 {
-  uint64_t t0;
-  char msg[512], why[600];
-  struct topo_engine_ranking ranking = {0};
+  if (a->mode != SELECT_MODE_RUN_NOW)
+    return cons_tres_test(a, a->bitmap, spent);
+  topo_engine_t *e = topo_shim_engine();
   struct topo_engine_job job = {0};
-  topo_engine_t *e;
-  int rc;
-  long chosen = -1;
-  const char *waiting = "waiting (Strict=yes)";
+  if (!e)
+    return fall_back(NULL, &job, a, "topo_aware.conf could not be read", spent);
+  job = topo_shim_engine_job(a->job_ptr, request, a->min_nodes, a->max_nodes, a->req_nodes);
+  if (a->max_nodes == 1)
+    return fall_back(e, &job, a, TOPO_SHIM_ONE_HOST, spent);
 
-  /* Test-only (at submission: can this job ever run?) must see every
-   * node, or a job that fits the cluster only off our candidates is
-   * refused for good.  Will-run (backfill planning) must see every node,
-   * or start-time estimates turn pessimistic; the job is placed for real
-   * when backfill starts it, which is a run-now test. */
-  if (mode != SELECT_MODE_RUN_NOW)
-    return wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                               preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-
-  e = topo_shim_engine();
-  if (!e) {
-    snprintf(why, sizeof(why), "topo_aware.conf could not be read");
-    goto fallback;
-  }
-
-  job = topo_shim_engine_job(job_ptr, request, min_nodes, max_nodes, req_nodes);
-  if (max_nodes == 1) {
-    snprintf(why, sizeof(why), "%s", TOPO_SHIM_ONE_HOST);
-    goto fallback;
-  }
-
-  {
-    /* Free GPUs by node index; -1: not offered. Too few offered nodes
-     * that could take the job: said without asking the engine. */
-    int *free = topo_shim_free_gpus_take();
-    uint32_t usable = 0;
-    for (int i = 0; i < node_record_count; i++) {
-      free[i] = (i < bit_size(bitmap) && bit_test(bitmap, i) && node_record_table_ptr[i])
-                    ? topo_shim_node_free_gpus(node_record_table_ptr[i])
-                    : -1;
-      if (free[i] >= 0 && (!job.gpus_per_node || free[i] >= (int)job.gpus_per_node))
-        usable++;
-    }
-    if (usable < job.nodes) {
-      rc = TOPO_ENGINE_NO_PLACEMENT;
-      snprintf(msg, sizeof(msg), "job %u: %u offered nodes with %u free GPUs, %u needed",
-               job.job_id, usable, job.gpus_per_node, job.nodes);
-    } else {
-      topo_shim_engine_nodes(e);
-      bool timed = topo_shim_time_engine_cpu();
-      uint64_t c0 = timed ? topo_shim_cpu_now_us() : 0;
-      t0 = topo_shim_now_us();
-      rc = topo_engine_rank(e, &job, free, node_record_count, &ranking, msg, sizeof(msg));
-      spent->engine_us += topo_shim_now_us() - t0;
-      if (timed) {
-        spent->engine_cpu_us += topo_shim_cpu_now_us() - c0;
-        spent->engine_cpu_timed++;
-      }
-      spent->ranked++;
-      if (ranking.answered_before)
-        spent->reused++;
-    }
-    topo_shim_free_gpus_give_back();
-  }
-  if (rc != TOPO_ENGINE_OK) {
-    snprintf(why, sizeof(why), "%s", msg);
-    /* DeferAbove= holds it back for a better moment: it waits, as a job
-     * that does not fit. */
-    if (rc == TOPO_ENGINE_DEFERRED) {
-      waiting = "waiting";
-      goto wait;
-    }
-    /* A busy cluster is no engine failure: the job waits like any other. */
-    if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
-      goto wait;
-    goto fallback;
-  }
-
-  chosen = try_ranked(&ranking, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                      preemptee_candidates, preemptee_job_list, exc_core_bitmap, spent);
-  if (chosen < 0 && ranking.more) {
-    /* The best was refused: the others, ranked only now (their estimates
-     * cost most of a search). */
-    topo_engine_ranking_free(&ranking);
-    job.all_candidates = true;
-    if (rank_again(e, &job, bitmap, &ranking, spent) == TOPO_ENGINE_OK)
-      chosen = try_ranked(&ranking, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, spent);
-  }
+  char msg[512];
+  struct topo_engine_ranking ranking = {0};
+  int rc = rank_offered(e, &job, a->bitmap, &ranking, msg, sizeof(msg), spent);
+  if (rc != TOPO_ENGINE_OK)
+    return after_rank_failure(e, &job, a, rc, msg, spent);
+  long chosen = choose_candidate(e, &job, &ranking, a, spent);
   if (chosen >= 0) {
-    t0 = topo_shim_now_us();
-    record(e, &job, job_ptr, &ranking, chosen, bitmap, NULL);
+    uint64_t t0 = topo_shim_now_us();
+    record(e, &job, a->job_ptr, &ranking, chosen, a->bitmap, NULL);
     spent->record_us += topo_shim_now_us() - t0;
     topo_engine_ranking_free(&ranking);
     return SLURM_SUCCESS;
   }
-  snprintf(why, sizeof(why), "cons_tres accepted none of the %zu ranked candidates", ranking.count);
+  snprintf(msg, sizeof(msg), "cons_tres accepted none of the %zu ranked candidates", ranking.count);
   topo_engine_ranking_free(&ranking);
   if (topo_engine_strict(e))
-    goto wait;
-  goto fallback;
-
-wait:
-  /* Slurm sets the pending reason itself (Resources) after a failed test
-   * and clears state_desc, so the why goes into the admin comment. */
-  {
-    char note[400];
-    debug("JobId=%u %s: %s", job_ptr->job_id, waiting, why);
-    snprintf(note, sizeof(note), "%s: %.300s", waiting, why);
-    topo_shim_note(job_ptr, note);
-  }
-  return SLURM_ERROR;
-
-fallback:
-  t0 = topo_shim_now_us();
-  rc = wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                           preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-  spent->trials++;
-  spent->trial_us += topo_shim_now_us() - t0;
-  if (rc == SLURM_SUCCESS) {
-    info("JobId=%u gets cons_tres's placement: %s", job_ptr->job_id, why);
-    t0 = topo_shim_now_us();
-    if (e)
-      record(e, &job, job_ptr, NULL, -1, bitmap, why);
-    else
-      topo_shim_note(job_ptr, "fallback to cons_tres: topo_aware.conf could not be read");
-    spent->record_us += topo_shim_now_us() - t0;
-  }
-  return rc;
+    return wait_for_better(a->job_ptr, "waiting (Strict=yes)", msg);
+  return fall_back(e, &job, a, msg, spent);
 }
 
 extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
@@ -383,8 +357,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t m
   struct topo_network_request request =
       topo_shim_request(job_ptr, mode == SELECT_MODE_TEST_ONLY, mode == SELECT_MODE_RUN_NOW);
   if (request.topo_aware)
-    rc = place_topo_aware(&request, job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, &spent);
+    rc = place_topo_aware(
+        &request,
+        &(struct job_test_args){job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap},
+        &spent);
   else
     rc = wrapped()->job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
