@@ -9,8 +9,8 @@
 //   the server itself (the library would cut error pages too, and write a
 //   wrong Content-Range past the end);
 // - nosniff, a Content-Security-Policy that lets the pages show their
-//   inline styles and same-site pictures and nothing else (no scripts, no
-//   frames around them), no Referer and no use from other sites.
+//   inline styles, same-site pictures and /page.js and nothing else (no
+//   inline scripts, no frames around them), no Referer and no use from other sites.
 //
 // The transport (page_server.h) has already refused what must not reach
 // the library's parser: heads too large or malformed, range lists.
@@ -31,11 +31,12 @@ namespace topoctl {
 const std::vector<std::pair<std::string, std::string>>& security_headers();
 
 // The Content-Security-Policy of every response. The pages use an inline
-// <style> and style attributes, pictures inline or from this site, links:
-// a restyled page that needs more says so here.
+// <style> and style attributes, pictures inline or from this site, links,
+// and one script of this site (/page.js: sorts tables in place; no inline
+// script runs): a restyled page that needs more says so here.
 inline constexpr std::string_view kContentSecurityPolicy =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; "
-    "frame-ancestors 'none'";
+    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'";
 
 // Sets the pre-routing, post-routing, 100-continue, exception and
 // default-header hooks of `app`.

@@ -19,6 +19,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -40,7 +41,11 @@
 #include "routing/routing_check.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/metrics.h"
+#include "tools/topoctl/page_glance.h"
 #include "tools/topoctl/page_guard.h"
+#include "tools/topoctl/page_health.h"
+#include "tools/topoctl/page_jobs.h"
+#include "tools/topoctl/page_layout.h"
 #include "tools/topoctl/page_request.h"
 #include "tools/topoctl/page_server.h"
 #include "tools/topoctl/report_files.h"
@@ -48,6 +53,7 @@
 #include "tools/view/fabric_scene.h"
 #include "tools/view/html.h"
 #include "tools/view/jobs.h"
+#include "tools/view/page_parts.h"
 #include "tools/view/render.h"
 
 namespace topoctl {
@@ -117,18 +123,7 @@ topo::PlacementStore placements(const Site& site) {
   return topo::PlacementStore(site.db_path, {.access = topo::Access::ReadOnly});
 }
 
-std::string layout(std::string_view title, std::string_view body) {
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0} - topo-aware</title>\n"
-      "<style>body{{font-family:sans-serif;margin:1em 2em;color:#222}} nav a{{margin-right:1em}} "
-      "table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left;font-size:13px}} "
-      ".picture{{overflow:auto;border:1px solid #ddd;max-height:85vh}} .bad{{color:#b00}} "
-      ".muted{{color:#666}}</style>\n"
-      "</head><body>\n<nav><a href=\"/\">fabric</a><a href=\"/lint\">lint</a><a href=\"/snapshots\">snapshots</a>"
-      "<a href=\"/jobs\">jobs</a><a href=\"/reports\">reports</a><a "
-      "href=\"/metrics\">metrics</a></nav>\n<h1>{0}</h1>\n{1}\n</body></html>\n",
-      html_escape(title), body);
-}
+std::string layout(std::string_view title, std::string_view body) { return page_layout(title, body); }
 
 std::string param(const httplib::Request& req, const char* key, std::string fallback = "") {
   return req.has_param(key) ? req.get_param_value(key) : fallback;
@@ -200,6 +195,9 @@ std::string draw(Site& site, const topo::SnapshotStore& store, const PictureAsk&
   p.jobs = std::move(jobs.jobs);
   if (ask.job) p.rings.push_back(std::to_string(*ask.job));
   p.pod = ask.pod;
+  // Fitted to the window: past 16 leaves side by side the boxes would be
+  // too small to read, so leaves wrap into rows of 16.
+  p.leaves_in_one_row = 16;
   // Pod and leaf boxes open their own picture, keeping the job and load.
   p.zoom_link = fmt::format("/fabric?{}&", picture_query({ask.snapshot, std::nullopt, "", ask.job, ask.load}));
   if (!ask.leaf.empty()) {
@@ -237,6 +235,20 @@ std::string zoom_links(const topo::Fabric& f, const PictureAsk& ask) {
   return out + "</p>";
 }
 
+// The picture with its zoom links and legend, fitted to the page width.
+std::string picture_section(Site& site, const topo::SnapshotStore& store, const PictureAsk& ask,
+                            const topo::Fabric& fabric) {
+  std::string body = zoom_links(fabric, ask);
+  body +=
+      fmt::format("<p><a href=\"/fabric.svg?{}\">picture alone (SVG)</a> | {}</p>\n", picture_query(ask),
+                  ask.load ? fmt::format("<a href=\"/fabric?{}&amp;load=0\">without load</a>", picture_query(ask))
+                           : fmt::format("<a href=\"/fabric?{}\">with load</a>",
+                                         picture_query(PictureAsk{ask.snapshot, ask.pod, ask.leaf, ask.job, true})));
+  body += topo::view::load_legend_html();
+  body += "<div class=\"picture\" id=\"picture\">" + topo::view::fitted_svg(draw(site, store, ask)) + "</div>\n";
+  return body;
+}
+
 std::string fabric_page(Site& site, const httplib::Request& req) {
   topo::SnapshotStore store = snapshots(site);
   if (!store.latest()) return layout("fabric", "<p>No snapshot yet: run <code>topoctl discover</code>.</p>");
@@ -244,19 +256,62 @@ std::string fabric_page(Site& site, const httplib::Request& req) {
   auto fabric = site.fabrics.get(store, ask.snapshot);
   topo::SnapshotInfo info = store.info(ask.snapshot);
   const topo::FabricSummary& s = fabric->summary();
+  using topo::view::count_of;
   std::string body = fmt::format(
-      "<p>Snapshot {} taken {} from <code>{}</code>: {} hosts, {} leaves, {} spines, {} cores, {} cables, {} pods, "
-      "routing {}, <a href=\"/lint?snapshot={}\">{} faults</a>.</p>\n",
-      info.id, html_escape(info.taken_at), html_escape(info.source), s.hosts, s.leaves, s.spines, s.cores, s.links,
-      s.pods, html_escape(info.routing), info.id, fabric->faults().size());
-  body += zoom_links(*fabric, ask);
-  body +=
-      fmt::format("<p><a href=\"/fabric.svg?{}\">picture alone (SVG)</a> | {}</p>\n", picture_query(ask),
-                  ask.load ? fmt::format("<a href=\"/fabric?{}&load=0\">without load</a>", picture_query(ask))
-                           : fmt::format("<a href=\"/fabric?{}\">with load</a>",
-                                         picture_query(PictureAsk{ask.snapshot, ask.pod, ask.leaf, ask.job, true})));
-  body += "<div class=\"picture\">" + topo::view::inline_svg(draw(site, store, ask)) + "</div>\n";
+      "<p>Snapshot {} taken {} from <code>{}</code>: {}, {}, {}, {}, {}, {}, routing {}, <a "
+      "href=\"/lint?snapshot={}\">{}</a>.</p>\n",
+      info.id, html_escape(info.taken_at), html_escape(info.source), count_of(s.hosts, "host"),
+      count_of(s.leaves, "leaf", "leaves"), count_of(s.spines, "spine"), count_of(s.cores, "core"),
+      count_of(s.links, "cable"), count_of(s.pods, "pod"), html_escape(info.routing), info.id,
+      count_of(static_cast<long long>(fabric->faults().size()), "fault"));
+  body += picture_section(site, store, ask, *fabric);
   return layout(ask.leaf.empty() ? (ask.pod ? fmt::format("pod {}", *ask.pod) : "fabric") : "leaf " + ask.leaf, body);
+}
+
+// Seconds since the epoch, now.
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The first screen: the cards, then the whole fabric with the running
+// jobs' load.
+std::string home_page(Site& site, const httplib::Request& req) {
+  topo::SnapshotStore store = snapshots(site);
+  if (!store.latest()) return layout("overview", "<p>No snapshot yet: run <code>topoctl discover</code>.</p>");
+  PictureAsk ask = picture_ask(req, store);
+  auto fabric = site.fabrics.get(store, ask.snapshot);
+  Glance g;
+  g.fabric = fabric.get();
+  g.info = store.info(ask.snapshot);
+  g.now_s = now_seconds();
+  std::vector<topo::SnapshotInfo> all = store.list();
+  for (const topo::SnapshotInfo& s : all)
+    if (s.id < ask.snapshot) g.previous = s.id;
+  if (g.previous) g.changes = topo::diff(*site.fabrics.get(store, *g.previous), *fabric);
+  g.running = running_records(site.db_path, ask.snapshot, {}, {}, topo::Access::ReadOnly);
+  g.routing_findings = topo::check_routing(*fabric).size();
+  const topo::EngineConfig config = site_config(site.conf);
+  HealthTable health =
+      health_table(site.db_path, ask.snapshot, *fabric, config.health, config.nic, topo::Access::ReadOnly);
+  if (health.port_collections >= 2 || health.nic_collections >= 2) {
+    g.rated = health.rows.size();
+    g.sick_rated = static_cast<size_t>(
+        std::count_if(health.rows.begin(), health.rows.end(), [](const HealthRow& r) { return r.sick; }));
+  }
+  std::string body = topo::view::cards_html(glance_cards(g));
+  body += fmt::format("<h2>Fabric, snapshot {}</h2>\n", ask.snapshot);
+  body += picture_section(site, store, ask, *fabric);
+  return layout("overview", body);
+}
+
+std::string health_page(Site& site, const httplib::Request& req) {
+  topo::SnapshotStore store = snapshots(site);
+  if (!store.latest()) return layout("health", "<p>No snapshot yet.</p>");
+  int64_t id = resolve(store, param(req, "snapshot", "latest"));
+  auto fabric = site.fabrics.get(store, id);
+  const topo::EngineConfig config = site_config(site.conf);
+  HealthTable t = health_table(site.db_path, id, *fabric, config.health, config.nic, topo::Access::ReadOnly);
+  return layout(fmt::format("health, snapshot {}", id), health_html(t));
 }
 
 std::string lint_page(Site& site, const httplib::Request& req) {
@@ -273,6 +328,7 @@ std::string lint_page(Site& site, const httplib::Request& req) {
     body +=
         fmt::format("<tr class=\"fault {}\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(topo::name(f.kind)),
                     html_escape(topo::name(f.kind)), html_escape(f.subject), html_escape(f.detail));
+  body += "</table>\n<h2>Routing</h2><table id=\"routing\"><tr><th>kind</th><th>subject</th><th>detail</th></tr>\n";
   for (const topo::RoutingFinding& r : routing)
     body += fmt::format("<tr class=\"routing\"><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                         html_escape(topo::name(r.kind)), html_escape(r.subject), html_escape(r.detail));
@@ -317,20 +373,29 @@ std::string slowdown_cell(const topo::PlacementRecord& r) {
   return fmt::format("{:.3f} ms / {:.3f} ms = {:.2f}x", r.estimate_s * 1e3, r.ideal_s * 1e3, r.estimate_s / r.ideal_s);
 }
 
-std::string jobs_page(Site& site) {
+std::string jobs_page(Site& site, const httplib::Request& req) {
   std::vector<topo::PlacementRecord> recent = placements(site).recent(200);
-  std::string body =
-      "<p class=\"muted\">The newest placement of each of the most recent jobs. The database keeps no job ends: "
-      "Slurm says which still run.</p>\n<table id=\"jobs\"><tr><th>job</th><th>placed</th><th>snapshot</th>"
-      "<th>hosts</th><th>profile</th><th>estimate / ideal</th><th>choice</th></tr>\n";
-  for (const topo::PlacementRecord& r : recent)
-    body += fmt::format(
-        "<tr><td><a href=\"/job/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3} ({4})</td><td>{5}</td><td>{6}</td>"
-        "<td>{7}</td></tr>\n",
-        r.job_id, html_escape(r.placed_at), r.snapshot_id ? std::to_string(*r.snapshot_id) : "-",
-        html_escape(topo::compress_hostlist(r.hosts)), r.hosts.size(), html_escape(r.profile), slowdown_cell(r),
-        r.fallback ? "<span class=\"bad\">cons_tres: " + html_escape(r.fallback_why) + "</span>" : "topo-aware");
-  return layout("jobs", body + "</table>\n");
+  topo::SnapshotStore store = snapshots(site);
+  std::optional<int64_t> latest = store.latest();
+  std::set<uint32_t> running;
+  if (latest)
+    for (const topo::PlacementRecord& r : running_records(site.db_path, *latest, {}, {}, topo::Access::ReadOnly))
+      running.insert(r.job_id);
+  std::vector<JobRow> rows;
+  for (const topo::PlacementRecord& r : recent) {
+    std::shared_ptr<const topo::Fabric> fabric;
+    if (r.snapshot_id) {
+      try {
+        fabric = site.fabrics.get(store, *r.snapshot_id);
+      } catch (const topo::DbError& e) {
+        if (e.kind() != topo::DbErrorKind::UnknownSnapshot) throw;
+      }
+    }
+    rows.push_back(job_row(r, fabric.get(), running.count(r.job_id) > 0));
+  }
+  topo::view::SortAsk sort = job_sort(param(req, "sort"), param(req, "order"));
+  sort_jobs(rows, sort);
+  return layout("jobs", jobs_html(rows, sort));
 }
 
 std::string job_page(Site& site, const httplib::Request& req) {
@@ -357,7 +422,7 @@ std::string job_page(Site& site, const httplib::Request& req) {
     ask.job = id;
     body += fmt::format("<h2>Its ring on snapshot {}</h2><p><a href=\"/fabric?{}\">open in the fabric view</a></p>",
                         ask.snapshot, picture_query(ask));
-    body += "<div class=\"picture\">" + topo::view::inline_svg(draw(site, store, ask)) + "</div>\n";
+    body += "<div class=\"picture\">" + topo::view::fitted_svg(draw(site, store, ask)) + "</div>\n";
   }
   return layout(fmt::format("job {}", id), body);
 }
@@ -466,12 +531,16 @@ void add_routes(httplib::Server& server, const std::shared_ptr<Site>& site) {
           req, res, [&] { return page(*site, req); }, of_database ? &site->database : nullptr);
     };
   };
-  server.Get("/", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
+  server.Get("/", html([](Site& s, const httplib::Request& r) { return home_page(s, r); }));
+  server.Get("/health", html([](Site& s, const httplib::Request& r) { return health_page(s, r); }));
+  server.Get("/page.js", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(topo::view::page_script()), "text/javascript; charset=utf-8");
+  });
   server.Get("/fabric", html([](Site& s, const httplib::Request& r) { return fabric_page(s, r); }));
   server.Get("/lint", html([](Site& s, const httplib::Request& r) { return lint_page(s, r); }));
   server.Get("/snapshots", html([](Site& s, const httplib::Request&) { return snapshots_page(s); }));
   server.Get("/diff", html([](Site& s, const httplib::Request& r) { return diff_page(s, r); }));
-  server.Get("/jobs", html([](Site& s, const httplib::Request&) { return jobs_page(s); }));
+  server.Get("/jobs", html([](Site& s, const httplib::Request& r) { return jobs_page(s, r); }));
   server.Get(R"(/job/(\d+))", html([](Site& s, const httplib::Request& r) { return job_page(s, r); }));
   server.Get("/reports", html([](Site& s, const httplib::Request&) { return reports_page(s); }, false));
   server.Get(R"(/report/([A-Za-z0-9_][A-Za-z0-9._-]*)/?)",
@@ -542,8 +611,9 @@ Run add_serve(CLI::App& app) {
                   "a name the Host header may give besides the --listen address and loopback names, e.g. the name "
                   "a reverse proxy forwards (repeatable); other names get 421");
   cmd->footer(
-      "Routes: / and /fabric (?snapshot=&pod=&leaf=&job=&load=0), /fabric.svg, /lint, /snapshots, /diff?from=&to=, "
-      "/jobs, /job/ID, /reports, /report/NAME, /metrics. GET and HEAD only. The database is opened read-only. The "
+      "Routes: / (overview cards and the fabric) and /fabric (?snapshot=&pod=&leaf=&job=&load=0), /fabric.svg, "
+      "/lint, /snapshots, /diff?from=&to=, /jobs (?sort=&order=), /job/ID, /health, /page.js, /reports, /report/NAME, "
+      "/metrics. GET and HEAD only. The database is opened read-only. The "
       "page has no login: keep it on loopback or behind a proxy that has one (docs/page.md). "
       "Stops on SIGINT or SIGTERM.");
   return [opts] {

@@ -23,7 +23,6 @@ constexpr std::array<std::string_view, 6> kRingColours = {"#1f77b4", "#9467bd", 
                                                           "#17becf", "#8c564b", "#bcbd22"};
 // Past this many leaves side by side a row is wider than a screen at a
 // readable font: leaves are wrapped into rows, or whole pods collapsed.
-constexpr size_t kLeavesInOneRow = 32;
 constexpr size_t kLeavesPerRow = 16;
 constexpr size_t kPodsPerRow = 4;
 // Past this many spines (or cores) in a row, a tier is one box.
@@ -94,6 +93,7 @@ struct Drawing {
   std::map<std::string, int> ranks;  // box id -> its row, to orient lines downwards
   Scene scene;
   int degraded_lines = 0, down_lines = 0, quiet_lines = 0;
+  std::vector<int> domain;  // by NodeId: the NVLink domain it is drawn in, -1: none or not drawn so
 };
 
 void mark_above(const Fabric& f, NodeId sw, Level at, std::vector<bool>& shown) {
@@ -143,7 +143,7 @@ Shown choose(const Fabric& f, const FabricPicture& p) {
   bool overview = !p.leaf && !p.pod;
   if (p.leaf || hosts.size() <= static_cast<size_t>(std::max(0, p.expand_hosts)))
     s.hosts = HostsAs::OneByOne;
-  else if (s.leaves.size() <= kLeavesInOneRow)
+  else if (s.leaves.size() <= p.leaves_in_one_row)
     s.hosts = HostsAs::PerLeaf;
   else if (overview && f.summary().pods > 1)
     s.hosts = HostsAs::InPod;
@@ -152,11 +152,14 @@ Shown choose(const Fabric& f, const FabricPicture& p) {
   return s;
 }
 
+void hold_under(Drawing& d, const std::string& upper, const std::string& lower);
+
 std::string switch_box_id(const Fabric& f, NodeId sw) {
   return safe_id(fmt::format("sw{}_", f.switch_index(sw)), f.node(sw).name);
 }
 std::string host_box_id(const Fabric& f, NodeId host) { return safe_id("host_", f.node(host).name); }
 std::string hosts_box_id(const Fabric& f, NodeId leaf) { return "hosts_" + switch_box_id(f, leaf); }
+std::string domain_box_id(int domain) { return fmt::format("domain_{}", domain); }
 std::string pod_box_id(int pod) { return fmt::format("pod_{}", pod); }
 std::string pod_group_id(int pod) { return fmt::format("pod{}", pod); }
 std::string tier_box_id(Level level) { return fmt::format("tier_{}", name(level)); }
@@ -188,11 +191,13 @@ struct HostCount {
   }
 };
 
-HostCount count_hosts(const Drawing& d, std::span<const NodeId> leaves) {
+// `outside_domains`: only the hosts not drawn in a domain's box.
+HostCount count_hosts(const Drawing& d, std::span<const NodeId> leaves, bool outside_domains = false) {
   HostCount c;
   std::set<NodeId> seen;
   for (NodeId leaf : leaves) {
     for (NodeId h : d.f.hosts_under(leaf)) {
+      if (outside_domains && d.domain[h] >= 0) continue;
       if (!seen.insert(h).second) continue;
       c.names.push_back(d.f.node(h).name);
       if (d.busy[h]) ++c.busy;
@@ -339,6 +344,8 @@ void add_host_boxes(Drawing& d) {
       b.rank = kHostRank;
       b.font_size = 10;
       b.tooltip = fmt::format("host {}{}", n.name, d.busy[h] ? fmt::format(", {} job(s) running", d.busy[h]) : "");
+      int domain = d.f.domains().domain_of(d.f.index().host_id(h));
+      if (domain >= 0) b.tooltip += ", NVLink domain " + d.f.domains().key(domain).str();
       b.group = group_of(d, d.f.node(leaf));
       d.box[h] = b.id;
       add_box(d, std::move(b));
@@ -347,7 +354,7 @@ void add_host_boxes(Drawing& d) {
 
 void add_hosts_per_leaf(Drawing& d) {
   for (NodeId leaf : d.shown.leaves) {
-    HostCount c = count_hosts(d, std::span<const NodeId>(&leaf, 1));
+    HostCount c = count_hosts(d, std::span<const NodeId>(&leaf, 1), true);
     if (c.names.empty()) continue;
     for (NodeId h : d.f.hosts_under(leaf))
       if (d.box[h].empty()) d.box[h] = hosts_box_id(d.f, leaf);
@@ -367,7 +374,73 @@ void add_hosts_per_leaf(Drawing& d) {
   }
 }
 
+// The short name of a domain for its box: a block's name, or the end of
+// its ClusterUUID and its CliqueId.
+std::string domain_label(const DomainKey& key) {
+  if (key.cluster_uuid.empty()) return key.clique_id;
+  std::string_view uuid = key.cluster_uuid;
+  return fmt::format("..{}.{}", uuid.substr(uuid.size() > 6 ? uuid.size() - 6 : 0), key.clique_id);
+}
+
+// The pod group a domain's box sits in: its leaves' pod when they share one.
+std::string domain_group(const Drawing& d, const std::vector<NodeId>& hosts) {
+  std::set<int> pods;
+  for (NodeId h : hosts)
+    for (NodeId leaf : d.f.leaves_of(h)) pods.insert(d.f.node(leaf).pod);
+  return pods.size() == 1 ? group_of(d, d.f.node(d.f.leaves_of(hosts.front()).front())) : std::string();
+}
+
+void add_domain_box(Drawing& d, int domain, const std::vector<NodeId>& hosts) {
+  HostCount c;
+  for (NodeId h : hosts) {
+    c.names.push_back(d.f.node(h).name);
+    c.busy += d.busy[h] ? 1 : 0;
+    c.sick += d.sick[h] ? 1 : 0;
+  }
+  const DomainKey& key = d.f.domains().key(domain);
+  Box b;
+  b.id = domain_box_id(domain);
+  b.lines = {"NVLink " + domain_label(key)};
+  for (std::string& line : c.lines()) b.lines.push_back(std::move(line));
+  b.css_class = c.sick ? "domain sick" : "domain";
+  b.colour = c.sick ? std::string(kDegraded) : "#6a3d9a";
+  b.fill = c.fill();
+  b.style = "filled,rounded";
+  b.font_size = 9;
+  b.rank = kHostRank;
+  b.group = domain_group(d, hosts);
+  b.tooltip = fmt::format("NVLink domain {}: {}", key.str(), compress_hostlist(c.names));
+  add_box(d, std::move(b));
+  for (NodeId h : hosts) {
+    d.box[h] = domain_box_id(domain);
+    d.domain[h] = domain;
+  }
+}
+
+// Racks of an NVLink domain as boxes under their leaves; past a row's worth
+// they wrap into rows as leaves do.
+void add_domains(Drawing& d) {
+  const NvlinkDomains& domains = d.f.domains();
+  if (domains.empty() || d.p.leaf || d.shown.hosts == HostsAs::InPod) return;
+  std::map<int, std::vector<NodeId>> members;
+  for (NodeId h : d.f.hosts()) {
+    if (!d.shown.node[h]) continue;
+    int domain = domains.domain_of(d.f.index().host_id(h));
+    if (domain >= 0) members[domain].push_back(h);
+  }
+  std::vector<std::string> row;
+  for (auto& [domain, hosts] : members) {
+    add_domain_box(d, domain, hosts);
+    row.push_back(domain_box_id(domain));
+  }
+  for (size_t i = kLeavesPerRow; i < row.size(); ++i) hold_under(d, row[i - kLeavesPerRow], row[i]);
+  if (row.size() > kLeavesPerRow)
+    for (Box& b : d.scene.boxes)
+      if (std::find(row.begin() + kLeavesPerRow, row.end(), b.id) != row.end()) b.rank = -1;
+}
+
 void add_hosts(Drawing& d) {
+  add_domains(d);
   if (d.shown.hosts == HostsAs::OneByOne) return add_host_boxes(d);
   if (d.shown.hosts == HostsAs::PerLeaf) return add_hosts_per_leaf(d);
   // InLeaf and InPod: the hosts are counted in their leaf's or pod's box.
@@ -393,9 +466,10 @@ std::optional<std::pair<std::string, std::string>> cable_ends(const Drawing& d, 
   if (!host || d.box[*host].empty()) return std::nullopt;
   // A host on several leaves (rails) is drawn under each: its cable goes to
   // the box of the hosts under this switch.
-  std::string lower = d.shown.hosts == HostsAs::OneByOne  ? d.box[*host]
-                      : d.shown.hosts == HostsAs::PerLeaf ? hosts_box_id(d.f, sw)
-                                                          : d.box[sw];
+  std::string lower = d.domain[*host] >= 0                 ? d.box[*host]
+                      : d.shown.hosts == HostsAs::OneByOne ? d.box[*host]
+                      : d.shown.hosts == HostsAs::PerLeaf  ? hosts_box_id(d.f, sw)
+                                                           : d.box[sw];
   if (lower == d.box[sw]) return std::nullopt;
   return std::pair{d.box[sw], lower};
 }
@@ -632,6 +706,11 @@ void add_legend(Drawing& d) {
       fmt::format("cables: grey ok{}; orange dashed degraded ({}), red dotted down ({}){}",
                   d.with_load ? ", green to red by the running jobs' load" : "", d.degraded_lines, d.down_lines,
                   d.quiet_lines ? fmt::format("; {} healthy idle leaf uplink bundles not drawn", d.quiet_lines) : "")};
+  size_t domains = std::count_if(d.scene.boxes.begin(), d.scene.boxes.end(),
+                                 [](const Box& b) { return b.id.starts_with("domain_"); });
+  if (domains)
+    head.push_back(fmt::format("{} NVLink domain{} (racks): each one box under the leaves its hosts are on", domains,
+                               domains == 1 ? "" : "s"));
   d.scene.legend.insert(d.scene.legend.begin(), head.begin(), head.end());
 }
 
@@ -669,6 +748,7 @@ Scene fabric_scene(const Fabric& f, const FabricPicture& p) {
       if (h < d.busy.size()) ++d.busy[h];
   d.sick = sick_hosts(f);
   d.box.assign(f.node_count(), std::string());
+  d.domain.assign(f.node_count(), -1);
 
   add_pod_groups(d);
   add_switches(d);

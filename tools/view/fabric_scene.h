@@ -15,6 +15,12 @@
 //     the leaf's box and the leaves wrap into rows of 16; a spine tier of
 //     more than 24 switches is one box, and only the uplink bundles with a
 //     fault or load are drawn (the legend counts the others).
+// NVLink domains (a snapshot that has them): the hosts of each domain are
+// one box under the leaves its hosts are cabled to (a rack of an NVL72
+// under its rail leaves), with its count, busy, free and sick hosts; hosts
+// in no domain are drawn as above. Not in a three-tier overview (pods
+// collapsed) nor in a leaf's zoom, whose hosts are named one by one with
+// their domain in the tooltip.
 // Zooming into a pod keeps its leaves and the switches above them;
 // zooming into a leaf keeps it, its hosts (always drawn one by one) and
 // its uplinks' switches.
@@ -41,9 +47,12 @@ struct JobOnFabric {
 
 struct FabricPicture {
   std::string title;
-  std::optional<int> pod;          // zoom into one pod
-  std::optional<NodeId> leaf;      // zoom into one leaf (wins over pod)
-  int expand_hosts = 48;           // draw hosts one by one when at most this many are shown
+  std::optional<int> pod;      // zoom into one pod
+  std::optional<NodeId> leaf;  // zoom into one leaf (wins over pod)
+  int expand_hosts = 48;       // draw hosts one by one when at most this many are shown
+  // Past this many leaves, leaves are wrapped into rows of 16 (or pods
+  // collapsed). The page, fitted to the window's width, asks for 16.
+  size_t leaves_in_one_row = 32;
   std::vector<double> cable_gbps;  // the running jobs' Gb/s per cable id (busier direction); empty: no load
   std::vector<JobOnFabric> jobs;   // running jobs: their hosts are shown busy
   std::vector<std::string> rings;  // ids of the jobs whose ring is drawn
