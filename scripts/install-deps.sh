@@ -12,6 +12,7 @@ packages=(
   ibsim-utils opensm libsimgrid-dev lldpd ethtool
   clang libclang-rt-14-dev  # libFuzzer with ASan + UBSan (tests/fuzz, scripts/fuzz.sh)
   libgraphviz-dev libcpp-httplib-dev chromium python3-prometheus-client  # draw, serve, the browser test
+  openjdk-17-jre-headless  # runs the Nu Html Checker (vnu.jar, from npm below) on the page's HTML
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
   # Slurm 24.11, 25.11 and 26.05 from source (scripts/slurm-build.sh) need only build-essential, pkg-config and libmunge-dev above
@@ -29,4 +30,20 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all packages present"
+fi
+
+# The Nu Html Checker, as npm's vnu-jar ships it (the jar is in the
+# package; its download-on-install script is not needed and not run):
+# tests/system/page_glance_test.cc validates every page with it.
+vnu_dir=/usr/local/lib/topo-aware
+vnu_version=26.9.27
+if [[ ! -f $vnu_dir/node_modules/vnu-jar/build/dist/vnu.jar ]] ||
+  ! grep -q "\"version\": \"$vnu_version\"" "$vnu_dir/node_modules/vnu-jar/package.json"; then
+  echo "install-deps: installing vnu-jar@$vnu_version under $vnu_dir"
+  # A machine whose Node.js came with its own npm keeps it; else Debian's.
+  command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm
+  mkdir -p "$vnu_dir"
+  npm install --prefix "$vnu_dir" --no-audit --no-fund --ignore-scripts "vnu-jar@$vnu_version"
+else
+  echo "install-deps: vnu-jar present"
 fi

@@ -422,7 +422,7 @@ std::string job_page(Site& site, const httplib::Request& req) {
     ask.job = id;
     body += fmt::format("<h2>Its ring on snapshot {}</h2><p><a href=\"/fabric?{}\">open in the fabric view</a></p>",
                         ask.snapshot, picture_query(ask));
-    body += "<div class=\"picture\">" + topo::view::fitted_svg(draw(site, store, ask)) + "</div>\n";
+    body += "<div class=\"picture\" id=\"picture\">" + topo::view::fitted_svg(draw(site, store, ask)) + "</div>\n";
   }
   return layout(fmt::format("job {}", id), body);
 }
