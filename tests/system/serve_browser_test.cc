@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -249,13 +250,14 @@ TEST_F(ServeBrowser, FourThousandHostsAreReadable) {
   Server server(db_, dir_, dir_ / "serve.log");
   ASSERT_GT(server.port(), 0) << "topoctl serve printed no port";
 
+  // The drawn size, from the viewBox: the page fits the picture to the
+  // window by its width, so its width and height attributes are gone.
   auto size_of = [](const std::string& dom) {
-    size_t svg = dom.find("<svg");
-    auto number = [&](const char* key) {
-      size_t at = dom.find(key, svg);
-      return at == std::string::npos ? 0.0 : std::atof(dom.c_str() + at + std::strlen(key));
-    };
-    return std::pair{number("width=\""), number("height=\"")};
+    size_t at = dom.find("viewBox=\"", dom.find("<svg"));
+    if (at == std::string::npos) return std::pair{0.0, 0.0};
+    double x = 0, y = 0, w = 0, h = 0;
+    std::sscanf(dom.c_str() + at + std::strlen("viewBox=\""), "%lf %lf %lf %lf", &x, &y, &w, &h);
+    return std::pair{w, h};
   };
   Ran flat = chromium(server.url("/fabric?snapshot=1"));
   ASSERT_EQ(flat.code, 0) << flat.err;

@@ -388,7 +388,9 @@ TEST_F(ServeHostile, EveryResponseCarriesTheSecurityHeaders) {
     std::string csp = r->header("content-security-policy");
     EXPECT_TRUE(contains(csp, "default-src 'none'")) << r->head;
     EXPECT_TRUE(contains(csp, "frame-ancestors 'none'")) << r->head;
-    EXPECT_FALSE(contains(csp, "script-src")) << r->head;
+    // Scripts from this site only (/page.js): no inline script, no eval.
+    EXPECT_TRUE(contains(csp, "script-src 'self';")) << r->head;
+    EXPECT_FALSE(contains(csp, "unsafe-eval")) << r->head;
   }
 }
 
