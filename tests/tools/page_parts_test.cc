@@ -142,5 +142,21 @@ TEST(FabricSceneDomains, RacksAreBoxesUnderTheirLeaves) {
   }));
 }
 
+TEST(FabricSceneFaults, ADegradedCableKeepsItsColourUnderLoad) {
+  topo::Fabric f = topo::make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,degrade=leaf01:9");
+  topo::view::FabricPicture p;
+  p.cable_gbps.assign(f.cables().size(), 50.0);
+  topo::view::Scene s = topo::view::fabric_scene(f, p);
+  size_t degraded = 0;
+  for (const topo::view::Line& l : s.lines) {
+    if (l.css_class.find("degraded") == std::string::npos) continue;
+    ++degraded;
+    EXPECT_EQ(l.colour, "#ff7f0e") << l.id;
+    EXPECT_EQ(l.style, "dashed");
+    EXPECT_NE(l.css_class.find("loaded"), std::string::npos);
+  }
+  EXPECT_EQ(degraded, 1u);
+}
+
 }  // namespace
 }  // namespace topoctl

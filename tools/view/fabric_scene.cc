@@ -504,7 +504,7 @@ Line cable_line(Drawing& d, Bundle& b, bool count_label) {
   line.id = "cable_" + b.upper + "_" + b.lower;
   std::string css = "cable";
   std::vector<std::string> label;
-  if (b.cables > 1 && (count_label || !b.quiet())) label.push_back(fmt::format("x{}", b.cables));
+  if (b.cables > 1 && (count_label || b.down || b.degraded)) label.push_back(fmt::format("x{}", b.cables));
   if (b.down || b.degraded) {
     css += b.down ? " down" : " degraded";
     line.colour = b.down ? kDown : kDegraded;
@@ -516,9 +516,13 @@ Line cable_line(Drawing& d, Bundle& b, bool count_label) {
   }
   if (d.with_load && b.load_gbps > 0) {
     css += " loaded";
-    line.colour = load_colour(b.peak);
-    line.width = 1 + 3 * std::min(b.peak, 1.0);
-    label.push_back(fmt::format("{:.0f}%", 100 * b.peak));
+    // A fault keeps its colour under load, so it is seen at a glance; the
+    // width still says how loaded.
+    if (!b.down && !b.degraded) line.colour = load_colour(b.peak);
+    line.width = std::max(line.width, 1 + 3 * std::min(b.peak, 1.0));
+    // Past kLabelledLines the colour says the load and the tooltip the
+    // figure: a label on every loaded line spreads the rows apart.
+    if (count_label) label.push_back(fmt::format("{:.0f}%", 100 * b.peak));
   }
   line.css_class = css;
   line.label = fmt::format("{}", fmt::join(label, " "));
