@@ -130,8 +130,13 @@ class Browser:
             raise RuntimeError("%s: %s" % (expression, result["exceptionDetails"]))
         return result["result"].get("value")
 
-    def screenshot(self, path):
-        data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+    def screenshot(self, path, scale=1.0):
+        """The window as a PNG; `scale` below 1 shrinks it (docs/page-overview.png)."""
+        params = {"format": "png"}
+        if scale != 1.0:
+            w, h = self.eval("[innerWidth, innerHeight]")
+            params["clip"] = {"x": 0, "y": 0, "width": w, "height": h, "scale": scale}
+        data = self.call("Page.captureScreenshot", params, session=True)["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
@@ -170,6 +175,8 @@ class Checks:
             self.expect(m["cards"] >= 6 and m["below"] == 0,
                         "%s: %d cards, %d of them below the first screen" % (size, m["cards"], m["below"]))
             self.b.screenshot(os.path.join(self.out, "first-screen-%s.png" % size))
+            if width == 1280:
+                self.b.screenshot(os.path.join(self.out, "first-screen-small.png"), scale=0.6)
             self.expect(all(m["links"]), "%s: every card has a link: %s" % (size, m["links"]))
             for link in filter(None, m["links"]):
                 self.card_link(link, size)
