@@ -197,6 +197,7 @@ TEST_F(PageGlance, NvlinkDomainsAreRacksUnderTheirLeaves) {
                   server.url("/")));
   EXPECT_TRUE(contains(home.out, "id=\"card-domains\"")) << home.out.substr(0, 3000);
   EXPECT_TRUE(contains(home.out, "4 domains"));
+  EXPECT_TRUE(contains(home.out, "288 GPUs: 288 free, 0 busy, 0 sick")) << "72 trays of 4 GPUs";
   size_t racks = 0;
   for (size_t at = home.out.find("class=\"node domain"); at != std::string::npos;
        at = home.out.find("class=\"node domain", at + 1))

@@ -22,8 +22,8 @@ std::string cable_rates(const topo::CableHealth& h) {
 }
 
 void add_cables(HealthTable& t, const topo::HealthStore& store, int64_t snapshot, const topo::Fabric& f,
-                const topo::HealthThresholds& thresholds) {
-  std::vector<topo::CounterCollection> all = store.latest(snapshot, kHealthCollections);
+                const topo::HealthThresholds& thresholds, int collections) {
+  std::vector<topo::CounterCollection> all = store.latest(snapshot, collections);
   t.port_collections = all.size();
   if (all.size() < 2) return;
   std::map<int, HealthRow> rows;  // by cable id
@@ -62,8 +62,8 @@ std::string nic_rates_text(const topo::NicRates& r) {
 }
 
 void add_nics(HealthTable& t, const topo::HealthStore& store, int64_t snapshot, const topo::Fabric& f,
-              const topo::NicThresholds& thresholds) {
-  std::vector<topo::NicCollection> all = store.latest_nics(snapshot, kHealthCollections);
+              const topo::NicThresholds& thresholds, int collections) {
+  std::vector<topo::NicCollection> all = store.latest_nics(snapshot, collections);
   t.nic_collections = all.size();
   if (all.size() < 2) return;
   std::map<std::string, HealthRow> rows;  // by "host iface"
@@ -98,11 +98,13 @@ void add_nics(HealthTable& t, const topo::HealthStore& store, int64_t snapshot, 
 }  // namespace
 
 HealthTable health_table(const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                         const topo::HealthThresholds& cables, const topo::NicThresholds& nics, topo::Access access) {
+                         const topo::HealthThresholds& cables, const topo::NicThresholds& nics, topo::Access access,
+                         int collections) {
   topo::HealthStore store(db_path, access);
   HealthTable t;
-  add_cables(t, store, snapshot_id, fabric, cables);
-  add_nics(t, store, snapshot_id, fabric, nics);
+  collections = std::max(collections, 2);
+  add_cables(t, store, snapshot_id, fabric, cables, collections);
+  add_nics(t, store, snapshot_id, fabric, nics, collections);
   std::stable_sort(t.rows.begin(), t.rows.end(), [](const HealthRow& a, const HealthRow& b) {
     if (a.sick != b.sick) return a.sick;
     double x = a.trend.empty() ? 0 : a.trend.back(), y = b.trend.empty() ? 0 : b.trend.back();

@@ -33,10 +33,12 @@ struct HealthTable {
   size_t port_collections = 0, nic_collections = 0;
 };
 
-// Reads the collections of snapshot `snapshot_id` (whose fabric is
-// `fabric`). Throws DbError.
+// Reads the newest `collections` (at least 2) of snapshot `snapshot_id`
+// (whose fabric is `fabric`); the overview's card needs only the last two.
+// Throws DbError.
 HealthTable health_table(const std::string& db_path, int64_t snapshot_id, const topo::Fabric& fabric,
-                         const topo::HealthThresholds& cables, const topo::NicThresholds& nics, topo::Access access);
+                         const topo::HealthThresholds& cables, const topo::NicThresholds& nics, topo::Access access,
+                         int collections = kHealthCollections);
 
 // The table as HTML (a sparkline per row).
 std::string health_html(const HealthTable& table);

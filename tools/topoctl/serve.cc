@@ -292,7 +292,7 @@ std::string home_page(Site& site, const httplib::Request& req) {
   g.routing_findings = topo::check_routing(*fabric).size();
   const topo::EngineConfig config = site_config(site.conf);
   HealthTable health =
-      health_table(site.db_path, ask.snapshot, *fabric, config.health, config.nic, topo::Access::ReadOnly);
+      health_table(site.db_path, ask.snapshot, *fabric, config.health, config.nic, topo::Access::ReadOnly, 2);
   if (health.port_collections >= 2 || health.nic_collections >= 2) {
     g.rated = health.rows.size();
     g.sick_rated = static_cast<size_t>(
