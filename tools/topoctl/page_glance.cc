@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/topoctl/metrics.h"
+#include "tools/view/fabric_scene.h"
 
 namespace topoctl {
 
@@ -20,23 +21,11 @@ std::string age_text(double s) {
   return fmt::format("{:.0f} days", s / 86400);
 }
 
-std::vector<bool> sick_hosts(const topo::Fabric& f) {
-  std::vector<bool> sick(f.node_count(), false);
-  for (topo::LinkId e : f.cables()) {
-    const topo::Link& l = f.link(e);
-    if (l.state == topo::PortState::Active && !l.degraded) continue;
-    for (topo::NodeId end : {l.end_a, l.end_b})
-      if (f.node(end).kind == topo::NodeKind::Hca)
-        if (std::optional<topo::NodeId> h = f.find_host(f.node(end).host)) sick[*h] = true;
-  }
-  return sick;
-}
-
 namespace {
 
 Card hosts_card(const Glance& g) {
   const topo::Fabric& f = *g.fabric;
-  std::vector<bool> busy(f.node_count(), false), sick = sick_hosts(f);
+  std::vector<bool> busy(f.node_count(), false), sick = topo::view::sick_hosts(f);
   for (const topo::PlacementRecord& r : g.running)
     for (const std::string& name : r.hosts)
       if (std::optional<topo::NodeId> h = f.find_host(name)) busy[*h] = true;

@@ -38,7 +38,4 @@ std::vector<topo::view::Card> glance_cards(const Glance& g);
 // "12 s", "5 min", "3 h", "2 days": how long ago, coarse.
 std::string age_text(double seconds);
 
-// Hosts with a degraded or down cable, by NodeId (as the picture marks them).
-std::vector<bool> sick_hosts(const topo::Fabric& f);
-
 }  // namespace topoctl

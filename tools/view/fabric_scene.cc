@@ -718,6 +718,8 @@ void add_legend(Drawing& d) {
   d.scene.legend.insert(d.scene.legend.begin(), head.begin(), head.end());
 }
 
+}  // namespace
+
 std::vector<bool> sick_hosts(const Fabric& f) {
   std::vector<bool> sick(f.node_count(), false);
   for (LinkId e : f.cables()) {
@@ -729,8 +731,6 @@ std::vector<bool> sick_hosts(const Fabric& f) {
   }
   return sick;
 }
-
-}  // namespace
 
 std::string load_colour(double u) {
   if (!(u > 0)) return std::string(kIdle);

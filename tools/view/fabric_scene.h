@@ -65,6 +65,9 @@ struct FabricPicture {
 // Throws std::invalid_argument for a pod or leaf the fabric does not have.
 Scene fabric_scene(const Fabric& fabric, const FabricPicture& picture);
 
+// Hosts with a degraded or down cable, by NodeId: drawn (and counted) sick.
+std::vector<bool> sick_hosts(const Fabric& fabric);
+
 // The colour a cable's utilisation (load over capacity) is drawn in: grey
 // when idle, green to yellow to red as it fills, dark red past full.
 std::string load_colour(double utilisation);
