@@ -190,10 +190,12 @@ print("ok", len(samples), "samples")
   // The pages need nothing their Content-Security-Policy refuses: Chromium
   // logs every refusal to the console ("... violates the following Content
   // Security Policy directive ...").
-  for (const char* path : {"/", "/job/4242", "/lint", "/fabric.svg"}) {
+  for (const char* path : {"/", "/job/4242", "/lint", "/fabric.svg", "/jobs", "/health"}) {
     Ran logged = chromium(server.url(path), "--dump-dom", true);
     EXPECT_FALSE(contains(logged.out, "Content Security Policy")) << path << ": " << logged.out.substr(0, 3000);
-    EXPECT_TRUE(contains(logged.out, "<svg") || contains(logged.out, "id=\"faults\"")) << path << ": the page loaded";
+    EXPECT_TRUE(contains(logged.out, "<svg") || contains(logged.out, "id=\"faults\"") ||
+                contains(logged.out, "id=\"jobs\"") || contains(logged.out, "topoctl health --collect"))
+        << path << ": the page loaded";
   }
 
   // A writer while pages are read: a second snapshot lands, the page keeps
