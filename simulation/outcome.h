@@ -11,6 +11,7 @@
 #include "comm_model/ring_steps.h"
 #include "placement/switch_tree.h"
 #include "simulation/schedule.h"
+#include "simulation/stretch.h"
 
 namespace topo {
 
@@ -38,6 +39,11 @@ struct JobOutcome {
   double allreduce_slowdown = 1;
   double allreduce_alone_slowdown = 1;  // the same, with no other job running
   double alltoall_slowdown = 1;         // AllToAll alone on the fabric, over its ideal, whatever the profile
+  // How long it ran (stretched by its slowdown when the replay or the judge
+  // stretches runs, simulation/stretch.h), and its completion time: wait
+  // plus run.
+  double run_s = 0;
+  double jct_s = 0;
 };
 
 // A profile's jobs in one outcome.
@@ -67,6 +73,8 @@ struct PolicyOutcome {
   double makespan_s = 0;       // first submission to last end
   double gpu_utilization = 0;  // GPU-seconds run / (fabric GPUs x makespan)
   double mean_wait_s = 0;
+  double mean_jct_s = 0;  // job completion time: wait + run, every job
+  double p95_jct_s = 0;
 };
 
 struct OutcomeOptions {
@@ -86,6 +94,11 @@ struct OutcomeOptions {
   // neighbour's collectives as a job of its own, all starting with it),
   // slower to judge. The last two leave out the neighbours' own neighbours.
   Sharing sharing = Sharing::Flows;
+  // Runs stretched by their slowdowns (simulation/stretch.h) after the
+  // fact, for schedules whose runs were not (a real cluster's): each run
+  // times its factor at its slowdown over the run, nothing moved in time.
+  // A schedule the replay stretched already is not stretched again.
+  Stretch stretch;
 };
 
 // Throws FabricError for a job on a host the tree's fabric does not have.

@@ -6,6 +6,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "placement/deferral_ledger.h"
 #include "placement/slurm_policy.h"
 #include "placement/traffic.h"
+#include "simulation/live_judge.h"
 #include "simulation/percentile.h"
 
 namespace topo {
@@ -150,7 +152,14 @@ class Replayer {
         options_(options),
         cluster_(tree, options.gpus_per_host),
         traffic_(tree.fabric()),
-        routes_(tree.paths()) {}
+        routes_(tree.paths()) {
+    if (options.stretch.on) {
+      OutcomeOptions judging = options.judging;
+      judging.message_bytes = options.message_bytes;
+      live_.emplace(tree.paths(), judging);
+      judging_ = judging;
+    }
+  }
 
   Schedule run(const Trace& trace);
 
@@ -163,6 +172,8 @@ class Replayer {
   void end_jobs(double now);
   void submit(const Trace& trace, size_t& next, double now);
   void summarize();
+  void judge_start(size_t index, double now);
+  void stretch_runs(double now);
 
   const SwitchTree& tree_;
   const PlacementPolicy& policy_;
@@ -181,6 +192,19 @@ class Replayer {
   bool traffic_written_ = true;
   // A job's best estimated slowdown on the idle fabric, by request.
   IdleSlowdowns idle_slowdowns_;
+  // With a Stretch: the running jobs judged as they start and end, and
+  // per judged job its schedule index, the trace seconds of work left, and
+  // since when at what factor it has been running.
+  struct Pace {
+    size_t index;
+    double work_s;
+    double since;
+    double factor;
+  };
+  std::optional<LiveJudge> live_;
+  OutcomeOptions judging_;
+  std::vector<Pace> pace_;      // by live judge index
+  std::vector<int> judged_of_;  // live judge index by schedule index, -1 none
 };
 
 double Replayer::idle_slowdown(const PlacementRequest& r) {
@@ -245,6 +269,40 @@ void Replayer::start(const Job& job, Placement& p, double now) {
   }
   running_.insert({s.end_s, schedule_.jobs.size()});
   schedule_.jobs.push_back(std::move(s));
+  judge_start(schedule_.jobs.size() - 1, now);
+}
+
+// With a Stretch, a job with collectives joins the live judge; its end is
+// set once it is judged (stretch_runs).
+void Replayer::judge_start(size_t index, double now) {
+  if (!live_) return;
+  judged_of_.push_back(-1);
+  const ScheduledJob& job = schedule_.jobs[index];
+  if (!has_collectives(job, judging_)) return;
+  JobOutcome o = shape_of(tree_, job);
+  o.profile = job.profile;
+  // The judge reads the job through a pointer: schedule_.jobs never
+  // reallocates (run() reserves every trace job).
+  int j = live_->add(measure_alone(tree_.paths(), job, o, index, judging_));
+  live_->start(j, now);
+  pace_.push_back({index, job.end_s - job.start_s, now, 1});
+  judged_of_[index] = j;
+}
+
+// Every job judged again at `now` runs its remaining work at its new
+// factor from now on: its end moves, in the running set too.
+void Replayer::stretch_runs(double now) {
+  if (!live_) return;
+  for (int j : live_->settle(now)) {
+    Pace& p = pace_[j];
+    p.work_s = std::max(0.0, p.work_s - (now - p.since) / p.factor);
+    p.since = now;
+    p.factor = options_.stretch.factor(schedule_.jobs[p.index].profile, live_->job(j).slowdown);
+    ScheduledJob& job = schedule_.jobs[p.index];
+    running_.erase({job.end_s, p.index});
+    job.end_s = now + p.work_s * p.factor;
+    running_.insert({job.end_s, p.index});
+  }
 }
 
 // One scheduling pass over the queue: first come first served, then EASY
@@ -281,6 +339,8 @@ void Replayer::pass(double now) {
 void Replayer::end_jobs(double now) {
   while (!running_.empty() && running_.begin()->end <= now) {
     const ScheduledJob& done = schedule_.jobs[running_.begin()->schedule_index];
+    if (live_ && judged_of_[running_.begin()->schedule_index] >= 0)
+      live_->end(judged_of_[running_.begin()->schedule_index], now);
     for (size_t i = 0; i < done.ring.size(); ++i) cluster_.give(done.ring[i], done.host_gpus[i]);
     if (const JobTraffic& t = job_traffic_of_[running_.begin()->schedule_index]; !t.gbps.empty() || !t.flows.empty()) {
       traffic_.remove(t);
@@ -333,6 +393,7 @@ Schedule Replayer::run(const Trace& trace) {
     end_jobs(now);
     submit(trace, next, now);
     pass(now);
+    stretch_runs(now);
     // A job no policy can ever place (its hard limits never hold) must not
     // hold the replay forever.
     if (running_.empty() && next == n && !queue_.empty()) {
@@ -345,6 +406,7 @@ Schedule Replayer::run(const Trace& trace) {
     }
   }
   summarize();
+  schedule_.runs_stretched = live_.has_value();
   return std::move(schedule_);
 }
 

@@ -6,9 +6,13 @@
 // - A job of g GPUs on hosts of G: one host with g GPUs when g <= G, else
 //   ceil(g / G) whole hosts (`sbatch --nodes=N --gres=gpu:G`), so it holds
 //   N x G GPUs. A job larger than the fabric is rejected.
-// - Jobs run for the trace's duration wherever they land: placement changes
-//   what their collectives cost (outcome.h), not how long the trace says
-//   they ran, so every policy replays the same work.
+// - Jobs run for the trace's duration on an ideal placement; with a Stretch
+//   (stretch.h) a slower placement runs longer: while it runs, each job is
+//   judged as judge() judges it (live_judge.h: again whenever a job
+//   sharing one of its cables starts or ends), and its remaining work goes
+//   at 1 / ((1 - share) + share x slowdown) of the trace's pace, so its end
+//   moves and the jobs queued behind it wait for it. Without one, every
+//   job runs the trace's duration and every policy replays the same work.
 // - At every arrival and end, the queue is walked in submission order. The
 //   first job that cannot start gets a reservation at the earliest time
 //   enough hosts free up (counting hosts with enough free GPUs as running
@@ -30,7 +34,9 @@
 #include "placement/defer.h"
 #include "placement/search.h"
 #include "simulation/mix.h"
+#include "simulation/outcome.h"
 #include "simulation/schedule.h"
+#include "simulation/stretch.h"
 #include "simulation/trace.h"
 
 namespace topo {
@@ -79,6 +85,10 @@ struct ReplayOptions {
   // limit. Off by default. A deferred job at the head of the queue holds
   // EASY's reservation, as a job that does not fit would.
   DeferRule defer_rule;
+  // Runs stretched by their slowdowns (off by default), judged as
+  // `judging` says (its message size is message_bytes above).
+  Stretch stretch;
+  OutcomeOptions judging;
   // Called now and then with the share of jobs submitted so far; from the
   // replaying thread.
   std::function<void(double)> progress;

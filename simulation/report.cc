@@ -209,15 +209,16 @@ void policy_table(std::string& md, const Comparison& run) {
   md +=
       "| policy | routing | multi-host jobs | mean slowdown (all profiles) | mean AllReduce slowdown | p95 AllReduce "
       "slowdown | mean AllToAll slowdown "
-      "| spine ring edges | pod ring edges | mean leaves | makespan | GPU utilization | mean wait | rejected |\n";
-  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| spine ring edges | pod ring edges | mean leaves | makespan | GPU utilization | mean wait | mean JCT | p95 JCT "
+      "| rejected |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PolicyOutcome& p : run.policies)
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} |\n", cell(p.policy),
-                      cell(p.routing), p.multi_host_jobs, slowdown_text(p.mean_slowdown),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} |\n",
+                      cell(p.policy), cell(p.routing), p.multi_host_jobs, slowdown_text(p.mean_slowdown),
                       slowdown_text(p.mean_allreduce_slowdown), slowdown_text(p.p95_allreduce_slowdown),
                       slowdown_text(p.mean_alltoall_slowdown), p.spine_ring_edges, p.pod_ring_edges, p.mean_leaves,
                       seconds_text(p.makespan_s), percent_text(p.gpu_utilization), seconds_text(p.mean_wait_s),
-                      p.rejected.size());
+                      seconds_text(p.mean_jct_s), seconds_text(p.p95_jct_s), p.rejected.size());
 
   std::set<std::string> profiles;
   for (const PolicyOutcome& p : run.policies)
@@ -323,6 +324,10 @@ void change_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcom
       percent_change(mine.gpu_utilization, theirs.gpu_utilization));
   row("mean wait", seconds_text(theirs.mean_wait_s), seconds_text(mine.mean_wait_s),
       percent_change(mine.mean_wait_s, theirs.mean_wait_s));
+  row("mean job completion time (wait + run)", seconds_text(theirs.mean_jct_s), seconds_text(mine.mean_jct_s),
+      percent_change(mine.mean_jct_s, theirs.mean_jct_s));
+  row("p95 job completion time", seconds_text(theirs.p95_jct_s), seconds_text(mine.p95_jct_s),
+      percent_change(mine.p95_jct_s, theirs.p95_jct_s));
   if (std::optional<std::string> key = common_scheduler_key(mine, theirs))
     row(cell(*key), figure_text(theirs.scheduler.at(*key)), figure_text(mine.scheduler.at(*key)),
         percent_change(mine.scheduler.at(*key), theirs.scheduler.at(*key)));

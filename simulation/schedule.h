@@ -35,6 +35,9 @@ struct Schedule {
   // Figures about the scheduler itself, by name: the simulator's placement
   // times ("placement_mean_us", ...) or a real slurmctld's sdiag figures.
   std::map<std::string, double> scheduler;
+  // Whether runs were stretched by their slowdowns as the schedule was made
+  // (simulation/stretch.h): the simulator's, unless --no-stretch.
+  bool runs_stretched = false;
 };
 
 }  // namespace topo

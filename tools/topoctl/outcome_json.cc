@@ -88,7 +88,9 @@ json job_json(const topo::JobOutcome& o) {
             {"pod_ring_edges", o.pod_ring_edges},
             {"allreduce_slowdown", slowdown(o.allreduce_slowdown)},
             {"allreduce_alone_slowdown", slowdown(o.allreduce_alone_slowdown)},
-            {"alltoall_slowdown", slowdown(o.alltoall_slowdown)}};
+            {"alltoall_slowdown", slowdown(o.alltoall_slowdown)},
+            {"run_s", o.run_s},
+            {"jct_s", o.jct_s}};
   if (o.free_hosts_at_start >= 0) j["free_hosts_at_start"] = o.free_hosts_at_start;
   return j;
 }
@@ -123,6 +125,9 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
   o.allreduce_slowdown = f.slowdown("allreduce_slowdown");
   o.allreduce_alone_slowdown = f.slowdown("allreduce_alone_slowdown");
   o.alltoall_slowdown = f.slowdown("alltoall_slowdown");
+  // Older results carry no run or completion time.
+  if (f.find("run_s")) o.run_s = f.number("run_s");
+  if (f.find("jct_s")) o.jct_s = f.number("jct_s");
   // Older results carry no profile: every job was judged by its AllReduce.
   if (f.find("profile")) {
     auto p = topo::parse_profile(f.text("profile"));
@@ -158,6 +163,8 @@ topo::PolicyOutcome outcome_from(const json& j, const std::string& file, const s
   o.makespan_s = f.number("makespan_s");
   o.gpu_utilization = f.number("gpu_utilization");
   o.mean_wait_s = f.number("mean_wait_s");
+  if (f.find("mean_jct_s")) o.mean_jct_s = f.number("mean_jct_s");
+  if (f.find("p95_jct_s")) o.p95_jct_s = f.number("p95_jct_s");
   if (const json* rejected = f.find("rejected")) {
     if (!rejected->is_array()) f.fail(f.name("rejected"), "expected an array of job ids");
     for (size_t i = 0; i < rejected->size(); ++i) {
@@ -210,6 +217,8 @@ json to_json(const topo::PolicyOutcome& o) {
           {"makespan_s", o.makespan_s},
           {"gpu_utilization", o.gpu_utilization},
           {"mean_wait_s", o.mean_wait_s},
+          {"mean_jct_s", o.mean_jct_s},
+          {"p95_jct_s", o.p95_jct_s},
           {"rejected", o.rejected},
           {"scheduler", std::move(scheduler)},
           {"jobs", std::move(jobs)}};

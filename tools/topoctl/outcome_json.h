@@ -9,10 +9,10 @@
 // spine_ring_edges, pod_ring_edges, mean_leaves, makespan_s,
 // gpu_utilization, mean_wait_s, rejected [ids], scheduler {name: number}
 // (and routing, mean_slowdown, profiles {name: {jobs, mean_slowdown,
-// p95_slowdown}}) and jobs [{id, profile, gpus, hosts, wait_s, leaves, pods, spines,
+// p95_slowdown}}, mean_jct_s, p95_jct_s) and jobs [{id, profile, gpus, hosts, wait_s, leaves, pods, spines,
 // spine_ring_edges, pod_ring_edges, allreduce_slowdown,
-// allreduce_alone_slowdown, alltoall_slowdown}] (and free_hosts_at_start,
-// when the schedule knows it).
+// allreduce_alone_slowdown, alltoall_slowdown}] (and run_s, jct_s, and
+// free_hosts_at_start when the schedule knows it).
 // A slowdown is +infinity when a cable the job needs is full; JSON has no
 // infinity, so it is written as null and null is read back as infinity.
 #pragma once

@@ -41,6 +41,8 @@ struct JudgeOptions {
   uint64_t mix_seed = 1;
   int qps_hint = 4;
   std::string sharing = "flows";
+  std::string comm_share;  // empty: each profile's default (simulation/stretch.cc)
+  bool no_stretch = false;
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -73,10 +75,30 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "simulated step by step beside its direct neighbours'; slower)")
       ->check(CLI::IsMember({"flows", "stationary", "steps"}))
       ->capture_default_str();
+  auto* share = cmd.add_option(
+      "--comm-share", o.comm_share,
+      "share of a job's step spent waiting on the network, which its slowdown stretches: run = trace run x ((1 - "
+      "share) + share x slowdown); one share for every profile (0.3) or PROFILE=SHARE,... over the defaults "
+      "(allreduce=0.30,alltoall=0.50,mixed=0.40,fsdp=0.40,pipeline=0.10; sources in simulation/stretch.cc); 0: "
+      "runs as the trace says");
+  cmd.add_flag("--no-stretch", o.no_stretch, "every job runs as long as the trace says, wherever it lands")
+      ->excludes(share);
 }
 
-// Which judge printed a run's figures, for its description.
-std::string judged_by(const JudgeOptions& o) { return fmt::format(", judged with --sharing {}", o.sharing); }
+// The stretch the options ask for: --no-stretch, --comm-share, or the defaults.
+topo::Stretch stretch_of(const JudgeOptions& o) {
+  if (o.no_stretch) return {};
+  return o.comm_share.empty() ? topo::default_stretch() : topo::parse_comm_shares(o.comm_share);
+}
+
+// Which judge printed a run's figures, and whether runs were stretched, for
+// its description.
+std::string judged_by(const JudgeOptions& o) {
+  topo::Stretch stretch = stretch_of(o);
+  return fmt::format(", judged with --sharing {}, {}", o.sharing,
+                     stretch.on ? "runs stretched by comm share " + topo::stretch_text(stretch)
+                                : "runs as the trace says (no stretch)");
+}
 
 // `policy`'s jobs are judged with the NCCL hints it gives them.
 topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& fabric, std::string_view policy) {
@@ -87,6 +109,7 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
   out.sharing = o.sharing == "steps"        ? topo::Sharing::Steps
                 : o.sharing == "stationary" ? topo::Sharing::Stationary
                                             : topo::Sharing::Flows;
+  out.stretch = stretch_of(o);
   return out;
 }
 
@@ -122,13 +145,16 @@ topo::TraceShape parse_shape(const std::string& spec) {
 void print_summary(const topo::Comparison& c) {
   fmt::print("{}\nfabric {}   trace {}   routing {}\n\n", c.title, c.fabric, c.trace,
              c.policies.empty() ? "-" : c.policies.front().routing);
-  fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10}\n", "policy", "jobs", "multi",
-             "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait");
+  fmt::print("{:<11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>8} {:>12} {:>7} {:>10} {:>10} {:>10} {:>10}\n", "policy", "jobs",
+             "multi", "AR mean", "AR p95", "A2A mean", "leaves", "spine edges", "util", "makespan", "mean wait",
+             "JCT mean", "JCT p95");
   for (const topo::PolicyOutcome& p : c.policies)
-    fmt::print("{:<11} {:>7} {:>9} {:>9.3f} {:>9.3f} {:>10.3f} {:>8.2f} {:>12} {:>6.1f}% {:>9.0f}s {:>9.0f}s\n",
-               p.policy, p.jobs.size(), p.multi_host_jobs, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
-               p.mean_alltoall_slowdown, p.mean_leaves, p.spine_ring_edges, p.gpu_utilization * 100, p.makespan_s,
-               p.mean_wait_s);
+    fmt::print(
+        "{:<11} {:>7} {:>9} {:>9.3f} {:>9.3f} {:>10.3f} {:>8.2f} {:>12} {:>6.1f}% {:>9.0f}s {:>9.0f}s {:>9.0f}s "
+        "{:>9.0f}s\n",
+        p.policy, p.jobs.size(), p.multi_host_jobs, p.mean_allreduce_slowdown, p.p95_allreduce_slowdown,
+        p.mean_alltoall_slowdown, p.mean_leaves, p.spine_ring_edges, p.gpu_utilization * 100, p.makespan_s,
+        p.mean_wait_s, p.mean_jct_s, p.p95_jct_s);
   fmt::print("\nper profile (each job judged by its own collectives, with its neighbours' traffic):\n");
   fmt::print("{:<11} {:<10} {:>7} {:>9} {:>9}\n", "policy", "profile", "jobs", "mean", "p95");
   for (const topo::PolicyOutcome& p : c.policies) {
@@ -138,7 +164,8 @@ void print_summary(const topo::Comparison& c) {
   }
   fmt::print(
       "\nAR: allreduce jobs' AllReduce time over the ideal; A2A: every multi-host job's AllToAll alone "
-      "over the ideal; spine edges: ring edges between leaves, summed\n");
+      "over the ideal; spine edges: ring edges between leaves, summed; JCT: job completion time, wait + run (runs "
+      "stretched by their slowdowns unless --no-stretch)\n");
 }
 
 // --json prints summaries; --output keeps every job for `topoctl report`.
@@ -183,6 +210,7 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
     try {
       auto t0 = std::chrono::steady_clock::now();
       topo::ReplayOptions o = replay_options;
+      o.judging = outcome_options(judge, fabric, policies[i].name);
       o.progress = [&, i, last = -1](double share) mutable {
         int tenth = static_cast<int>(share * 10);
         if (tenth == last) return;
@@ -302,6 +330,7 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.message_bytes = o.judge.message_mib * 1024 * 1024;
   r.backfill_depth = o.backfill_depth;
   r.defer_rule = o.defer_rule;
+  r.stretch = stretch_of(o.judge);
   return r;
 }
 
@@ -385,7 +414,9 @@ Run add_score(CLI::App& app) {
         job.profile = topo::draw_profile(mix, job.id);
         job.duty = opts->judge.comm_duty;
       }
-      if (c.trace.empty()) c.trace = trace + judged_by(opts->judge);
+      if (c.trace.empty())
+        c.trace = trace + judged_by(opts->judge) +
+                  (stretch_of(opts->judge).on ? " after the fact (Slurm's schedule is not moved)" : "");
       c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric, s.policy)));
     }
     return emit(c, opts->json, opts->output);
