@@ -26,6 +26,9 @@
 #  5. --speed-table: only the speed goals Google Benchmark measures
 #     (scripts/speed-table.py): runs them and writes their table, one row
 #     per goal, into docs/benchmarks.md.
+#  --no-stretch: every simulation with runs as the trace says (topoctl
+#     simulate --no-stretch); by default a slower placement runs longer
+#     (docs/simulation.md, "Run times that feel the placement").
 # Writes, under --results (default results/):
 #   sim-<trace>-<naming>.json        topoctl simulate's results (every job)
 #   cluster-<naming>-<policy>.json   what Slurm did (tests/slurm/replay.sh)
@@ -40,6 +43,7 @@
 #          [--score-only] [--no-cluster] [--no-simulation]
 #          [--routing-goal [--goal-traces 01,02,03,04,05]]
 #          [--judge-speed [--sharing flows,stationary,steps]] [--speed-table]
+#          [--no-stretch]
 #
 # Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
 # ITP cluster03 (80 jobs: fourteen of 64 GPUs, ten of 16-32, the rest 2-8),
@@ -62,6 +66,7 @@ policies=tree,topo-aware
 score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
 judge_speed=0 sharings=flows,stationary
 speed_table=0
+stretch_args=()
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
 itp4=$root/tests/fixtures/traces/itp/cluster04.csv
 
@@ -76,6 +81,7 @@ while [ $# -gt 0 ]; do
     --routing-goal) routing_goal=1; shift; continue ;;
     --judge-speed) judge_speed=1; shift; continue ;;
     --speed-table) speed_table=1; shift; continue ;;
+    --no-stretch) stretch_args=(--no-stretch); shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
   case $1 in
@@ -132,7 +138,7 @@ report() { # out-dir results-files...
 simulate() { # name title topoctl-simulate-args...: run from the checkout, so the
   local name=$1 title=$2 # results (and the report) name traces by relative paths
   shift 2
-  (cd "$root" && "$topoctl" simulate "$@" --title "$title" --output "$results/sim-$name.json" >/dev/null)
+  (cd "$root" && "$topoctl" simulate "$@" "${stretch_args[@]}" --title "$title" --output "$results/sim-$name.json" >/dev/null)
 }
 rel() { realpath -m --relative-to="$root" "$1"; } # a path as the results show it
 
