@@ -256,7 +256,9 @@ INSTANTIATE_TEST_SUITE_P(Fabrics, OpenSmRouting,
                                            "rate=4xHDR",
                                            "fattree:k=4,rate=4xHDR", "railopt:hosts=4,rails=2,spines=2,rate=4xHDR",
                                            "leafspine:leaves=4,hosts_per_leaf=4,spines=2,oversub=2,rate=4xHDR,"
-                                           "degrade=leaf02:5"));
+                                           "degrade=leaf02:5",
+                                           "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,rate=4xHDR,"
+                                           "degrade=leaf03:9,degrade=leaf03:10,degrade=leaf03:11,degrade=leaf03:12"));
 
 }  // namespace
 }  // namespace topo
