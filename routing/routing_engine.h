@@ -6,8 +6,10 @@
 // switch's table is the one OpenSM 3.3 writes. Checked against OpenSM under
 // ibsim (tests/system/opensm_routing_test.cc, the fabric discovered live so
 // that its LIDs and GUIDs are the subnet's) on two-level leaf/spine (2 and
-// 3 spines, 2:1), three-level clos3 and k=4 fat tree, rail-optimized and a
-// leaf/spine with a degraded uplink, and on a CA cabled to two leaves
+// 3 spines, 2:1), three-level clos3 and k=4 fat tree, rail-optimized, a
+// leaf/spine with a degraded uplink and a 4 x 8 one whose leaf03 uplinks
+// all run at 1x (link width changed no port choice of OpenSM's there: the
+// emulation, which never reads width, equals it), and on a CA cabled to two leaves
 // (tests/fixtures/routing). A synthetic fabric's LIDs are numbered by
 // FabricBuilder::finish(), not as a subnet manager would number them, so
 // its emulated tables are OpenSM's for those LIDs: the same rules and the

@@ -218,6 +218,8 @@ TEST(Report, GoalsFollowTheFigures) {
 
 TEST(Report, MarkdownHoldsTheTablesRatiosAndVerdicts) {
   Comparison c = sample();
+  c.policies[1].mean_jct_s = 7200;  // tree: 2 h
+  c.policies[2].mean_jct_s = 5400;  // topo-aware: 1.5 h, 25% less
   std::string md = report_markdown(std::span<const Comparison>(&c, 1), "slowdown-cdf.svg");
   EXPECT_TRUE(contains(md, "](slowdown-cdf.svg)"));
   EXPECT_TRUE(contains(md, "## " + c.title));
@@ -242,6 +244,8 @@ TEST(Report, MarkdownHoldsTheTablesRatiosAndVerdicts) {
   EXPECT_TRUE(contains(md, fmt::format("| spine ring edges | {} | {} | {:+.1f}% |", tree.spine_ring_edges,
                                        mine.spine_ring_edges, edges_vs_tree)))
       << md;
+  EXPECT_TRUE(contains(md, "| mean job completion time (wait + run) | 2.00 h | 90.0 min | -25.0% |")) << md;
+  EXPECT_TRUE(contains(md, "| mean JCT | p95 JCT |")) << md;
 
   size_t passes = 0, misses = 0;
   for (const GoalVerdict& g : judge_goals(mine, tree)) {
@@ -382,6 +386,10 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
   c.policies[1].rejected = {"j9"};
   c.policies[1].p95_allreduce_slowdown = kInf;
   c.policies[2].jobs[1].free_hosts_at_start = 7;
+  c.policies[1].mean_jct_s = 1234.5;
+  c.policies[1].p95_jct_s = 4321;
+  c.policies[1].jobs[0].run_s = 77;
+  c.policies[1].jobs[0].jct_s = 99;
   nlohmann::json j = topoctl::to_json(c);
   EXPECT_FALSE(j["policies"]["topo-aware"]["jobs"][0].contains("free_hosts_at_start"));  // not known: not written
   // JSON has no infinity: null stands for it.
@@ -389,7 +397,7 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
   EXPECT_TRUE(j["policies"]["tree"]["jobs"][3]["allreduce_slowdown"].is_null());
   for (const char* key : {"policy", "multi_host_jobs", "mean_allreduce_slowdown", "p95_allreduce_slowdown",
                           "mean_alltoall_slowdown", "spine_ring_edges", "pod_ring_edges", "mean_leaves", "makespan_s",
-                          "gpu_utilization", "mean_wait_s", "rejected", "scheduler", "jobs"})
+                          "gpu_utilization", "mean_wait_s", "mean_jct_s", "p95_jct_s", "rejected", "scheduler", "jobs"})
     EXPECT_TRUE(j["policies"]["linear"].contains(key)) << key;
 
   Comparison back = topoctl::comparison_from_json(nlohmann::json::parse(j.dump()), "results.json");
@@ -416,6 +424,8 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
     EXPECT_EQ(got.makespan_s, want.makespan_s);
     EXPECT_EQ(got.gpu_utilization, want.gpu_utilization);
     EXPECT_EQ(got.mean_wait_s, want.mean_wait_s);
+    EXPECT_EQ(got.mean_jct_s, want.mean_jct_s);
+    EXPECT_EQ(got.p95_jct_s, want.p95_jct_s);
     EXPECT_EQ(got.rejected, want.rejected);
     EXPECT_EQ(got.scheduler, want.scheduler);
     ASSERT_EQ(got.jobs.size(), want.jobs.size());
@@ -425,6 +435,8 @@ TEST(OutcomeJson, RoundTripKeepsEveryFieldAndInfinity) {
       EXPECT_EQ(a.gpus, b.gpus);
       EXPECT_EQ(a.hosts, b.hosts);
       EXPECT_EQ(a.wait_s, b.wait_s);
+      EXPECT_EQ(a.run_s, b.run_s);
+      EXPECT_EQ(a.jct_s, b.jct_s);
       EXPECT_EQ(a.free_hosts_at_start, b.free_hosts_at_start);
       EXPECT_EQ(a.leaves, b.leaves);
       EXPECT_EQ(a.pods, b.pods);

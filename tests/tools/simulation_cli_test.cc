@@ -43,6 +43,33 @@ TEST(SimulationCli, JsonHasTheIssuesKeysPerPolicy) {
   EXPECT_NE(r.err.find("100% of jobs submitted"), std::string::npos) << "progress goes to stderr";
 }
 
+// Runs stretched by default: a slow tree ring holds its hosts longer, so
+// completion times grow against --no-stretch; a share of 0 is --no-stretch.
+TEST(SimulationCli, StretchedRunsShowInCompletionTimes) {
+  const std::string base = "simulate --generate jobs=300,load=0.9,seed=2,median=600 --policies tree --json " +
+                           kInterleaved + " --routing static:ftree --profile allreduce";
+  auto summary = [](const Ran& r) { return nlohmann::json::parse(r.out)["policies"]["tree"]; };
+  Ran stretched = run_topoctl(base + " --comm-share 0.5");
+  Ran plain = run_topoctl(base + " --no-stretch");
+  Ran zero = run_topoctl(base + " --comm-share allreduce=0");
+  ASSERT_EQ(stretched.code, 0) << stretched.err;
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(zero.code, 0) << zero.err;
+  for (const Ran* r : {&stretched, &plain})
+    for (const char* key : {"mean_jct_s", "p95_jct_s"}) EXPECT_TRUE(summary(*r).contains(key)) << key;
+  EXPECT_GT(summary(stretched)["mean_jct_s"].get<double>(), summary(plain)["mean_jct_s"].get<double>() * 1.01);
+  EXPECT_GE(summary(plain)["mean_jct_s"].get<double>(), summary(plain)["mean_wait_s"].get<double>());
+  EXPECT_DOUBLE_EQ(summary(zero)["mean_jct_s"].get<double>(), summary(plain)["mean_jct_s"].get<double>());
+  EXPECT_NE(nlohmann::json::parse(stretched.out)["trace"].get<std::string>().find("allreduce=0.50"), std::string::npos);
+  EXPECT_NE(nlohmann::json::parse(plain.out)["trace"].get<std::string>().find("no stretch"), std::string::npos);
+
+  Ran bad = run_topoctl(base + " --comm-share allreduce=2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--comm-share"), std::string::npos) << bad.err;
+  Ran both = run_topoctl(base + " --comm-share 0.3 --no-stretch");
+  EXPECT_EQ(both.code, 2) << both.err;
+}
+
 TEST(SimulationCli, ReplaysARealTraceScaledToTheFabric) {
   Ran r = run_topoctl("simulate --trace " + kItp4 +
                       " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " + kInterleaved);
