@@ -15,7 +15,9 @@ packages=(
   openjdk-17-jre-headless  # runs the Nu Html Checker (vnu.jar, from npm below) on the page's HTML
   slurmctld slurmd slurm-client munge
   dpkg-dev debhelper libmunge-dev libpmix-dev libpam0g-dev
-  # Slurm 24.11, 25.11 and 26.05 from source (scripts/slurm-build.sh) need only build-essential, pkg-config and libmunge-dev above
+  # Slurm 24.11, 25.11 and 26.05 from source (scripts/slurm-build.sh): build-essential, pkg-config, libmunge-dev
+  # above, and json-c, without which 25.05+ builds no serializer/json and slurmctld cannot read topology.yaml
+  libjson-c-dev
   python3-torch  # a real training client on the test clusters (tests/slurm/pytorch.sh, /usr/bin/python3)
 )
 

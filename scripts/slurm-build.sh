@@ -24,13 +24,17 @@
 # Debian's patches are not applied; configure runs with
 # --enable-multiple-slurmd, so one machine runs many slurmd.
 #
-# The cache lives outside the checkout, keyed by upstream version:
-#   ${TOPO_SLURM_CACHE:-/var/cache/topo-aware}/slurm-<version>/
+# The cache lives outside the checkout, keyed by upstream version, and from
+# 25.05 also by json-c (slurm-<version>-json): slurmctld reads topology.yaml
+# through serializer/json, which configure builds only where json-c is
+# installed (Debian's libjson-c-dev), so those releases are built with it,
+# and a tree cached without it is never taken for one with it:
+#   ${TOPO_SLURM_CACHE:-/var/cache/topo-aware}/slurm-<version>[-json]/
 #     source/      the unpacked tarball              (SLURM_SRC_DIR)
 #     build/       the configured, built tree        (SLURM_BUILD_DIR)
 #     install/     bin/ sbin/ lib/slurm/ of the build (the daemons' prefix)
 #     built        stamp, written last
-# One builder per version at a time ($cache_root/.lock-slurm-<version>); a
+# One builder per cache at a time ($cache_root/.lock-slurm-<version>[-json]); a
 # second caller waits, then finds the stamp.  A warm cache costs one test.
 # An interrupted run leaves no stamp, so the next run starts over.  A cold
 # build takes about 6 minutes of two idle cores (configure ~20 s, make -C
@@ -60,7 +64,11 @@ done
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION '$version' is not MAJOR.MINOR.MICRO"
 
 cache_root=${TOPO_SLURM_CACHE:-/var/cache/topo-aware}
-cache=$cache_root/slurm-$version
+# Releases that read topology.yaml (25.05 on) need serializer/json.
+needs_json=0
+IFS=. read -r major minor _ <<<"$version"
+[ $((10#$major * 100 + 10#$minor)) -lt 2505 ] || needs_json=1
+cache=$cache_root/slurm-$version$([ $needs_json = 0 ] || echo -json)
 source_dir=$cache/source
 build_dir=$cache/build
 prefix=$cache/install
@@ -109,13 +117,15 @@ fi
 started=$(date +%s)
 mkdir -p "$cache_root" 2>/dev/null || die "cannot create $cache_root (set TOPO_SLURM_CACHE, or run as root)"
 [ -w "$cache_root" ] || die "$cache_root is not writable (set TOPO_SLURM_CACHE, or run as root)"
-exec 9>"$cache_root/.lock-slurm-$version"
+exec 9>"$cache_root/.lock-$(basename "$cache")"
 flock 9
 if stamp_fits; then
   print_result
   exit 0
 fi
 
+[ $needs_json = 0 ] || [ -e /usr/include/json-c/json.h ] ||
+  die "Slurm $version needs json-c to read topology.yaml: install libjson-c-dev (scripts/install-deps.sh)"
 rm -rf "$cache/download" "$source_dir" "$build_dir" "$prefix" "$stamp"
 mkdir -p "$cache/download"
 
@@ -232,6 +242,8 @@ for f in sbin/slurmctld sbin/slurmd sbin/slurmstepd bin/sbatch bin/srun bin/scon
          lib/slurm/select_cons_tres.so lib/slurm/topology_tree.so; do
   [ -e "$prefix/$f" ] || die "the install has no $f"
 done
+[ $needs_json = 0 ] || [ -e "$prefix/lib/slurm/serializer_json.so" ] ||
+  die "configure did not find json-c: the install has no serializer_json.so (see $cache/configure.log)"
 
 {
   echo "version=$version"

@@ -200,12 +200,11 @@ if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }
 fi
 # slurmctld reads topology.yaml through its serializer plugins, and dies
 # (fatal: serializer_required ... application/json) where Slurm was built
-# without json-c (Debian's libjson-c-dev): the check needs serializer_json.
+# without json-c: scripts/slurm-build.sh builds 25.05 on with it.
 slurm_lib=${TOPO_SLURM_PREFIX:+$TOPO_SLURM_PREFIX/lib/slurm}
-if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2511 ] &&
-   [ -n "$slurm_lib" ] && [ ! -e "$slurm_lib/serializer_json.so" ]; then
-  echo "# topology.yaml not checked: $slurm_lib has no serializer_json.so (Slurm built without json-c)"
-elif [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2511 ]; then
+if [ "$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')" -ge 2511 ]; then
+  check "Slurm has serializer/json, which reads topology.yaml" \
+    test -e "${slurm_lib:-/nonexistent}/serializer_json.so"
   # What a site with a topology.yaml gets: Slurm reads the yaml, whose
   # parser knows its built-in types only, and ignores TopologyPlugin=, so
   # topology/topo_aware is never loaded; job_submit/topo_aware still is.
