@@ -37,5 +37,6 @@ Run add_baseline(CLI::App& app);
 Run add_draw(CLI::App& app);
 Run add_serve(CLI::App& app);
 Run add_metrics(CLI::App& app);
+Run add_route(CLI::App& app);
 
 }  // namespace topoctl

@@ -20,7 +20,7 @@ Runs add_commands(CLI::App& app) {
        {topoctl::add_discover, topoctl::add_show, topoctl::add_lint, topoctl::add_export, topoctl::add_diff,
         topoctl::add_path, topoctl::add_snapshots, topoctl::add_estimate, topoctl::add_place, topoctl::add_ring,
         topoctl::add_job, topoctl::add_simulate, topoctl::add_score, topoctl::add_report, topoctl::add_health,
-        topoctl::add_baseline, topoctl::add_draw, topoctl::add_serve, topoctl::add_metrics}) {
+        topoctl::add_baseline, topoctl::add_draw, topoctl::add_serve, topoctl::add_metrics, topoctl::add_route}) {
     size_t before = app.get_subcommands({}).size();
     topoctl::Run run = adder(app);
     runs[app.get_subcommands({}).at(before)] = std::move(run);
