@@ -97,6 +97,8 @@ class Process {
   Process& operator=(const Process&) = delete;
   ~Process() { stop(); }
 
+  pid_t pid() const { return pid_; }
+
   bool running() {
     if (pid_ <= 0) return false;
     int status = 0;
