@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "placement/switch_tree.h"
@@ -76,6 +77,9 @@ PolicyOutcome judge_job_aware(const Fabric& fabric, const Schedule& schedule, co
                               const JobAwareOptions& job_aware, RerouteFigures* figures) {
   if (!fabric.routing().is_static())
     throw FabricError("job-aware routing re-plans static tables; the fabric routes " + routing_name(fabric.routing()));
+  if (options.stretch.on)
+    throw std::invalid_argument(
+        "job-aware routing is judged after the replay, on runs as the schedule has them: no stretch");
   PolicyOutcome out = judge(SwitchTree(fabric), schedule, options);
   out.routing = "job-aware:" + (fabric.routing().engine.empty() ? std::string("static") : fabric.routing().engine);
 

@@ -7,7 +7,8 @@
 // running multi-host job is judged (judge(), simulation/outcome.h) beside
 // the others on the tables in force; a job's slowdown is the time-weighted
 // mean over its run. Placement is not affected: the schedule is the one
-// placed on the base tables.
+// placed on the base tables, and its runs are not stretched (a replay that
+// stretches runs does so by the base tables' slowdowns).
 #pragma once
 
 #include <string>
@@ -34,7 +35,7 @@ struct RerouteFigures {
 // `fabric` carries the base static tables. The result is judge()'s, with
 // each multi-host job's slowdown and the summary judged as above and the
 // routing named "job-aware:<base>". Throws FabricError when the fabric's
-// routing is not static.
+// routing is not static, std::invalid_argument when `options` stretch runs.
 PolicyOutcome judge_job_aware(const Fabric& fabric, const Schedule& schedule, const OutcomeOptions& options,
                               const JobAwareOptions& job_aware, RerouteFigures* figures = nullptr);
 

@@ -18,6 +18,7 @@
 
 #include "common/error.h"
 #include "common/quote.h"
+#include "simulation/job_aware.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
 #include "simulation/trace.h"
@@ -43,6 +44,7 @@ struct JudgeOptions {
   std::string sharing = "flows";
   std::string comm_share;  // empty: each profile's default (simulation/stretch.cc)
   bool no_stretch = false;
+  double reroute_delay_s = 0;
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -83,6 +85,24 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
       "runs as the trace says");
   cmd.add_flag("--no-stretch", o.no_stretch, "every job runs as long as the trace says, wherever it lands")
       ->excludes(share);
+  cmd.add_option("--reroute-delay", o.reroute_delay_s,
+                 "with --routing job-aware:ENGINE (and --no-stretch): seconds from a job's start or end until its "
+                 "re-planned tables hold")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+// --routing job-aware:ENGINE: ENGINE's static tables, re-planned for the
+// running rings at every start and end (simulation/job_aware.h).
+constexpr std::string_view kJobAware = "job-aware:";
+bool job_aware(const JudgeOptions& o) { return o.routing.starts_with(kJobAware); }
+
+// The routing the replay places on: a job-aware run places on its base
+// tables, and is judged after the replay, so its runs cannot be stretched.
+void apply_judged_routing(topo::Fabric& fabric, const JudgeOptions& o) {
+  if (job_aware(o) && !o.no_stretch)
+    throw std::invalid_argument("--routing " + o.routing + " is judged after the replay: add --no-stretch");
+  apply_routing(fabric, job_aware(o) ? "static:" + o.routing.substr(kJobAware.size()) : o.routing, "the fabric");
 }
 
 // The stretch the options ask for: --no-stretch, --comm-share, or the defaults.
@@ -97,7 +117,10 @@ std::string judged_by(const JudgeOptions& o) {
   topo::Stretch stretch = stretch_of(o);
   return fmt::format(", judged with --sharing {}, {}", o.sharing,
                      stretch.on ? "runs stretched by comm share " + topo::stretch_text(stretch)
-                                : "runs as the trace says (no stretch)");
+                                : "runs as the trace says (no stretch)") +
+         (job_aware(o)
+              ? fmt::format(", tables re-planned at every start and end, holding after {} s", o.reroute_delay_s)
+              : "");
 }
 
 // `policy`'s jobs are judged with the NCCL hints it gives them.
@@ -110,6 +133,22 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
                 : o.sharing == "stationary" ? topo::Sharing::Stationary
                                             : topo::Sharing::Flows;
   out.stretch = stretch_of(o);
+  return out;
+}
+
+// A schedule judged on the tree's tables, or job-aware: re-planned at every
+// start and end, with how often and how much the tables changed.
+topo::PolicyOutcome judged(const topo::SwitchTree& tree, const topo::Schedule& schedule, const JudgeOptions& o,
+                           std::string_view policy) {
+  const topo::OutcomeOptions options = outcome_options(o, tree.fabric(), policy);
+  if (!job_aware(o)) return topo::judge(tree, schedule, options);
+  topo::RerouteFigures fig;
+  topo::PolicyOutcome out = topo::judge_job_aware(tree.fabric(), schedule, options, {o.reroute_delay_s, 0}, &fig);
+  out.scheduler["reroutes"] = fig.reroutes;
+  out.scheduler["reroutes_per_hour"] = fig.per_hour();
+  out.scheduler["entries_per_reroute"] = fig.entries_per_reroute();
+  std::fprintf(stderr, "simulate: %s under %s: %d reroutes, %.2f per hour, %.1f entries changed per reroute\n",
+               std::string(policy).c_str(), o.routing.c_str(), fig.reroutes, fig.per_hour(), fig.entries_per_reroute());
   return out;
 }
 
@@ -220,7 +259,7 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
       };
       topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
       auto t1 = std::chrono::steady_clock::now();
-      outcomes[i] = topo::judge(tree, schedule, outcome_options(judge, fabric, policies[i].name));
+      outcomes[i] = judged(tree, schedule, judge, policies[i].name);
       auto t2 = std::chrono::steady_clock::now();
       outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
       outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
@@ -346,7 +385,7 @@ Run add_simulate(CLI::App& app) {
   return [opts]() {
     const SimulateOptions& o = *opts;
     LoadedFabric loaded = load(o.input);
-    apply_routing(loaded.fabric, o.judge.routing, "the fabric");
+    apply_judged_routing(loaded.fabric, o.judge);
     const topo::Fabric& fabric = loaded.fabric;
     const topo::Mix mix = topo::parse_mix(o.judge.mix, o.judge.mix_seed);
     const int G = o.judge.gpus_per_host;
@@ -399,7 +438,7 @@ Run add_score(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the summary per policy as JSON");
   return [opts]() {
     LoadedFabric loaded = load(opts->input);
-    apply_routing(loaded.fabric, opts->judge.routing, "the fabric");
+    apply_judged_routing(loaded.fabric, opts->judge);
     const topo::Mix mix = topo::parse_mix(opts->judge.mix, opts->judge.mix_seed);
     topo::SwitchTree tree(loaded.fabric);
     topo::Comparison c;
@@ -417,7 +456,7 @@ Run add_score(CLI::App& app) {
       if (c.trace.empty())
         c.trace = trace + judged_by(opts->judge) +
                   (stretch_of(opts->judge).on ? " after the fact (Slurm's schedule is not moved)" : "");
-      c.policies.push_back(topo::judge(tree, s, outcome_options(opts->judge, loaded.fabric, s.policy)));
+      c.policies.push_back(judged(tree, s, opts->judge, s.policy));
     }
     return emit(c, opts->json, opts->output);
   };
