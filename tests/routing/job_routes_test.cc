@@ -111,8 +111,9 @@ TEST(JobRoutes, ChangesOnlyTheRunningMultiLeafJobsLids) {
   }
   for (size_t s = 0; s < f.switches().size(); ++s)
     for (NodeId hca : f.hcas())
-      if (!mine.contains(f.node(hca).lid))
+      if (!mine.contains(f.node(hca).lid)) {
         EXPECT_EQ(plan.routing.out_port(s, f.node(hca).lid), f.routing().out_port(s, f.node(hca).lid));
+      }
 }
 
 TEST(JobRoutes, AJobThatEndedGetsItsBaseEntriesBack) {
@@ -136,7 +137,9 @@ TEST(JobRoutes, ChurnCapLimitsTheEntriesChanged) {
     RoutePlan plan = plan_job_routes(f, f.routing(), jobs, RoutePlanOptions{cap});
     EXPECT_LE(plan.changes.size(), static_cast<size_t>(cap));
     EXPECT_LE(plan.after.most, plan.before.most);
-    if (static_cast<size_t>(cap) < free_changes) EXPECT_GT(plan.capped_flows, 0);
+    if (static_cast<size_t>(cap) < free_changes) {
+      EXPECT_GT(plan.capped_flows, 0);
+    }
     EXPECT_TRUE(check_up_down(f, plan.routing).empty());
   }
 }

@@ -241,7 +241,6 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
                                                   const std::vector<topo::PlacementPolicy>& policies,
                                                   const topo::ReplayOptions& replay_options, const JudgeOptions& judge,
                                                   unsigned threads) {
-  const topo::Fabric& fabric = tree.fabric();
   std::vector<topo::PolicyOutcome> outcomes(policies.size());
   std::vector<std::exception_ptr> errors(policies.size());
   std::mutex say;
