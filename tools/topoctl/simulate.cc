@@ -248,7 +248,7 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
     try {
       auto t0 = std::chrono::steady_clock::now();
       topo::ReplayOptions o = replay_options;
-      o.judging = outcome_options(judge, fabric, policies[i].name);
+      o.judging = outcome_options(judge, tree.fabric(), policies[i].name);
       o.progress = [&, i, last = -1](double share) mutable {
         int tenth = static_cast<int>(share * 10);
         if (tenth == last) return;
