@@ -13,6 +13,8 @@ PlacementRequest request_of(const Question& q) {
   request.profile = q.profile;
   if (q.max_leaves) request.max_leaves = static_cast<int>(q.max_leaves);
   request.one_pod = q.one_pod;
+  request.segment = static_cast<int>(q.segment);
+  request.nvlink = q.nvlink;
   return request;
 }
 
@@ -26,11 +28,12 @@ std::vector<std::string> reasons_of(const Answer& a, const Placement& p) {
 namespace {
 
 // The hosts that can take the job, when they are exactly as many as it
-// needs; else none.
+// needs; else none. A job with segments is always searched: exactly
+// enough hosts may still split a segment across NVLink domains.
 std::vector<NodeId> only_choice(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                 const Question& q, size_t usable) {
   std::vector<NodeId> only;
-  if (usable == q.hosts)
+  if (usable == q.hosts && q.segment == 0)
     for (NodeId h = 0; h < free.free_gpus.size(); ++h)
       if (free.free_gpus[h] >= request.gpus_per_host && eligible(tree, free, request, h)) only.push_back(h);
   if (only.size() != q.hosts) only.clear();

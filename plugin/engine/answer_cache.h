@@ -22,6 +22,8 @@ struct Question {
   uint32_t hosts = 0, gpus_per_host = 0, max_leaves = 0;
   int candidates = 1;  // how many the search keeps
   bool one_pod = false;
+  uint32_t segment = 0;  // hosts per segment inside one NVLink domain; 0: none
+  bool nvlink = true;    // false for a job without GPUs: outside the domains first
   Profile profile = Profile::AllReduce;
   std::vector<int> free_gpus;  // by fabric NodeId
   bool operator==(const Question&) const = default;

@@ -90,6 +90,11 @@ void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice
 
 bool topo_engine_strict(const topo_engine_t* engine) { return engine && engine->config.strict; }
 
+const char* topo_engine_holds(const topo_engine_t* engine, const struct topo_engine_job* job) {
+  if (job && job->request.segment) return "segments";
+  return topo_engine_strict(engine) ? "Strict=yes" : nullptr;
+}
+
 bool topo_engine_defers(const topo_engine_t* engine) { return engine && engine->config.defer.enabled(); }
 
 bool topo_engine_partition_selected(const topo_engine_t* engine, const char* partition) {

@@ -183,9 +183,11 @@ const char* topo_engine_profile(const topo_engine_t* engine, const struct topo_n
 
 struct topo_engine_job {
   uint32_t job_id;
-  uint32_t nodes;         /* hosts the job needs */
-  uint32_t gpus_per_node; /* 0: the job asks for no GPUs; any offered host will do */
-  struct topo_network_request request;
+  uint32_t nodes;                      /* hosts the job needs */
+  uint32_t gpus_per_node;              /* 0: the job asks for no GPUs; any offered host will do,
+                                          those outside the NVLink domains first */
+  struct topo_network_request request; /* request.segment: --network's segment=N, or
+                                          Slurm's --segment (topo_shim_engine_job) */
   /* false: the best candidate only, the search's own choice (as `topoctl
    * place` makes it), with the fewest estimates: Slurm nearly always
    * takes it, so the shims ask this first and ranking.more says whether
@@ -198,6 +200,12 @@ struct topo_engine_job {
    * submission, backfill's plans) is never deferred. */
   double now_s, time_limit_s;
 };
+
+/* Why a job the engine could not place (no candidate, or none Slurm
+ * accepted) waits instead of taking Slurm's own choice: "segments" for a
+ * job with segments (Slurm's own choice could split one across NVLink
+ * domains), else "Strict=yes" when set; NULL: it takes Slurm's choice. */
+const char* topo_engine_holds(const topo_engine_t* engine, const struct topo_engine_job* job);
 
 struct topo_engine_candidate {
   size_t count;

@@ -41,6 +41,8 @@ Offer ask(Engine& e, const NodeMap& map, const topo_engine_job& job, const int* 
   question.gpus_per_host = static_cast<uint32_t>(need_gpus);
   question.max_leaves = job.request.max_leaves;
   question.one_pod = job.request.pod;
+  question.segment = job.request.segment;
+  question.nvlink = job.gpus_per_node > 0;
   question.profile = profile_of(e.config, job.request);
   question.candidates = job.all_candidates ? std::max(1, e.config.candidates) : 1;
   question.free_gpus.assign(e.fabric->node_count(), 0);

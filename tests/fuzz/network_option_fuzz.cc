@@ -14,7 +14,8 @@
 namespace {
 
 bool same(const topo_network_request& a, const topo_network_request& b) {
-  return a.topo_aware == b.topo_aware && a.profile == b.profile && a.max_leaves == b.max_leaves && a.pod == b.pod;
+  return a.topo_aware == b.topo_aware && a.profile == b.profile && a.max_leaves == b.max_leaves && a.pod == b.pod &&
+         a.segment == b.segment;
 }
 
 std::string write(const topo_network_request& r) {
@@ -22,6 +23,7 @@ std::string write(const topo_network_request& r) {
   if (r.profile != TOPO_PROFILE_DEFAULT) out += fmt::format(",profile={}", topo_profile_name(r.profile));
   if (r.max_leaves) out += fmt::format(",maxleaves={}", r.max_leaves);
   if (r.pod) out += ",pod";
+  if (r.segment) out += fmt::format(",segment={}", r.segment);
   return out;
 }
 
@@ -53,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (error[0] != '\0') topo_fuzz::fail(fmt::format("accepted with message '{}'", error));
   if (!request.topo_aware) {
-    if (request.profile != TOPO_PROFILE_DEFAULT || request.max_leaves || request.pod)
+    if (request.profile != TOPO_PROFILE_DEFAULT || request.max_leaves || request.pod || request.segment)
       topo_fuzz::fail("options without topo-aware accepted");
     return 0;
   }

@@ -1007,4 +1007,122 @@ TEST_F(EngineTest, RecoverRecordsAStartedJobOnlyWhenItsRunHasNoRecord) {
   EXPECT_TRUE(r->fallback);
 }
 
+// NVLink domains (placement/domain_fit.h) through the engine: 4 racks of
+// 4 four-GPU trays, a domain each (gpu001-004, 005-008, 009-012, 013-016),
+// and 4 eight-GPU hosts in no domain (gpu017-020).
+constexpr const char* kDomains = "nvl72:racks=4,trays=4,hgx=4,hosts_per_leaf=8";
+
+class EngineDomainTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    save(kDomains);
+    open(conf("DbPath=" + path("fabric.db") + "\n"));
+  }
+  // Ranks a job of `nodes` hosts with `gpus` GPUs each (0: none) and
+  // `segment`; free[i] the free GPUs of gpu00(i+1).
+  int rank_job(uint32_t nodes, uint32_t gpus, uint32_t segment, const std::vector<int>& free, topo_engine_ranking* r) {
+    topo_engine_job job{};
+    job.job_id = 7;
+    job.nodes = nodes;
+    job.gpus_per_node = gpus;
+    job.request.topo_aware = true;
+    job.request.segment = segment;
+    return topo_engine_rank(engine_, &job, free.data(), free.size(), r, msg_, sizeof msg_);
+  }
+  // The domain (0-3) of a host named gpu001-016, -1 outside.
+  static int domain(const std::string& host) {
+    int n = std::stoi(host.substr(3));
+    return n <= 16 ? (n - 1) / 4 : -1;
+  }
+  // Free GPUs: `hosts` (numbers, 1-based) free, the rest not offered
+  // (Slurm offers a job without GPUs any host with a core free).
+  static std::vector<int> free_hosts(std::initializer_list<int> hosts) {
+    std::vector<int> free(20, -1);
+    for (int h : hosts) free[h - 1] = h > 16 ? 8 : 4;
+    return free;
+  }
+};
+
+TEST_F(EngineDomainTest, EverySegmentInsideOneDomainOrTheJobWaits) {
+  // Free: 3 hosts of domain 0, 3 of domain 1, 2 of domain 2, and the 4
+  // hosts outside: 12 hosts, but 3 whole segments of 2 inside domains.
+  std::vector<int> free = free_hosts({1, 2, 3, 5, 6, 7, 9, 10, 17, 18, 19, 20});
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank_job(6, 4, 2, free, &r), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> ring = hosts(r.candidates[0]);
+  ASSERT_EQ(ring.size(), 6u);
+  for (size_t i = 0; i < ring.size(); i += 2) {
+    EXPECT_GE(domain(ring[i]), 0) << ring[i];
+    EXPECT_EQ(domain(ring[i]), domain(ring[i + 1])) << ring[i] << " " << ring[i + 1];
+  }
+  topo_engine_ranking_free(&r);
+
+  // 8 hosts in segments of 2: 12 free hosts, 3 segments. It waits, saying
+  // why, even without Strict=yes: Slurm's own choice could split one.
+  EXPECT_EQ(rank_job(8, 4, 2, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  EXPECT_NE(std::string(msg_).find("segment=2"), std::string::npos) << msg_;
+  EXPECT_NE(std::string(msg_).find("3 whole segments of 2 hosts, 4 needed"), std::string::npos) << msg_;
+  EXPECT_EQ(r.count, 0u);
+  topo_engine_job job{};
+  job.request.segment = 2;
+  EXPECT_STREQ(topo_engine_holds(engine_, &job), "segments");
+  job.request.segment = 0;
+  EXPECT_EQ(topo_engine_holds(engine_, &job), nullptr);  // Strict=no: Slurm's own choice
+  // Without segments the same 8 hosts fit.
+  ASSERT_EQ(rank_job(8, 4, 0, free, &r), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking_free(&r);
+  // A job that is not whole segments waits too.
+  EXPECT_EQ(rank_job(6, 4, 4, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  EXPECT_NE(std::string(msg_).find("not whole segments of 4"), std::string::npos) << msg_;
+}
+
+TEST_F(EngineDomainTest, ExactlyEnoughHostsAreStillSearchedForSegments) {
+  // Exactly 4 usable hosts, two in each of two domains: one segment of 4
+  // fits in neither, two of 2 fit.
+  std::vector<int> free = free_hosts({1, 2, 5, 6});
+  topo_engine_ranking r{};
+  EXPECT_EQ(rank_job(4, 4, 4, free, &r), TOPO_ENGINE_NO_PLACEMENT);
+  EXPECT_NE(std::string(msg_).find("0 whole segments of 4 hosts, 1 needed"), std::string::npos) << msg_;
+  ASSERT_EQ(rank_job(4, 4, 2, free, &r), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> ring = hosts(r.candidates[0]);
+  EXPECT_EQ(domain(ring[0]), domain(ring[1]));
+  EXPECT_EQ(domain(ring[2]), domain(ring[3]));
+  topo_engine_ranking_free(&r);
+}
+
+TEST_F(EngineDomainTest, AJobWithoutGpusGoesOutsideTheDomains) {
+  std::vector<int> all = free_hosts({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank_job(4, 0, 0, all, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_EQ(domain(h), -1) << h;
+  topo_engine_ranking_free(&r);
+  // The same job with GPUs takes one whole domain (its ring on NVLink).
+  ASSERT_EQ(rank_job(4, 4, 0, all, &r), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> ring = hosts(r.candidates[0]);
+  for (const std::string& h : ring) EXPECT_EQ(domain(h), domain(ring[0])) << h;
+  EXPECT_GE(domain(ring[0]), 0);
+  topo_engine_ranking_free(&r);
+  // With the hosts outside busy, a job without GPUs takes the most
+  // fragmented domain's hosts first (a preference, never a refusal).
+  std::vector<int> inside = free_hosts({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13});
+  ASSERT_EQ(rank_job(2, 0, 0, inside, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_TRUE(domain(h) == 2 || domain(h) == 3) << h;
+  topo_engine_ranking_free(&r);
+}
+
+TEST_F(EngineDomainTest, TheRingFinishesADomainBeforeItLeaves) {
+  // 8 hosts over two whole free domains: the ring visits one domain's four
+  // hosts, then the other's.
+  std::vector<int> free = free_hosts({1, 2, 3, 4, 9, 10, 11, 12});
+  topo_engine_ranking r{};
+  ASSERT_EQ(rank_job(8, 4, 0, free, &r), TOPO_ENGINE_OK) << msg_;
+  std::vector<std::string> ring = hosts(r.candidates[0]);
+  ASSERT_EQ(ring.size(), 8u);
+  int changes = 0;
+  for (size_t i = 1; i < ring.size(); ++i) changes += domain(ring[i]) != domain(ring[i - 1]);
+  EXPECT_EQ(changes, 1) << fmt::format("{}", fmt::join(ring, ","));
+  topo_engine_ranking_free(&r);
+}
+
 }  // namespace

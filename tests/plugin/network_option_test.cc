@@ -80,6 +80,21 @@ TEST(NetworkOption, MaxLeavesBounds) {
   }
 }
 
+TEST(NetworkOption, SegmentBounds) {
+  EXPECT_EQ(parse("topo-aware").request.segment, 0u);
+  EXPECT_EQ(parse("topo-aware,segment=1").request.segment, 1u);
+  EXPECT_EQ(parse("Segment=18,topo-aware,pod").request.segment, 18u);
+  EXPECT_EQ(parse("topo-aware,segment=65535").request.segment, 65535u);
+  for (const char* bad : {"topo-aware,segment=0", "topo-aware,segment=65536", "topo-aware,segment=",
+                          "topo-aware,segment", "topo-aware,segment=-4", "topo-aware,segment=4 "}) {
+    Parsed p = parse(bad);
+    EXPECT_EQ(p.rc, -1) << bad;
+    EXPECT_EQ(p.request.segment, 0u) << bad;
+    EXPECT_NE(p.error.find("segment needs a whole number of hosts from 1 to 65535"), std::string::npos)
+        << bad << ": " << p.error;
+  }
+}
+
 TEST(NetworkOption, BadProfileSaysWhatIsAllowed) {
   Parsed p = parse("topo-aware,profile=bogus");
   EXPECT_EQ(p.rc, -1);
@@ -87,7 +102,7 @@ TEST(NetworkOption, BadProfileSaysWhatIsAllowed) {
   EXPECT_EQ(p.request.max_leaves, 0u);
   EXPECT_EQ(p.error,
             "unknown profile 'bogus' (allowed: allreduce, alltoall, mixed); expected "
-            "--network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]");
+            "--network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod][,segment=N]");
 }
 
 TEST(NetworkOption, Garbage) {
@@ -110,6 +125,8 @@ TEST(NetworkOption, Garbage) {
            Case{"topoaware,pod", "unknown item 'topoaware'"},
            Case{"maxleaves=2", "'maxleaves=2' needs topo-aware"},
            Case{"pod", "'pod' needs topo-aware"},
+           Case{"segment=4", "'segment=4' needs topo-aware"},
+           Case{"topo-aware,segment=4,segment=4", "segment given twice"},
        }) {
     Parsed p = parse(c.network);
     EXPECT_EQ(p.rc, -1) << c.network;

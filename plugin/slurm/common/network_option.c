@@ -51,10 +51,12 @@ static int quote_len(size_t len)
 static bool is_our_key(const char *key, size_t key_len)
 {
   return same_word(key, key_len, "profile") || same_word(key, key_len, "maxleaves") ||
-         same_word(key, key_len, "pod") || starts_with(key, key_len, "topo");
+         same_word(key, key_len, "pod") || same_word(key, key_len, "segment") ||
+         starts_with(key, key_len, "topo");
 }
 
-static int parse_max_leaves(const char *value, size_t len, uint32_t *out)
+/* A whole number from 1 to max, digits only. */
+static int parse_count(const char *value, size_t len, uint32_t max, uint32_t *out)
 {
   if (len == 0 || len > 10)
     return -1;
@@ -64,7 +66,7 @@ static int parse_max_leaves(const char *value, size_t len, uint32_t *out)
       return -1;
     n = n * 10 + (uint64_t)(value[i] - '0');
   }
-  if (n < 1 || n > TOPO_NETWORK_MAX_LEAVES)
+  if (n < 1 || n > max)
     return -1;
   *out = (uint32_t)n;
   return 0;
@@ -100,7 +102,7 @@ struct parse_state {
   size_t first_ours_len;
   const char *foreign; /* a token of some other plugin */
   size_t foreign_len;
-  bool seen_profile, seen_max_leaves, seen_pod;
+  bool seen_profile, seen_max_leaves, seen_pod, seen_segment;
   struct topo_network_request *request;
   char *error;
   size_t error_size;
@@ -130,7 +132,8 @@ static int parse_max_leaves_item(struct parse_state *st, const struct item *it)
   if (st->seen_max_leaves)
     return FAIL(st, "maxleaves given twice");
   st->seen_max_leaves = true;
-  if (!it->value || parse_max_leaves(it->value, it->value_len, &st->parsed.max_leaves) != 0)
+  if (!it->value ||
+      parse_count(it->value, it->value_len, TOPO_NETWORK_MAX_LEAVES, &st->parsed.max_leaves) != 0)
     return FAIL(st, "maxleaves needs a whole number from 1 to %u, not '%.*s'",
                 TOPO_NETWORK_MAX_LEAVES, quote_len(it->value_len), it->value ? it->value : "");
   return 0;
@@ -144,6 +147,18 @@ static int parse_pod_item(struct parse_state *st, const struct item *it)
     return FAIL(st, "pod takes no value, got '%.*s'", quote_len(it->len), it->text);
   st->seen_pod = true;
   st->parsed.pod = true;
+  return 0;
+}
+
+static int parse_segment_item(struct parse_state *st, const struct item *it)
+{
+  if (st->seen_segment)
+    return FAIL(st, "segment given twice");
+  st->seen_segment = true;
+  if (!it->value ||
+      parse_count(it->value, it->value_len, TOPO_NETWORK_MAX_SEGMENT, &st->parsed.segment) != 0)
+    return FAIL(st, "segment needs a whole number of hosts from 1 to %u, not '%.*s'",
+                TOPO_NETWORK_MAX_SEGMENT, quote_len(it->value_len), it->value ? it->value : "");
   return 0;
 }
 
@@ -161,6 +176,8 @@ static int parse_our_item(struct parse_state *st, const struct item *it)
     return parse_max_leaves_item(st, it);
   if (same_word(it->text, it->key_len, "pod"))
     return parse_pod_item(st, it);
+  if (same_word(it->text, it->key_len, "segment"))
+    return parse_segment_item(st, it);
   return FAIL(st, "unknown item '%.*s' (did you mean topo-aware?)", quote_len(it->len), it->text);
 }
 

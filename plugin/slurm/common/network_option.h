@@ -1,7 +1,12 @@
 /*
  * The job's `--network` option, as far as topology-aware placement reads it:
  *
- *   --network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]
+ *   --network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod][,segment=N]
+ *
+ * segment=N: every N consecutive hosts of the job's ring inside one NVLink
+ * domain (placement/domain_fit.h), as Slurm's own --segment asks of
+ * topology/block's blocks; the shims read Slurm's --segment too where the
+ * release has it (topo_shim_engine_job).
  *
  * Slurm stores the option verbatim as the job's network string and hands it
  * to every plugin, so a string without a `topo-aware` token belongs to some
@@ -25,10 +30,13 @@ extern "C" {
 #endif
 
 /* What a user may write, quoted in every error message. */
-#define TOPO_NETWORK_USAGE "topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]"
+#define TOPO_NETWORK_USAGE \
+  "topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod][,segment=N]"
 
 /* The largest maxleaves accepted; far above any real fabric's leaf count. */
 #define TOPO_NETWORK_MAX_LEAVES 65535u
+/* The largest segment accepted: Slurm's own --segment is 16 bits too. */
+#define TOPO_NETWORK_MAX_SEGMENT 65535u
 
 /* The traffic pattern the job asks placement to optimise for. */
 enum topo_profile {
@@ -44,6 +52,7 @@ struct topo_network_request {
   enum topo_profile profile;
   uint32_t max_leaves; /* 0: no limit */
   bool pod;            /* keep the job inside one pod */
+  uint32_t segment;    /* hosts per segment inside one NVLink domain; 0: none */
 };
 
 /*

@@ -207,6 +207,12 @@ struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,
   if (!job.gpus_per_node && job.nodes)
     job.gpus_per_node = (topo_shim_gpus_in_tres(job_ptr->tres_per_job) + job.nodes - 1) / job.nodes;
   job.request = *request;
+#if TOPO_SLURM_SEGMENTS
+  /* Slurm's --segment, when --network names none (which then wins). */
+  if (!job.request.segment && job_ptr->details && job_ptr->details->segment_size &&
+      job_ptr->details->segment_size != NO_VAL16)
+    job.request.segment = job_ptr->details->segment_size;
+#endif
   job.now_s = (double)time(NULL);
   if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
     job.time_limit_s = 60.0 * job_ptr->time_limit;

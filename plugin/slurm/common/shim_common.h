@@ -71,7 +71,8 @@ void topo_shim_free_gpus_give_back(void);
 struct topo_network_request topo_shim_request(job_record_t *job_ptr, bool log_bad,
                                               bool apply_partitions);
 
-/* The engine's view of the job: host count and GPUs per host, how long
+/* The engine's view of the job: host count and GPUs per host, its
+ * segment (--network's segment=N, else Slurm's --segment), how long
  * it has waited since its submission and its time limit (none: 0, never
  * deferred). */
 struct topo_engine_job topo_shim_engine_job(job_record_t *job_ptr,

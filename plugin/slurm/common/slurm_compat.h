@@ -98,6 +98,8 @@ typedef struct job_details topo_job_details_t;
 #endif
 #define TOPO_SLURM_TOPOLOGY_CTX TOPO_SLURM_AT_LEAST(25, 11)
 #define TOPO_SLURM_TOPOLOGY_RANK TOPO_SLURM_AT_LEAST(26, 5)
+/* Slurm's own --segment, in job_details_t.segment_size (topology/block's). */
+#define TOPO_SLURM_SEGMENTS TOPO_SLURM_AT_LEAST(24, 11)
 
 #if TOPO_SLURM_TOPOLOGY_EVAL
 #define TOPO_JOB_MODIFY_PARAMS \

@@ -282,18 +282,29 @@ static int fall_back(topo_engine_t *e, const struct topo_engine_job *job,
   return rc;
 }
 
-/* What a failed rank call means: DeferAbove= holds the job back for a
- * better moment (it waits, as a job that does not fit); a busy cluster
- * under Strict=yes is no engine failure (it waits like any other job);
- * anything else gets cons_tres's choice. */
+/* The job waits for the reason topo_engine_holds gives ("Strict=yes",
+ * "segments"). */
+static int hold(topo_engine_t *e, const struct topo_engine_job *job, job_record_t *job_ptr,
+                const char *why)
+{
+  char waiting[40];
+  snprintf(waiting, sizeof(waiting), "waiting (%s)", topo_engine_holds(e, job));
+  return wait_for_better(job_ptr, waiting, why);
+}
+
+/* What a failed rank call means: DeferAbove= (or an NVLink domain to wait
+ * for) holds the job back for a better moment (it waits, as a job that
+ * does not fit); a busy cluster under Strict=yes, or for a job with
+ * segments, is no engine failure (it waits like any other job); anything
+ * else gets cons_tres's choice. */
 static int after_rank_failure(topo_engine_t *e, const struct topo_engine_job *job,
                               const struct job_test_args *a, int rc, const char *why,
                               struct topo_shim_timing *spent)
 {
   if (rc == TOPO_ENGINE_DEFERRED)
     return wait_for_better(a->job_ptr, "waiting", why);
-  if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
-    return wait_for_better(a->job_ptr, "waiting (Strict=yes)", why);
+  if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_holds(e, job))
+    return hold(e, job, a->job_ptr, why);
   return fall_back(e, job, a, why, spent);
 }
 
@@ -339,8 +350,8 @@ static int place_topo_aware(const struct topo_network_request *request,
   }
   snprintf(msg, sizeof(msg), "cons_tres accepted none of the %zu ranked candidates", ranking.count);
   topo_engine_ranking_free(&ranking);
-  if (topo_engine_strict(e))
-    return wait_for_better(a->job_ptr, "waiting (Strict=yes)", msg);
+  if (topo_engine_holds(e, &job))
+    return hold(e, &job, a->job_ptr, msg);
   return fall_back(e, &job, a, msg, spent);
 }
 

@@ -205,13 +205,17 @@ int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *requ
     return own_choice(e, ev, entry, spent);
   }
   int rc = rank(e, ev, entry, spent);
-  /* DeferAbove= holds it back for a better moment: it waits, as a job
-   * that does not fit.  A busy cluster is no engine failure: under
-   * Strict=yes the job waits like any other. */
+  /* DeferAbove= (or an NVLink domain to wait for) holds it back for a
+   * better moment: it waits, as a job that does not fit.  A busy cluster
+   * is no engine failure: under Strict=yes, or for a job with segments,
+   * the job waits like any other (topo_engine_holds). */
+  const char *holds = topo_engine_holds(e, &entry->job);
+  char waiting[40];
+  snprintf(waiting, sizeof(waiting), "waiting (%s)", holds ? holds : "");
   if (rc == TOPO_ENGINE_DEFERRED)
     return wait_for_better(ev->job_ptr, entry, "waiting");
-  if (rc == TOPO_ENGINE_NO_PLACEMENT && topo_engine_strict(e))
-    return wait_for_better(ev->job_ptr, entry, "waiting (Strict=yes)");
+  if (rc == TOPO_ENGINE_NO_PLACEMENT && holds)
+    return wait_for_better(ev->job_ptr, entry, waiting);
   if (rc != TOPO_ENGINE_OK)
     return own_choice(e, ev, entry, spent);
 
@@ -220,8 +224,8 @@ int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *requ
     return take_candidate(e, ev, entry);
   snprintf(entry->why, sizeof(entry->why),
            "Slurm's evaluation accepted none of the %zu ranked candidates", entry->ranking.count);
-  if (topo_engine_strict(e))
-    return wait_for_better(ev->job_ptr, entry, "waiting (Strict=yes)");
+  if (holds)
+    return wait_for_better(ev->job_ptr, entry, waiting);
   return own_choice(e, ev, entry, spent);
 }
 
