@@ -52,37 +52,6 @@ else
 fi
 suite_begin
 
-# The whole AdminComment (it holds spaces).
-admin_comment() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* AdminComment=\(.*\) [A-Za-z]*=.*/\1/p' | head -n1; }
-wait_state() { # job state seconds
-  local deadline=$(($(date +%s) + $3)) s
-  while :; do
-    s=$(job_field "$1" JobState)
-    [ "$s" = "$2" ] && return 0
-    case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
-      echo "  job $1 is $s, expected $2" >&2; return 1 ;;
-    esac
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "  job $1 still ${s:-unknown} after $3 s, expected $2 ($(job_field "$1" Reason))" >&2; return 1; }
-    sleep 0.2
-  done
-}
-all_idle() { [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 32 ]; }
-cancel_all() {
-  local stuck
-  scancel --user=root >/dev/null 2>&1 || true
-  # A step cancelled while it launches can outlive its signals on a loaded
-  # machine: slurmd gives up after UnkillableStepTimeout (60 s) and drains
-  # the node ("Kill task failed"). Wait that out, say so, and resume it.
-  wait_until 90 sh -c '[ -z "$(squeue -h -o %A)" ]' || return 1
-  stuck=$(sinfo -h -N -R -o '%N|%E' | awk -F'|' '/Kill task failed/ {print $1}' | sort -u | paste -sd, -)
-  if [ -n "$stuck" ]; then
-    echo "note: slurmd drained $stuck after a step outlived its signals; resumed" >&2
-    scontrol update nodename="$stuck" state=resume
-  fi
-  wait_until 40 all_idle
-}
-hosts_of() { scontrol show hostnames "$1" | paste -sd, -; }
-submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
 
 # A topo-aware job that prints what it was told, then stays.
 topo_job() {

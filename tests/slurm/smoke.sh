@@ -44,20 +44,6 @@ finish() {
 trap finish EXIT
 
 
-wait_state() { # job state seconds
-  local deadline=$(($(date +%s) + $3)) s
-  while :; do
-    s=$(job_field "$1" JobState)
-    [ "$s" = "$2" ] && return 0
-    case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY)
-      [ "$s" != "$2" ] && { echo "  job $1 is $s, expected $2" >&2; return 1; } ;;
-    esac
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "  job $1 still ${s:-unknown} after $3 s, expected $2" >&2; return 1; }
-    sleep 0.2
-  done
-}
-
-submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
 
 # Plain jobs that fragment the cluster: cores, whole nodes and GPUs, with a
 # hole left by a cancelled job.  Prints "job-index nodelist" per job.
@@ -128,7 +114,7 @@ check "profile=bogus refused, naming the allowed profiles" \
   reject "unknown profile 'bogus' (allowed: allreduce, alltoall, mixed)" --network=topo-aware,profile=bogus -N2
 check "maxleaves=0 refused" reject "maxleaves needs a whole number" --network=topo-aware,maxleaves=0
 check "misspelt option refused with the syntax" \
-  reject "expected --network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod]" --network=topo-aware,maxleaf=2
+  reject "expected --network=topo-aware[,profile=allreduce|alltoall|mixed][,maxleaves=K][,pod][,segment=N]" --network=topo-aware,maxleaf=2
 # select_nodes() returns ESLURM_JOB_HELD before asking the select plugin:
 # only job_submit sees a held job's options.
 check "held job with a bad option refused" reject "unknown profile" -H --network=topo-aware,profile=x
