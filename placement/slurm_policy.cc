@@ -4,6 +4,8 @@
 // are Slurm's, so a reader can hold one against the other.
 #include "placement/slurm_policy.h"
 
+#include "placement/slurm_ask.h"
+
 #include <algorithm>
 #include <sstream>
 #include <unordered_map>
@@ -15,23 +17,13 @@
 #include "discovery/slurm_topology.h"
 
 namespace topo {
-namespace {
-
-constexpr uint32_t kFar = SlurmSwitchTable::kUnreachable;
+namespace slurm_detail {
 
 Placement infeasible(std::string why) {
   Placement p;
   p.reasons.push_back(std::move(why));
   return p;
 }
-
-// What sbatch asks of Slurm for a request: --nodes=N --gres=gpu:G.
-struct SlurmAsk {
-  int nodes = 0;
-  int gpus_per_node = 0;
-  PlacementRequest per_host;  // the same as whole hosts, for eligible()
-  std::string text() const { return fmt::format("--nodes={} --gres=gpu:{}", nodes, gpus_per_node); }
-};
 
 SlurmAsk slurm_ask(const PlacementRequest& request) {
   SlurmAsk ask;
@@ -48,8 +40,6 @@ SlurmAsk slurm_ask(const PlacementRequest& request) {
   return ask;
 }
 
-// The hosts Slurm's node_map holds for the job (_select_nodes drops those
-// that cannot run it), by node index.
 std::vector<char> usable_nodes(const std::vector<NodeId>& order, const SwitchTree& tree, const FreeMap& free,
                                const SlurmAsk& ask, int& count) {
   std::vector<char> usable(order.size(), 0);
@@ -67,7 +57,6 @@ std::string too_few(int usable, const SlurmAsk& ask) {
                      ask.nodes);
 }
 
-// Hosts (node indexes, ascending) into a placement in node order.
 Placement finish(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, const SlurmAsk& ask,
                  const std::vector<NodeId>& order, std::vector<int> chosen, std::string why) {
   std::sort(chosen.begin(), chosen.end());
@@ -87,6 +76,14 @@ Placement finish(const SwitchTree& tree, const FreeMap& free, const PlacementReq
   p.reasons.push_back(std::move(why));
   return p;
 }
+
+}  // namespace slurm_detail
+
+using namespace slurm_detail;
+
+namespace {
+
+constexpr uint32_t kFar = SlurmSwitchTable::kUnreachable;
 
 // --- topology/tree -----------------------------------------------------------
 

@@ -1,8 +1,9 @@
 // Slurm's own choices, as the baselines replays compare topo-aware with.
-// Both are reimplementations of Slurm 22.05.8's select/cons_tres (checked
-// against its source and against a real slurmctld, tests/slurm/tree_check.sh)
-// and return hosts in Slurm's node order, which is also the ring order a job
-// that takes SLURM_JOB_NODELIST as it comes would use.
+// linear and tree reimplement Slurm 22.05.8's select/cons_tres (checked
+// against its source and against a real slurmctld, tests/slurm/tree_check.sh),
+// block Slurm 26.05.3's topology/block; all return hosts in Slurm's node
+// order, which is also the ring order a job that takes SLURM_JOB_NODELIST
+// as it comes would use.
 //
 // Slurm's node order: slurmctld sorts its node table by name, naturally
 // (read_config.c _sort_node_record_table_ptr, strnatcmp; topology/tree ranks
@@ -71,5 +72,35 @@ Placement place_tree(const SwitchTree& tree, const FreeMap& free, const Placemen
 // The same on a table built once per fabric (replays place many jobs).
 Placement place_tree(const SlurmSwitchTable& table, const SwitchTree& tree, const FreeMap& free,
                      const PlacementRequest& request);
+
+// ---- topology/block (Slurm 26.05) ------------------------------------------
+
+// The blocks topology/block reads from the topology.conf write_slurm_blocks
+// writes for a fabric's NVLink domains (plan_slurm_blocks): base blocks in
+// file order, each its hosts as ascending node indexes; the base block's
+// node count (BlockSizes' first) and the levels BlockSizes allows (size =
+// base << level).
+struct SlurmBlockTable {
+  std::vector<std::vector<int>> bblocks;
+  int bblock_nodes = 0;
+  std::vector<int> levels;
+  std::vector<NodeId> node_order;  // every host, by node index
+  std::vector<char> in_block;      // by node index
+};
+// Throws FabricError when the fabric has no NVLink domain.
+SlurmBlockTable slurm_block_table(const Fabric& fabric);
+
+// select/cons_tres with topology/block (eval_nodes_block): a job (or each
+// --segment of it, PlacementRequest::segment) goes to the aggregated block
+// of the smallest configured size that fits it with the fewest usable
+// nodes (the last of equals), and inside it base blocks are taken one at a
+// time by _choose_best_bblock (fewest llblocks, then the one that holds the
+// rest with the fewest usable nodes, else the one with the most), hosts of
+// a base block in node order. A job none of whose usable hosts is in a
+// block gets place_linear (topology_p_eval_nodes); a job with usable hosts
+// in blocks never gets hosts outside them.
+Placement place_block(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request);
+Placement place_block(const SlurmBlockTable& table, const SwitchTree& tree, const FreeMap& free,
+                      const PlacementRequest& request);
 
 }  // namespace topo

@@ -36,6 +36,13 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
               return place_tree(*table, t, f, r);
             }};
   }
+  if (name == "block") {
+    // Throws FabricError on a fabric without NVLink domains (no blocks).
+    auto table = std::make_shared<const SlurmBlockTable>(slurm_block_table(fabric));
+    return {"block", false, [table](const SwitchTree& t, const FreeMap& f, Request r, SeamRoutes*) {
+              return place_block(*table, t, f, r);
+            }};
+  }
   if (name == "topo-aware") {
     // The replay keeps hosts and ring order, not the reasons: like the
     // Slurm plugin, it does not word them for every decision.
@@ -45,7 +52,7 @@ PlacementPolicy policy_named(std::string_view name, const Fabric& fabric) {
               return place(t, f, r, options, routes);
             }};
   }
-  throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree or topo-aware", name));
+  throw std::invalid_argument(fmt::format("unknown policy '{}'; expected linear, tree, block or topo-aware", name));
 }
 
 bool policy_sets_nccl_hints(std::string_view name) { return name == "topo-aware"; }

@@ -54,8 +54,10 @@ struct PlacementPolicy {
 
 // "linear" (cons_tres alone: a best-fit run of consecutive nodes), "tree"
 // (cons_tres with Slurm's topology/tree: the lowest switch that holds the
-// job, best fit over its leaves) or "topo-aware" (placement/search.h), for
-// replays on `fabric`.
+// job, best fit over its leaves), "block" (cons_tres with Slurm 26.05's
+// topology/block over the fabric's NVLink domains, as `topoctl export
+// --slurm block` writes them; a fabric without domains throws FabricError)
+// or "topo-aware" (placement/search.h), for replays on `fabric`.
 // Throws std::invalid_argument naming the known policies for any other name.
 PlacementPolicy policy_named(std::string_view name, const Fabric& fabric);
 

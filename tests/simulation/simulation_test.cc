@@ -6,6 +6,7 @@
 
 #include "comm_model/estimate.h"
 #include "comm_model/ring_steps.h"
+#include "common/error.h"
 #include "fabric/routing.h"
 #include "fabric/synthetic.h"
 #include "placement/ring_order.h"
@@ -355,6 +356,27 @@ TEST(SimulationReplay, EasyBackfillLetsShortJobsPassButNotDelayTheHead) {
   EXPECT_EQ(by_id["short"].start_s, 2);   // ends at 52, before the head's reservation
   EXPECT_EQ(by_id["head"].start_s, 100);  // not delayed
   EXPECT_EQ(by_id["long"].start_s, 110);  // would have delayed it
+}
+
+// The block baseline needs NVLink domains (its blocks); on a GB200-like
+// fabric a job that fits a domain runs inside one.
+TEST(SimulationReplay, BlockPolicyKeepsSmallJobsInOneDomain) {
+  EXPECT_THROW(policy_named("block", make_synthetic("leafspine:leaves=2,hosts_per_leaf=4")), FabricError);
+  Fabric f = make_synthetic("nvl72:racks=4,trays=4,hosts_per_leaf=8");
+  SwitchTree tree(f);
+  Trace t = generate_trace(16 * 4, {200, 0.9, 5, 600});
+  ReplayOptions o;
+  o.gpus_per_host = 4;
+  Schedule s = replay(tree, t, policy_named("block", f), o);
+  EXPECT_EQ(s.policy, "block");
+  int multi = 0;
+  for (const ScheduledJob& j : s.jobs) {
+    if (j.ring.size() < 2 || j.ring.size() > 4) continue;
+    ++multi;
+    int domain = f.domains().domain_of(f.index().host_id(j.ring.front()));
+    for (NodeId h : j.ring) EXPECT_EQ(f.domains().domain_of(f.index().host_id(h)), domain) << j.id;
+  }
+  EXPECT_GT(multi, 0);
 }
 
 // No host ever runs more GPUs than it has, under any policy.

@@ -251,7 +251,7 @@ topo::Comparison comparison_from_json(const json& j, const std::string& file) {
   }
   // The baselines first, as the report reads: linear, tree, topo-aware.
   auto rank = [](const std::string& name) {
-    return name == "linear" ? 0 : name == "tree" ? 1 : name == "topo-aware" ? 2 : 3;
+    return name == "linear" ? 0 : name == "tree" ? 1 : name == "block" ? 2 : name == "topo-aware" ? 3 : 4;
   };
   std::stable_sort(
       c.policies.begin(), c.policies.end(),

@@ -1,8 +1,8 @@
 // topoctl place: a what-if placement on the current snapshot (or a
 // synthetic fabric): hosts, ring order, estimate against the ideal, reasons.
 // topoctl ring: the best ring order for hosts a job already has.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -124,10 +124,11 @@ void add_place_options(CLI::App& cmd, PlaceOptions& o) {
   cmd.add_flag("--no-nvlink", o.no_nvlink,
                "the job uses no NVLink (CPU-only): hosts outside the NVLink domains where enough are free");
   cmd.add_option("--policy", o.policy,
-                 "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology); "
+                 "topo-aware (ours) | tree (Slurm 22.05 topology/tree) | linear (Slurm without topology) | "
+                 "block (Slurm 26.05 topology/block over the NVLink domains, honouring --segment); "
                  "Slurm's policies list hosts in node order and ignore --exact and the limits")
       ->capture_default_str()
-      ->check(CLI::IsMember({"topo-aware", "tree", "linear"}));
+      ->check(CLI::IsMember({"topo-aware", "tree", "linear", "block"}));
   cmd.add_flag("--json", o.json, "print JSON for scripts");
 }
 
@@ -162,6 +163,7 @@ topo::Placement place_by_policy(const PlaceOptions& o, const topo::SwitchTree& t
                                 const topo::PlacementRequest& r) {
   if (o.policy == "tree") return topo::place_tree(tree, free, r);
   if (o.policy == "linear") return topo::place_linear(tree, free, r);
+  if (o.policy == "block") return topo::place_block(tree, free, r);
   return o.exact ? topo::place_exact(tree, free, r) : topo::place(tree, free, r);
 }
 
