@@ -191,6 +191,26 @@ std::vector<Placement> without_nvlink(const SwitchTree& tree, const FreeMap& fre
   return ranked;
 }
 
+// A job one domain could hold, when none has room now: hosts outside the
+// domains (no NVLink promised there) if enough are free on the leaves,
+// else it waits for a domain. Splitting it over the free remnants of
+// several domains would put its ring on the scale-out at a fraction of
+// NVLink's speed for its whole run; waiting for a domain costs little
+// (Slurm's topology/block waits too).
+std::vector<Placement> one_domain_later(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                                        int count, const SearchOptions& options, const Pools& pools, int largest) {
+  if (static_cast<int>(pools.outside.size()) >= request.hosts) {
+    std::vector<Placement> ranked = rank_placements_by_leaves(tree, only(free, pools.outside), request, count, options);
+    if (ranked.front().feasible) return ranked;
+  }
+  int most = 0;
+  for (const DomainPool& p : pools.domains) most = std::max(most, static_cast<int>(p.eligible.size()));
+  return {
+      infeasible(fmt::format("{} hosts fit one NVLink domain (the largest holds {}), but the most free in one is "
+                             "{}; the job waits for a domain rather than split over several",
+                             request.hosts, largest, most))};
+}
+
 }  // namespace
 
 Fragmentation fragmentation(const Fabric& f, const FreeMap& free) {
@@ -226,6 +246,9 @@ std::optional<std::vector<Placement>> rank_in_domains(const SwitchTree& tree, co
         infeasible(fmt::format("{} hosts are not whole segments of {}: the job asks for segment={}", n, s, s))};
   if (const DomainPool* best = one_domain(pools.domains, n, s))
     return std::vector<Placement>{assemble(tree, free, request, {{best, n}}, options)};
+  int largest = 0;
+  for (const DomainPool& p : pools.domains) largest = std::max(largest, p.size);
+  if (s == 0 && n <= largest) return one_domain_later(tree, free, request, count, options, pools, largest);
   Takes takes = choose(pools.domains, s > 0 ? n / s : n, s);
   if (!takes.empty()) return std::vector<Placement>{assemble(tree, free, request, takes, options)};
   if (s == 0) return std::nullopt;

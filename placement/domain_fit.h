@@ -8,6 +8,9 @@
 // - A job that fits in one domain gets one: best fit, the domain it leaves
 //   the fewest free hosts in, so whole domains stay free for large jobs; on
 //   a tie the one whose leaves' uplinks are least loaded.
+//   When no domain has room now it takes hosts outside every domain if
+//   enough are free, else it waits (an infeasible placement saying why)
+//   rather than split over the remnants of several domains.
 // - A larger job takes whole free domains where it can, the least loaded
 //   first (the uplinks of their leaves carry the least of the running jobs'
 //   traffic, so the cross-domain ring crosses the fewest loaded uplinks),

@@ -55,6 +55,24 @@ TEST_F(DomainFit, AJobThatFitsOneDomainGetsTheBestFit) {
   EXPECT_NE(p.reasons.front().find("NVLink domain"), std::string::npos) << p.reasons.front();
 }
 
+// A job one domain could hold, when none has room: hosts outside the
+// domains if enough are free, else it waits, never split over domains.
+TEST_F(DomainFit, AJobThatFitsOneDomainWaitsRatherThanSplit) {
+  FreeMap f = free();
+  for (int d = 0; d < 4; ++d) busy(f, d * 18 + 1, d * 18 + 15);  // 3 free in each domain
+  Placement p = place(tree_, f, job(4));
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  for (NodeId h : p.hosts) EXPECT_EQ(domain(h), -1) << fabric_.node(h).name;  // the 8-GPU hosts
+  p = place(tree_, f, job(5));
+  EXPECT_FALSE(p.feasible);
+  EXPECT_NE(p.reasons.front().find("5 hosts fit one NVLink domain (the largest holds 18), but the most free in one "
+                                   "is 3; the job waits"),
+            std::string::npos)
+      << p.reasons.front();
+  // Twelve free hosts over four domains would hold it: still no split.
+  EXPECT_FALSE(place(tree_, f, job(12)).feasible);
+}
+
 TEST_F(DomainFit, ALargerJobTakesWholeDomainsAndItsRingLeavesEachOnce) {
   FreeMap f = free();
   busy(f, 1, 1);  // domain 0 not whole
