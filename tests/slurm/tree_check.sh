@@ -8,13 +8,16 @@
 # with `topoctl place --policy tree --busy FILE` on the same state. A probe
 # Slurm leaves pending for Resources matches an infeasible placement.
 # --policy linear (or both, the default) does the same for place_linear on
-# clusters started without a topology.conf.
+# clusters started without a topology.conf; --policy block for place_block
+# (Slurm 26.05's topology/block, run with --slurm-prefix) on a cluster with
+# the BlockName= lines `topoctl export --slurm block` writes.
 #
 # The nodes are given to slurm.conf in the fabric's order (leaf by leaf),
 # not by name: Slurm sorts its node table by name, and so must we.
 #
 # Usage: tests/slurm/tree_check.sh --topoctl PATH [--only FABRIC]
-#                                  [--policy tree|linear|both]
+#                                  [--policy tree|linear|both|block]
+#                                  [--slurm-prefix DIR]
 # Root only (exits 77, "skipped", otherwise or without Slurm installed).
 # Uses $TOPO_SLURM_DIR and $TOPO_SLURM_PORT like cluster.sh.
 # Prints a table of probe / slurm / ours; exits non-zero on any mismatch.
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
     --topoctl) topoctl=$2 ;;
     --only) only=$2 ;;
     --policy)
-      case $2 in tree | linear) policies=$2 ;; both) policies="tree linear" ;; *) echo "--policy: tree, linear or both" >&2; exit 2 ;; esac ;;
+      case $2 in tree | linear | block) policies=$2 ;; both) policies="tree linear" ;; *) echo "--policy: tree, linear, both or block" >&2; exit 2 ;; esac ;;
+    --slurm-prefix) export TOPO_SLURM_PREFIX=$2 PATH=$2/bin:$2/sbin:$PATH ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -82,10 +86,10 @@ occupy() { # busy-file
 }
 
 # What Slurm does with one probe: its hosts, or "pending" when it waits
-# for resources.
-slurm_probe() { # nodes gpus
+# for resources (or, under topology/block, for a block that holds it).
+slurm_probe() { # nodes gpus [segment]
   local id state reason
-  id=$(sbatch --parsable -J probe -o /dev/null --nodes="$1" --gres="gpu:$2" --wrap 'sleep 100000')
+  id=$(sbatch --parsable -J probe -o /dev/null --nodes="$1" --gres="gpu:$2" ${3:+--segment="$3"} --wrap 'sleep 100000')
   local deadline=$(($(date +%s) + 30))
   while :; do
     state=$(job_field "$id" JobState)
@@ -94,7 +98,7 @@ slurm_probe() { # nodes gpus
       hosts_of "$(job_field "$id" NodeList)"
       break
     fi
-    if [ "$state" = PENDING ] && [ "$reason" = Resources ]; then
+    if [ "$state" = PENDING ] && [[ $reason == Resources || $reason == No_suitable_topology_unit_found* ]]; then
       echo pending
       break
     fi
@@ -110,10 +114,11 @@ slurm_probe() { # nodes gpus
 
 # topoctl place asks for whole hosts (--gpus a multiple of the host's 8) or
 # for one host with --gpus of them: --nodes=1 --gres=gpu:G, or N x 8.
-ours_probe() { # policy spec busy-file nodes gpus
+ours_probe() { # policy spec busy-file nodes gpus [segment]
   local policy=$1 out
   shift
-  out=$("$topoctl" place --policy "$policy" --synthetic "$1" --busy "$2" --gpus $(($3 * $4)) --gpus-per-host 8 --json) || true
+  out=$("$topoctl" place --policy "$policy" --synthetic "$1" --busy "$2" --gpus $(($3 * $4)) --gpus-per-host 8 \
+    ${5:+--segment "$5"} --json) || true
   if [ "$(jq -r .feasible <<<"$out")" = true ]; then
     jq -r '.hosts | join(",")' <<<"$out"
   else
@@ -133,16 +138,27 @@ check_fabric() { # policy name spec busy-file probes...
   nodes=$(sed -n 's/^SwitchName=[^ ]* Nodes=//p' "$topo" | paste -sd, -)
   echo "== $policy, $name: $spec; slurm.conf lists $nodes" >&2
   local topology_args=(--topology "$topo")
-  [ "$policy" = tree ] || topology_args=()
+  case $policy in
+    linear) topology_args=() ;;
+    block)
+      # Every host once, block by block (a rail-optimized fabric lists a
+      # host under a leaf of each rail).
+      "$topoctl" export --slurm block --synthetic "$spec" -o "$topo"
+      nodes=$(sed -n 's/^BlockName=[^ ]* Nodes=//p' "$topo" | paste -sd, -)
+      export TOPO_TOPOLOGY_PLUGIN=topology/block ;;
+  esac
   bash "$cluster" start --nodes "$nodes" --select cons_tres "${topology_args[@]}" >/dev/null
   occupy "$busy"
   echo "   busy: $(grep -v '^#' "$busy" | paste -sd' ' -)" >&2
-  local probe n g slurm ours result
+  local probe n g seg slurm ours result
   for probe in "$@"; do
+    seg=""
+    case $probe in */*) seg=${probe#*/} ;; esac
     n=${probe%x*}
     g=${probe#*x}
-    slurm=$(slurm_probe "$n" "$g")
-    ours=$(ours_probe "$policy" "$spec" "$busy" "$n" "$g")
+    g=${g%/*}
+    slurm=$(slurm_probe "$n" "$g" "$seg")
+    ours=$(ours_probe "$policy" "$spec" "$busy" "$n" "$g" "$seg")
     if [ "$slurm" = "$ours" ]; then
       result=match
       matched=$((matched + 1))
@@ -150,7 +166,7 @@ check_fabric() { # policy name spec busy-file probes...
       result=DIFFER
       mismatched=$((mismatched + 1))
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$policy" "$name" "--nodes=$n --gres=gpu:$g" "$(compact "$slurm")" "$(compact "$ours")" "$result" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$policy" "$name" "--nodes=$n --gres=gpu:$g${seg:+ --segment=$seg}" "$(compact "$slurm")" "$(compact "$ours")" "$result" \
       | tee -a "$table" >&2
   done
   bash "$cluster" stop >/dev/null
@@ -161,7 +177,8 @@ compact() {
   case $1 in pending | unknown*) echo "$1" ;; *) scontrol show hostlistsorted "$1" 2>/dev/null || echo "$1" ;; esac
 }
 
-# Probes N x G: G < 8 only for one host (what topoctl place can ask).
+# Probes N x G[/S]: G < 8 only for one host (what topoctl place can ask);
+# S a --segment.
 probes=(1x1 1x2 1x4 1x8 2x8 3x8 5x8 8x8 12x8 16x8 19x8 20x8)
 
 # leaf01 = gpu001-008 ... leaf04 = gpu025-032 (contiguous naming): hosts
@@ -181,6 +198,13 @@ EOF
 
 run_all() {
   local policy
+  if [ "$policies" = block ]; then
+    # Four NVLink domains (blocks) of 8: gpu001-008 ... gpu025-032, usable
+    # for --gres=gpu:8 per block 4, 0, 7, 8 under busy-a.
+    check_fabric block nvl4x8 "nvl72:racks=4,trays=8,gpus=8,hosts_per_leaf=8" "$work/busy-a.hosts" \
+      1x8 2x8 3x8 4x8 5x8 7x8 8x8 9x8 12x8 15x8 16x8 19x8 8x8/4 6x8/3 12x8/4 16x8/8 10x8/5
+    return
+  fi
   for policy in $policies; do
     check_fabric "$policy" contiguous "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2" "$work/busy-a.hosts" \
       "${probes[@]}"
