@@ -134,7 +134,8 @@ enum topo_engine_status {
   TOPO_ENGINE_NO_PLACEMENT, /* the fabric has no room for the job */
   TOPO_ENGINE_INVALID,      /* a bad argument from the caller */
   TOPO_ENGINE_INTERNAL,     /* anything else (an exception, out of memory) */
-  TOPO_ENGINE_DEFERRED,     /* no failure: the job should wait (DeferAbove=; msg says why) */
+  TOPO_ENGINE_DEFERRED,     /* no failure: the job should wait (DeferAbove=, or for an
+                               NVLink domain; msg says why) */
 };
 
 typedef struct topo_engine topo_engine_t;
@@ -228,8 +229,10 @@ struct topo_engine_ranking {
  * `count` is the node table's size (as given to topo_engine_set_nodes).
  * The best candidate, or with job->all_candidates at most Candidates=;
  * free them with topo_engine_ranking_free.  TOPO_ENGINE_DEFERRED, with an
- * empty ranking: DeferAbove= holds the job back (msg says why); the
- * shims leave it pending, as Slurm leaves a job that does not fit. */
+ * empty ranking: DeferAbove= holds the job back, or a GPU job one NVLink
+ * domain could hold waits for one to free up rather than split over
+ * several (placement/domain_fit.h; msg says why); the shims leave it
+ * pending, as Slurm leaves a job that does not fit. */
 int topo_engine_rank(topo_engine_t* engine, const struct topo_engine_job* job, const int* free_gpus, size_t count,
                      struct topo_engine_ranking* ranking, char* msg, size_t msg_size);
 void topo_engine_ranking_free(struct topo_engine_ranking* ranking);

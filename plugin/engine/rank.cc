@@ -98,6 +98,14 @@ void write_candidates(const NodeMap& map, std::unique_ptr<RankingDetail> detail,
   }
 }
 
+// Whether a GPU job the search placed nowhere waits for an NVLink domain
+// (placement/domain_fit.h): one domain could hold it, none has room now,
+// and Slurm's own choice would split it over several.
+bool waits_for_domain(const Fabric& fabric, const Question& q) {
+  const NvlinkDomains& d = fabric.domains();
+  return q.nvlink && q.segment == 0 && !d.empty() && static_cast<int>(q.hosts) <= d.largest();
+}
+
 }  // namespace
 
 int rank(Engine& e, const topo_engine_job& job, const int* free_gpus, size_t count, topo_engine_ranking& ranking,
@@ -120,7 +128,7 @@ int rank(Engine& e, const topo_engine_job& job, const int* free_gpus, size_t cou
   ranking.more = e.question.candidates < e.config.candidates && !a->only_choice;
   if (a->placements.empty()) {
     write_message(msg, msg_size, fmt::format("job {}: {}", job.job_id, a->no_placement));
-    return TOPO_ENGINE_NO_PLACEMENT;
+    return waits_for_domain(*e.fabric, e.question) ? TOPO_ENGINE_DEFERRED : TOPO_ENGINE_NO_PLACEMENT;
   }
   if (std::string why = deferral(e, map, e.question, job, a->placements.front()); !why.empty()) {
     ranking.more = false;

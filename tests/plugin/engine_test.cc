@@ -1077,6 +1077,28 @@ TEST_F(EngineDomainTest, EverySegmentInsideOneDomainOrTheJobWaits) {
   EXPECT_NE(std::string(msg_).find("not whole segments of 4"), std::string::npos) << msg_;
 }
 
+// A job one domain could hold, when none has room and the hosts outside
+// are busy: it waits (deferred, whatever Strict= says) rather than take
+// Slurm's own choice, which would split it over domains.
+TEST_F(EngineDomainTest, AJobOneDomainHoldsWaitsForOne) {
+  std::vector<int> free = free_hosts({1, 2, 3, 5, 6, 7, 9, 10});
+  topo_engine_ranking r{};
+  EXPECT_EQ(rank_job(4, 4, 0, free, &r), TOPO_ENGINE_DEFERRED);
+  EXPECT_NE(
+      std::string(msg_).find("4 hosts fit one NVLink domain (the largest holds 4), but the most free in one is 3"),
+      std::string::npos)
+      << msg_;
+  EXPECT_EQ(r.count, 0u);
+  // Larger than any domain: no domain to wait for; it spans them.
+  ASSERT_EQ(rank_job(6, 4, 0, free, &r), TOPO_ENGINE_OK) << msg_;
+  topo_engine_ranking_free(&r);
+  // With the hosts outside free, the 4-host job goes there at once.
+  free = free_hosts({1, 2, 3, 5, 6, 7, 9, 10, 17, 18, 19, 20});
+  ASSERT_EQ(rank_job(4, 4, 0, free, &r), TOPO_ENGINE_OK) << msg_;
+  for (const std::string& h : hosts(r.candidates[0])) EXPECT_EQ(domain(h), -1) << h;
+  topo_engine_ranking_free(&r);
+}
+
 TEST_F(EngineDomainTest, ExactlyEnoughHostsAreStillSearchedForSegments) {
   // Exactly 4 usable hosts, two in each of two domains: one segment of 4
   // fits in neither, two of 2 fit.
