@@ -52,7 +52,6 @@ release_lock() {
 }
 suite_cleanup() { release_lock; }
 
-submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
 topo_job() { submit --network=topo-aware --exclusive "$@" --wrap 'echo "RING=$TOPO_RING_ORDER"; sleep 20'; }
 plain_job() { submit --exclusive "$@" --wrap 'echo "RING=${TOPO_RING_ORDER:-none}"; sleep 20'; }
 state_of() { job_field "$1" JobState; }

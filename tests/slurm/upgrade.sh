@@ -44,7 +44,6 @@ fabric="leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2"
 start_topo_cluster "$fabric" ''
 check "slurmctld $from_release's engine loaded the snapshot" wait_until 30 grep -q "topo-aware: fabric snapshot 1 of " "$log"
 
-submit() { sbatch --parsable -o "$dir/out-%j.txt" "$@"; }
 state_is() { [ "$(job_field "$1" JobState)" = "$2" ]; }
 nodes_of() { scontrol show hostnames "$(job_field "$1" NodeList)" | paste -sd, -; }
 
