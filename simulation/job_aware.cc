@@ -97,17 +97,19 @@ PolicyOutcome judge_job_aware(const Fabric& fabric, const Schedule& schedule, co
   if (!events.empty()) fig.span_s = events.back() - events.front();
 
   // The plan made at each event, for the jobs running from then on.
+  // Each plan is compared with the one before it, by index: a pointer into
+  // `plans` would dangle when push_back reallocates.
   std::vector<Routing> plans;
-  const Routing* in_force = &fabric.routing();
+  plans.reserve(events.size());
   for (double e : events) {
     std::vector<RingJob> rings;
     for (size_t i : running_at(schedule, judged, e))
       rings.push_back(RingJob{schedule.jobs[i].id, schedule.jobs[i].ring});
     plans.push_back(plan_job_routes(fabric, fabric.routing(), rings, RoutePlanOptions{job_aware.max_changes}).routing);
-    const long changed = entries_between(fabric, *in_force, plans.back());
+    const Routing& before = plans.size() > 1 ? plans[plans.size() - 2] : fabric.routing();
+    const long changed = entries_between(fabric, before, plans.back());
     fig.reroutes += changed > 0;
     fig.entries_changed += changed;
-    in_force = &plans.back();
   }
 
   // Moments: every event, and every event plus the delay (when its plan begins to hold).
