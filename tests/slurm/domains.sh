@@ -24,15 +24,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
-  suite_option "$1" "$2" || { echo "unknown argument $1" >&2; exit 2; }
-  shift 2
-done
-if [ -z "$spank" ]; then
-  [ ${#plugin_args[@]} = 2 ] && spank=${plugin_args[1]}/spank_topo_aware.so
-fi
-[ -f "$spank" ] || { echo "no SPANK plugin '$spank' (--spank)" >&2; exit 2; }
+suite_args "$@"
+suite_spank
 release=$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')
 [ "$release" -ge 2411 ] || { echo "Slurm $release: --segment and topology/block forwarding need 24.11+" >&2; exit 2; }
 suite_begin ", NVLink domains from topology/block's blocks"
