@@ -15,6 +15,9 @@
 #   3. a topo-aware job without GPUs goes to the nodes outside the blocks
 #   4. an 8-node job on two free blocks: its ring, and its tasks' ranks
 #      (SLURM_PROCID from 26.05, TOPO_RANK before), finish one block first
+#   5. (25.11+) `topoctl export --yaml` of that snapshot, read by Slurm's
+#      own parser: slurmctld starts on it with the blocks and the tree, and
+#      a plain 4-node job takes one whole block
 #
 # Usage: tests/slurm/domains.sh --topoctl PATH [--plugin-dir DIR] [--spank SO]
 #                               [--slurm-prefix DIR]
@@ -134,5 +137,31 @@ ranks_follow_ring() { # job
 }
 check "its tasks by $rank_name follow the ring, one block then the other" ranks_follow_ring "$j8"
 check "all jobs cancelled" cancel_all
+
+# --- 5. the exported topology.yaml, read by Slurm ----------------------------------
+# Slurm 25.05+ reads topology.yaml through serializer/json (built in by
+# scripts/slurm-build.sh); the export's default topology is the blocks.
+if [ "$release" -ge 2511 ]; then
+  "$topoctl" export --yaml --db "$db" -o "$work/topology.yaml"
+  bash "$cluster" stop >/dev/null
+  rm -f "$dir/etc/topology.conf"
+  bash "$cluster" start --select topo --nodes 'gpu[001-032]' "${plugin_args[@]}" \
+    --topo-conf "$work/topo_aware.conf" --topology-yaml "$work/topology.yaml" --spank "$spank"
+  yaml_topology() { # what scontrol shows: every block of the export, and the tree
+    local shown
+    shown=$(scontrol show topology 2>&1)
+    for b in 1 2 3 4 5 6; do grep -q "BlockName=b$b .*Nodes=gpu\[0*$((b * 4 - 3))-0*$((b * 4))\]" <<<"$shown" || {
+      printf '  block b%d missing from:\n%s\n' "$b" "$shown" >&2
+      return 1
+    }; done
+  }
+  check "slurmctld reads the exported topology.yaml: its six blocks" yaml_topology
+  check "  ... and the fabric's tree as a second topology" \
+    sh -c "scontrol show topology fabric 2>&1 | grep -q '^SwitchName=leaf01 '"
+  hold gpu001
+  plain=$(submit -N4 --exclusive --wrap 'sleep 600')
+  check "  ... where a plain 4-node job takes one whole block" nodes_in_blocks "$plain" 4
+  check "all jobs cancelled" cancel_all
+fi
 
 [ "$failed" = 0 ]
