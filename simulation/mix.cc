@@ -45,16 +45,20 @@ Mix parse_mix(std::string_view text, uint64_t seed) {
   return mix;
 }
 
-Profile draw_profile(const Mix& mix, std::string_view job_id) {
-  if (mix.shares.empty()) return Profile::AllReduce;
+double unit_draw(std::string_view job_id, uint64_t seed) {
   // FNV-1a of the id, then a splitmix64 step with the seed: uniform in [0, 1).
   uint64_t h = 1469598103934665603ULL;
   for (char c : job_id) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  uint64_t z = h + mix.seed * 0x9e3779b97f4a7c15ULL;
+  uint64_t z = h + seed * 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
-  double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+Profile draw_profile(const Mix& mix, std::string_view job_id) {
+  if (mix.shares.empty()) return Profile::AllReduce;
+  double u = unit_draw(job_id, mix.seed);
   for (auto [p, w] : mix.shares) {
     if (u < w) return p;
     u -= w;

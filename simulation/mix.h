@@ -49,6 +49,11 @@ Mix parse_mix(std::string_view text, uint64_t seed = 1);
 // The profile the job with this id gets.
 Profile draw_profile(const Mix& mix, std::string_view job_id);
 
+// A number in [0, 1) that is a pure function of the job's id and the seed,
+// the same on every platform: every per-job draw of the replay (profiles,
+// simulation/job_kinds.h) starts from it, each with a seed of its own.
+double unit_draw(std::string_view job_id, uint64_t seed);
+
 // "allreduce=0.50,fsdp=0.20,...": for reports.
 std::string mix_text(const Mix& mix);
 

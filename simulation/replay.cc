@@ -65,11 +65,19 @@ PlacementRequest job_request(int gpus, int gpus_per_host, Profile profile) {
   return r;
 }
 
+PlacementRequest cpu_only_request(int gpus, int gpus_per_host) {
+  PlacementRequest r = job_request(gpus, gpus_per_host, Profile::None);
+  r.gpus_per_host = gpus_per_host;
+  r.nvlink = false;
+  return r;
+}
+
 namespace {
 
 struct Job {
   const TraceJob* trace;
   PlacementRequest request;
+  bool cpu_only = false;
 };
 
 struct Run {
@@ -177,6 +185,7 @@ class Replayer {
   void start(const Job& job, Placement& p, double now);
   void pass(double now);
   void end_jobs(double now);
+  Job job_of(const TraceJob& tj) const;
   void submit(const Trace& trace, size_t& next, double now);
   void summarize();
   void judge_start(size_t index, double now);
@@ -263,9 +272,11 @@ void Replayer::start(const Job& job, Placement& p, double now) {
   s.profile = job.request.profile;
   s.duty = options_.comm_duty;
   s.free_hosts_at_start = cluster_.hosts_with(job.request.gpus_per_host);
+  s.segment = job.request.segment;
+  s.cpu_only = job.cpu_only;
   for (size_t i = 0; i < s.ring.size(); ++i) {
     cluster_.take(s.ring[i], s.host_gpus[i]);
-    s.gpus += s.host_gpus[i];
+    if (!s.cpu_only) s.gpus += s.host_gpus[i];
   }
   job_traffic_of_.emplace_back();
   if (policy_.reads_traffic && s.ring.size() > 1) {
@@ -357,18 +368,26 @@ void Replayer::end_jobs(double now) {
   }
 }
 
+// What the trace job asks: its kind (CPU-only, segments) and profile drawn.
+Job Replayer::job_of(const TraceJob& tj) const {
+  const int G = options_.gpus_per_host;
+  if (draw_cpu_only(options_.kinds, tj.id)) return {&tj, cpu_only_request(tj.gpus, G), true};
+  Profile profile = options_.mix.shares.empty() ? options_.profile : draw_profile(options_.mix, tj.id);
+  PlacementRequest r = job_request(tj.gpus, G, profile);
+  r.message_bytes = options_.message_bytes;
+  r.segment = draw_segment(options_.kinds, tj.id, r.hosts);
+  return {&tj, r, false};
+}
+
 // Every job submitted by `now` joins the queue, or is rejected when the
 // fabric could never hold it.
 void Replayer::submit(const Trace& trace, size_t& next, double now) {
   while (next < trace.jobs.size() && trace.jobs[next].submit_s <= now) {
-    const TraceJob& tj = trace.jobs[next++];
-    Profile profile = options_.mix.shares.empty() ? options_.profile : draw_profile(options_.mix, tj.id);
-    PlacementRequest r = job_request(tj.gpus, options_.gpus_per_host, profile);
-    r.message_bytes = options_.message_bytes;
-    if (r.hosts > cluster_.usable_hosts())
-      schedule_.rejected.push_back(tj.id);
+    Job job = job_of(trace.jobs[next++]);
+    if (job.request.hosts > cluster_.usable_hosts())
+      schedule_.rejected.push_back(job.trace->id);
     else
-      queue_.push_back({&tj, r});
+      queue_.push_back(job);
   }
 }
 
@@ -422,6 +441,7 @@ Schedule Replayer::run(const Trace& trace) {
 Schedule replay(const SwitchTree& tree, const Trace& trace, const PlacementPolicy& policy,
                 const ReplayOptions& options) {
   if (options.gpus_per_host < 1) throw std::invalid_argument("gpus_per_host must be at least 1");
+  if (std::string problem = job_kinds_problem(options.kinds); !problem.empty()) throw std::invalid_argument(problem);
   return Replayer(tree, policy, options).run(trace);
 }
 

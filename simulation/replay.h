@@ -33,6 +33,7 @@
 
 #include "placement/defer.h"
 #include "placement/search.h"
+#include "simulation/job_kinds.h"
 #include "simulation/mix.h"
 #include "simulation/outcome.h"
 #include "simulation/schedule.h"
@@ -70,6 +71,9 @@ bool policy_sets_nccl_hints(std::string_view name);
 
 // The request a trace job of `gpus` GPUs makes on hosts of `gpus_per_host`.
 PlacementRequest job_request(int gpus, int gpus_per_host, Profile profile = Profile::AllReduce);
+// The same job run on CPUs only: as many hosts, held whole (an exclusive
+// job), no collectives and no NVLink (PlacementRequest::nvlink off).
+PlacementRequest cpu_only_request(int gpus, int gpus_per_host);
 
 struct ReplayOptions {
   int gpus_per_host = 8;
@@ -78,6 +82,9 @@ struct ReplayOptions {
   // the judge. An empty mix gives every job `profile`.
   Mix mix;
   Profile profile = Profile::AllReduce;
+  // Which jobs run on CPUs only and which ask for NVLink segments, drawn
+  // per job; none by default.
+  JobKinds kinds;
   double comm_duty = 0.5;                // every job's share of its run in collectives
   double message_bytes = kMessageBytes;  // what its collectives move
   size_t backfill_depth = 100;           // queued jobs looked at per pass, as Slurm's bf_max_job_test

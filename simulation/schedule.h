@@ -25,6 +25,12 @@ struct ScheduledJob {
   // included; -1 when not known (a real cluster's schedule). As many as it
   // took: the policy had no choice of hosts, only of their ring order.
   int free_hosts_at_start = -1;
+  // What it asked of the NVLink domains (simulation/job_kinds.h): every
+  // `segment` consecutive hosts of its ring in one domain (0: no segments);
+  // a CPU-only job holds its hosts whole (host_gpus: all their GPUs) but
+  // runs none of them (gpus is 0).
+  int segment = 0;
+  bool cpu_only = false;
 };
 
 struct Schedule {
