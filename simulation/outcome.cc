@@ -97,7 +97,7 @@ void summarize_schedule(const Schedule& schedule, const OutcomeOptions& options,
     waits += o.wait_s;
     out.spine_ring_edges += o.spine_ring_edges;
     out.pod_ring_edges += o.pod_ring_edges;
-    if (o.hosts > 1) leaves += o.leaves;
+    if (o.hosts > 1 && !o.cpu_only) leaves += o.leaves;
   }
   if (!schedule.jobs.empty()) {
     out.makespan_s = last_end - first_submit;
@@ -146,6 +146,9 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
         throw FabricError(fmt::format("job {}: node {} is not a host of the fabric", job.id, h));
     JobOutcome o = shape_of(tree, job);
     o.profile = job.ring.size() > 1 ? job.profile : Profile::None;
+    o.segment = job.segment;
+    o.segments_split = segments_split(fabric, job);
+    o.cpu_only = job.cpu_only;
     if (has_collectives(job, options)) live.add(measure_alone(tree.paths(), job, o, out.jobs.size(), options));
     out.jobs.push_back(std::move(o));
   }
@@ -153,6 +156,7 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
   summarize_slowdowns(live.jobs(), out);
   summarize_schedule(schedule, options, out);
   summarize_completion(schedule, options, out);
+  out.nvlink = domain_figures(fabric, schedule);
   return out;
 }
 

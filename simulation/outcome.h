@@ -10,6 +10,7 @@
 
 #include "comm_model/ring_steps.h"
 #include "placement/switch_tree.h"
+#include "simulation/domain_figures.h"
 #include "simulation/schedule.h"
 #include "simulation/stretch.h"
 
@@ -44,6 +45,12 @@ struct JobOutcome {
   // plus run.
   double run_s = 0;
   double jct_s = 0;
+  // NVLink domains (simulation/domain_figures.h): the segment size it asked
+  // for (0: none) and how many of its segments were split across domains;
+  // whether it ran on CPUs only (no collectives, not counted as GPU work).
+  int segment = 0;
+  int segments_split = 0;
+  bool cpu_only = false;
 };
 
 // A profile's jobs in one outcome.
@@ -75,6 +82,9 @@ struct PolicyOutcome {
   double mean_wait_s = 0;
   double mean_jct_s = 0;  // job completion time: wait + run, every job
   double p95_jct_s = 0;
+  // On a fabric with NVLink domains: free whole domains per decision,
+  // segments split, CPU-only jobs (nvlink.domains is 0 otherwise).
+  DomainFigures nvlink;
 };
 
 struct OutcomeOptions {
