@@ -92,7 +92,47 @@ json job_json(const topo::JobOutcome& o) {
             {"run_s", o.run_s},
             {"jct_s", o.jct_s}};
   if (o.free_hosts_at_start >= 0) j["free_hosts_at_start"] = o.free_hosts_at_start;
+  if (o.segment > 0) {
+    j["segment"] = o.segment;
+    j["segments_split"] = o.segments_split;
+  }
+  if (o.cpu_only) j["cpu_only"] = true;
   return j;
+}
+
+json nvlink_json(const topo::DomainFigures& d) {
+  return {{"domains", d.domains},
+          {"decisions", d.decisions},
+          {"mean_free_whole_domains", d.mean_free_whole_domains},
+          {"min_free_whole_domains", d.min_free_whole_domains},
+          {"mean_largest_free_block", d.mean_largest_free_block},
+          {"segmented_jobs", d.segmented_jobs},
+          {"segments", d.segments},
+          {"segments_split", d.segments_split},
+          {"cpu_only_jobs", d.cpu_only_jobs},
+          {"cpu_only_jobs_in_domains", d.cpu_only_jobs_in_domains}};
+}
+
+// A count: a whole number, 0 or more.
+long count_of(const Fields& f, const char* key) {
+  const long n = f.whole(key);
+  if (n < 0 || n > std::numeric_limits<int>::max()) f.fail(f.name(key), "expected a count, 0 or more");
+  return n;
+}
+
+topo::DomainFigures nvlink_from(const Fields& f) {
+  topo::DomainFigures d;
+  d.domains = static_cast<int>(count_of(f, "domains"));
+  d.decisions = static_cast<int>(count_of(f, "decisions"));
+  d.mean_free_whole_domains = f.number("mean_free_whole_domains");
+  d.min_free_whole_domains = static_cast<int>(count_of(f, "min_free_whole_domains"));
+  d.mean_largest_free_block = f.number("mean_largest_free_block");
+  d.segmented_jobs = static_cast<int>(count_of(f, "segmented_jobs"));
+  d.segments = count_of(f, "segments");
+  d.segments_split = count_of(f, "segments_split");
+  d.cpu_only_jobs = static_cast<int>(count_of(f, "cpu_only_jobs"));
+  d.cpu_only_jobs_in_domains = static_cast<int>(count_of(f, "cpu_only_jobs_in_domains"));
+  return d;
 }
 
 topo::JobOutcome job_from(const json& j, const std::string& file, const std::string& where) {
@@ -125,6 +165,15 @@ topo::JobOutcome job_from(const json& j, const std::string& file, const std::str
   o.allreduce_slowdown = f.slowdown("allreduce_slowdown");
   o.allreduce_alone_slowdown = f.slowdown("allreduce_alone_slowdown");
   o.alltoall_slowdown = f.slowdown("alltoall_slowdown");
+  // Results of fabrics without domains, and older ones, carry none.
+  if (f.find("segment")) {
+    o.segment = static_cast<int>(count_of(f, "segment"));
+    o.segments_split = static_cast<int>(count_of(f, "segments_split"));
+  }
+  if (const json* cpu = f.find("cpu_only")) {
+    if (!cpu->is_boolean()) f.fail(f.name("cpu_only"), "expected true or false");
+    o.cpu_only = cpu->get<bool>();
+  }
   // Older results carry no run or completion time.
   if (f.find("run_s")) o.run_s = f.number("run_s");
   if (f.find("jct_s")) o.jct_s = f.number("jct_s");
@@ -165,6 +214,7 @@ topo::PolicyOutcome outcome_from(const json& j, const std::string& file, const s
   o.mean_wait_s = f.number("mean_wait_s");
   if (f.find("mean_jct_s")) o.mean_jct_s = f.number("mean_jct_s");
   if (f.find("p95_jct_s")) o.p95_jct_s = f.number("p95_jct_s");
+  if (f.find("nvlink")) o.nvlink = nvlink_from(Fields(f.at("nvlink"), file, f.name("nvlink")));
   if (const json* rejected = f.find("rejected")) {
     if (!rejected->is_array()) f.fail(f.name("rejected"), "expected an array of job ids");
     for (size_t i = 0; i < rejected->size(); ++i) {
@@ -203,25 +253,27 @@ json to_json(const topo::PolicyOutcome& o) {
   for (const auto& [name, p] : o.profiles)
     profiles[name] = {
         {"jobs", p.jobs}, {"mean_slowdown", slowdown(p.mean_slowdown)}, {"p95_slowdown", slowdown(p.p95_slowdown)}};
-  return {{"policy", o.policy},
-          {"routing", o.routing},
-          {"multi_host_jobs", o.multi_host_jobs},
-          {"mean_slowdown", slowdown(o.mean_slowdown)},
-          {"profiles", std::move(profiles)},
-          {"mean_allreduce_slowdown", slowdown(o.mean_allreduce_slowdown)},
-          {"p95_allreduce_slowdown", slowdown(o.p95_allreduce_slowdown)},
-          {"mean_alltoall_slowdown", slowdown(o.mean_alltoall_slowdown)},
-          {"spine_ring_edges", o.spine_ring_edges},
-          {"pod_ring_edges", o.pod_ring_edges},
-          {"mean_leaves", o.mean_leaves},
-          {"makespan_s", o.makespan_s},
-          {"gpu_utilization", o.gpu_utilization},
-          {"mean_wait_s", o.mean_wait_s},
-          {"mean_jct_s", o.mean_jct_s},
-          {"p95_jct_s", o.p95_jct_s},
-          {"rejected", o.rejected},
-          {"scheduler", std::move(scheduler)},
-          {"jobs", std::move(jobs)}};
+  json out = {{"policy", o.policy},
+              {"routing", o.routing},
+              {"multi_host_jobs", o.multi_host_jobs},
+              {"mean_slowdown", slowdown(o.mean_slowdown)},
+              {"profiles", std::move(profiles)},
+              {"mean_allreduce_slowdown", slowdown(o.mean_allreduce_slowdown)},
+              {"p95_allreduce_slowdown", slowdown(o.p95_allreduce_slowdown)},
+              {"mean_alltoall_slowdown", slowdown(o.mean_alltoall_slowdown)},
+              {"spine_ring_edges", o.spine_ring_edges},
+              {"pod_ring_edges", o.pod_ring_edges},
+              {"mean_leaves", o.mean_leaves},
+              {"makespan_s", o.makespan_s},
+              {"gpu_utilization", o.gpu_utilization},
+              {"mean_wait_s", o.mean_wait_s},
+              {"mean_jct_s", o.mean_jct_s},
+              {"p95_jct_s", o.p95_jct_s},
+              {"rejected", o.rejected},
+              {"scheduler", std::move(scheduler)},
+              {"jobs", std::move(jobs)}};
+  if (o.nvlink.domains > 0) out["nvlink"] = nvlink_json(o.nvlink);
+  return out;
 }
 
 topo::PolicyOutcome outcome_from_json(const json& j, const std::string& file) { return outcome_from(j, file, ""); }

@@ -71,6 +71,18 @@ topo::Schedule read_schedule(std::istream& in, const std::string& path, const to
         throw topo::ParseError(path, 0,
                                fmt::format("{} (job {}): {} hosts but {} host_gpus", where, clipped(job.id),
                                            job.ring.size(), job.host_gpus.size()));
+      // What the job asked of the NVLink domains, when the schedule says.
+      if (j.contains("segment")) {
+        const json& seg = j.at("segment");
+        if (!seg.is_number_integer() || seg.get<int64_t>() < 0 || seg.get<int64_t>() > 1'000'000)
+          throw topo::ParseError(path, 0,
+                                 fmt::format("{}.segment: expected a whole number of hosts, 0 or more", where));
+        job.segment = static_cast<int>(seg.get<int64_t>());
+      }
+      if (j.contains("cpu_only")) {
+        job.cpu_only = j.at("cpu_only").get<bool>();
+        if (job.cpu_only) job.gpus = 0;
+      }
       if (job.end_s < job.start_s || job.start_s < job.submit_s)
         throw topo::ParseError(path, 0, fmt::format("{} (job {}): times out of order", where, clipped(job.id)));
       s.jobs.push_back(std::move(job));

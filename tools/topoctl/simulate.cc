@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/quote.h"
 #include "simulation/job_aware.h"
+#include "simulation/job_kinds.h"
 #include "simulation/outcome.h"
 #include "simulation/replay.h"
 #include "simulation/trace.h"
@@ -63,7 +64,9 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "PROFILE=WEIGHT,... over allreduce (data parallel), fsdp, alltoall (MoE), pipeline, mixed; see "
                  "simulation/mix.h for the default's sources")
       ->capture_default_str();
-  cmd.add_option("--mix-seed", o.mix_seed, "seed of the per-job profile draw")->capture_default_str();
+  cmd.add_option("--mix-seed", o.mix_seed,
+                 "seed of the per-job draws (profile; in simulate also --cpu-only and --segments)")
+      ->capture_default_str();
   cmd.add_option("--qps-hint", o.qps_hint,
                  "under ecmp:QPS: the NCCL_IB_QPS_PER_CONNECTION topo-aware's jobs whose ring crosses leaves "
                  "run with, as the Slurm plugin's EcmpQpsPerConnection sets it (never below QPS); 0: judge "
@@ -181,6 +184,26 @@ topo::TraceShape parse_shape(const std::string& spec) {
   return shape;
 }
 
+// On a fabric with NVLink domains: what each policy left of them.
+void print_domains(const topo::Comparison& c) {
+  if (std::none_of(c.policies.begin(), c.policies.end(),
+                   [](const topo::PolicyOutcome& p) { return p.nvlink.domains > 0; }))
+    return;
+  fmt::print("\nNVLink domains, after each job's start (a decision): free whole domains, largest free block:\n");
+  fmt::print("{:<11} {:>8} {:>9} {:>10} {:>9} {:>13} {:>15} {:>14} {:>10}\n", "policy", "domains", "decisions",
+             "free mean", "free min", "largest mean", "segments split", "segmented jobs", "CPU-only");
+  for (const topo::PolicyOutcome& p : c.policies) {
+    const topo::DomainFigures& d = p.nvlink;
+    fmt::print("{:<11} {:>8} {:>9} {:>10.2f} {:>9} {:>13.2f} {:>15} {:>14} {:>10}\n", p.policy, d.domains, d.decisions,
+               d.mean_free_whole_domains, d.min_free_whole_domains, d.mean_largest_free_block,
+               fmt::format("{} of {}", d.segments_split, d.segments), d.segmented_jobs,
+               fmt::format("{} ({} in)", d.cpu_only_jobs, d.cpu_only_jobs_in_domains));
+  }
+  fmt::print(
+      "segments split: segments (every segment-size consecutive hosts of a ring) not all in one domain; CPU-only: "
+      "jobs (of them holding hosts of a domain)\n");
+}
+
 void print_summary(const topo::Comparison& c) {
   fmt::print("{}\nfabric {}   trace {}   routing {}\n\n", c.title, c.fabric, c.trace,
              c.policies.empty() ? "-" : c.policies.front().routing);
@@ -201,6 +224,7 @@ void print_summary(const topo::Comparison& c) {
     for (const auto& [name, s] : p.profiles)
       fmt::print("{:<11} {:<10} {:>7} {:>9.3f} {:>9.3f}\n", p.policy, name, s.jobs, s.mean_slowdown, s.p95_slowdown);
   }
+  print_domains(c);
   fmt::print(
       "\nAR: allreduce jobs' AllReduce time over the ideal; A2A: every multi-host job's AllToAll alone "
       "over the ideal; spine edges: ring edges between leaves, summed; JCT: job completion time, wait + run (runs "
@@ -288,6 +312,8 @@ struct SimulateOptions {
   size_t max_jobs = 0, backfill_depth = 100;
   topo::DeferRule defer_rule;
   std::string profile;
+  topo::JobKinds kinds;
+  std::string segment_sizes = "2-18";
   std::string title, output;
   unsigned threads = 0;
   bool json = false;
@@ -304,6 +330,23 @@ CLI::Validator number_where(bool (*holds)(double), const std::string& what) {
       what);
 }
 
+// Which jobs run on CPUs only and which ask for NVLink segments
+// (simulation/job_kinds.h), for traces read and generated alike.
+void add_job_kind_options(CLI::App& cmd, SimulateOptions& o) {
+  cmd.add_option("--cpu-only", o.kinds.cpu_only_share,
+                 "share of jobs drawn to run on CPUs only: as many hosts as their GPUs would take, held whole, no "
+                 "collectives, no NVLink")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--segments", o.kinds.segment_share,
+                 "share of multi-host GPU jobs drawn to ask for NVLink segments (every SIZE consecutive hosts in "
+                 "one domain, as Slurm's --segment), SIZE drawn from --segment-sizes among the divisors of the "
+                 "job's hosts")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--segment-sizes", o.segment_sizes, "segment sizes in hosts: MIN-MAX or N")->capture_default_str();
+}
+
 void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   add_input_options(cmd, o.input);
   auto* source = cmd.add_option_group("trace");
@@ -312,7 +355,9 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   source->add_option("--generate", o.generate,
                      "a synthetic trace: jobs=N,load=X,seed=N,median=SECONDS (production-like size mix)");
   source->require_option(1);
-  cmd.add_option("--policies", o.policies, "comma-separated: linear, tree, topo-aware")->capture_default_str();
+  cmd.add_option("--policies", o.policies,
+                 "comma-separated: linear, tree, block (a fabric with NVLink domains), topo-aware")
+      ->capture_default_str();
   add_judge_options(cmd, o.judge);
   cmd.add_option("--scale-gpus", o.gpu_factor, "multiply every job's GPU count (trace scaling, step 2)")
       ->check(CLI::PositiveNumber);
@@ -323,6 +368,7 @@ void add_simulate_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--backfill-depth", o.backfill_depth, "queued jobs looked at per scheduling pass")
       ->check(CLI::PositiveNumber);
   add_profile_option(cmd, o.profile);
+  add_job_kind_options(cmd, o);
   cmd.add_option("--defer-above", o.defer_rule.above_slowdown,
                  "leave a job queued while the model estimates its best placement more than this many times "
                  "slower than its best on the idle fabric (e.g. 1.10), for at most --defer-share of its run; "
@@ -369,6 +415,9 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.backfill_depth = o.backfill_depth;
   r.defer_rule = o.defer_rule;
   r.stretch = stretch_of(o.judge);
+  r.kinds = o.kinds;
+  r.kinds.seed = o.judge.mix_seed;
+  topo::parse_segment_sizes(o.segment_sizes, r.kinds);
   return r;
 }
 
@@ -399,12 +448,13 @@ Run add_simulate(CLI::App& app) {
 
     unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
     topo::Comparison c;
-    c.policies =
-        replay_and_judge(topo::SwitchTree(fabric), trace, policies, replay_options(o, profile, mix), o.judge, threads);
+    const topo::ReplayOptions replaying = replay_options(o, profile, mix);
+    c.policies = replay_and_judge(topo::SwitchTree(fabric), trace, policies, replaying, o.judge, threads);
     c.fabric = o.input.synthetic.empty() ? fmt::format("{} snapshot {}", o.input.db_path, o.input.snapshot)
                                          : o.input.synthetic;
     c.trace = trace.source + scaling;
     c.trace += o.profile.empty() ? ", mix " + topo::mix_text(mix) : fmt::format(", every job {}", topo::name(profile));
+    if (std::string kinds = topo::job_kinds_text(replaying.kinds); !kinds.empty()) c.trace += ", " + kinds;
     c.trace += judged_by(o.judge);
     if (o.defer_rule.enabled())
       c.trace += fmt::format(
