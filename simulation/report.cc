@@ -13,14 +13,16 @@ namespace {
 
 constexpr std::string_view kTopoAware = "topo-aware";
 constexpr std::string_view kTree = "tree";
+constexpr std::string_view kBlock = "block";
 constexpr std::string_view kLinear = "linear";
 
-// The goals against topology/tree.
-constexpr double kExcessReductionGoal = 50;     // % lower: at most half of tree's
+// The goals against topology/tree (and topology/block, on a fabric with
+// NVLink domains).
+constexpr double kExcessReductionGoal = 50;     // % lower: at most half of the reference's
 constexpr double kP95Goal = 1.10;               // topo-aware's p95 AllReduce slowdown at most
 constexpr double kSpineEdgeReductionGoal = 50;  // % fewer
 constexpr double kMakespanToleranceGoal = 2;    // % either way
-constexpr double kSchedulerRatioGoal = 2;       // times tree's
+constexpr double kSchedulerRatioGoal = 2;       // times the reference's
 // Below this mean excess tree is at the ideal, and a relative cut of noise
 // says nothing: the goal is then met when topo-aware is there too.
 constexpr double kNegligibleExcess = 0.001;
@@ -93,8 +95,8 @@ std::optional<double> percent_change(double value, double reference) {
 
 namespace {
 
-// A goal of cutting a figure by at least `goal` percent against tree's,
-// `pct` the change from tree's: met or short by how many points, worded
+// A goal of cutting a figure by at least `goal` percent against the reference's,
+// `pct` the change from the reference's: met or short by how many points, worded
 // with `words` (less, more) and the two figures. Equal figures are a 0.0%
 // cut, never "-0.0%".
 void judge_reduction(GoalVerdict& g, double pct, double goal, std::pair<std::string_view, std::string_view> words,
@@ -106,25 +108,25 @@ void judge_reduction(GoalVerdict& g, double pct, double goal, std::pair<std::str
 
 // The mean excess over the ideal: every job an allreduce job, its
 // AllReduce; a mix, every profile.
-GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
   GoalVerdict g;
   bool mixed =
       topo_aware.profiles.size() > 1 || (topo_aware.profiles.size() == 1 && !topo_aware.profiles.contains("allreduce"));
-  g.goal = fmt::format("mean {} excess over ideal (slowdown - 1) at least {:.0f}% lower than tree's",
-                       mixed ? "slowdown (all profiles)" : "AllReduce", kExcessReductionGoal);
+  g.goal = fmt::format("mean {} excess over ideal (slowdown - 1) at least {:.0f}% lower than {}'s",
+                       mixed ? "slowdown (all profiles)" : "AllReduce", kExcessReductionGoal, ref.policy);
   double mine = excess(mixed ? topo_aware.mean_slowdown : topo_aware.mean_allreduce_slowdown),
-         theirs = excess(mixed ? tree.mean_slowdown : tree.mean_allreduce_slowdown);
+         theirs = excess(mixed ? ref.mean_slowdown : ref.mean_allreduce_slowdown);
   if (std::isfinite(mine) && std::isfinite(theirs) && theirs < kNegligibleExcess) {
-    // tree is at the ideal already: there is nothing to cut by a quarter.
+    // The reference is at the ideal already: there is nothing to cut by a quarter.
     g.met = mine < kNegligibleExcess;
-    g.measured = fmt::format("tree's is negligible ({} vs {}, below {})", excess_text(mine), excess_text(theirs),
-                             kNegligibleExcess);
+    g.measured = fmt::format("{}'s is negligible ({} vs {}, below {})", ref.policy, excess_text(mine),
+                             excess_text(theirs), kNegligibleExcess);
   } else if (std::optional<double> pct = percent_change(mine, theirs)) {
     judge_reduction(g, *pct, kExcessReductionGoal, {"lower", "higher"},
                     fmt::format("{} vs {}", excess_text(mine), excess_text(theirs)));
   } else if (!std::isfinite(theirs) && std::isfinite(mine)) {
     g.met = true;
-    g.measured = fmt::format("tree's is infinite (a full cable), topo-aware's {:.3f}", mine);
+    g.measured = fmt::format("{}'s is infinite (a full cable), topo-aware's {:.3f}", ref.policy, mine);
   } else if (!std::isfinite(mine)) {
     g.met = false;
     g.measured = "topo-aware's is infinite (a full cable)";
@@ -135,33 +137,35 @@ GoalVerdict excess_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tr
   return g;
 }
 
-GoalVerdict spine_edge_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+GoalVerdict spine_edge_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
   GoalVerdict g;
-  g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than tree's", kSpineEdgeReductionGoal);
-  double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(tree.spine_ring_edges);
+  g.goal = fmt::format("ring edges over spines at least {:.0f}% fewer than {}'s", kSpineEdgeReductionGoal, ref.policy);
+  double mine = static_cast<double>(topo_aware.spine_ring_edges), theirs = static_cast<double>(ref.spine_ring_edges);
   if (std::optional<double> pct = percent_change(mine, theirs)) {
     judge_reduction(g, *pct, kSpineEdgeReductionGoal, {"fewer", "more"},
-                    fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges));
+                    fmt::format("{} vs {}", topo_aware.spine_ring_edges, ref.spine_ring_edges));
   } else {
     g.met = mine == 0;
-    g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, tree.spine_ring_edges);
+    g.measured = fmt::format("{} vs {}", topo_aware.spine_ring_edges, ref.spine_ring_edges);
   }
   return g;
 }
 
-GoalVerdict p95_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+GoalVerdict p95_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
   GoalVerdict g;
   g.goal = fmt::format("p95 AllReduce slowdown at most {:.2f}", kP95Goal);
   g.met = topo_aware.p95_allreduce_slowdown <= kP95Goal;
-  g.measured = fmt::format("{:.3f} (tree {:.3f})", topo_aware.p95_allreduce_slowdown, tree.p95_allreduce_slowdown);
+  g.measured =
+      fmt::format("{:.3f} ({} {:.3f})", topo_aware.p95_allreduce_slowdown, ref.policy, ref.p95_allreduce_slowdown);
   if (!g.met) g.measured += fmt::format("; over by {:.3f}", topo_aware.p95_allreduce_slowdown - kP95Goal);
   return g;
 }
 
-// `what` (makespan, utilization) within the tolerance of tree's, either way.
-GoalVerdict within_goal(std::string_view what, double mine, double theirs, std::string (*text)(double)) {
+// `what` (makespan, utilization) within the tolerance of `ref`'s, either way.
+GoalVerdict within_goal(std::string_view what, std::string_view ref, double mine, double theirs,
+                        std::string (*text)(double)) {
   GoalVerdict g;
-  g.goal = fmt::format("{} within {:.0f}% of tree's", what, kMakespanToleranceGoal);
+  g.goal = fmt::format("{} within {:.0f}% of {}'s", what, kMakespanToleranceGoal, ref);
   if (std::optional<double> pct = percent_change(mine, theirs)) {
     g.met = std::abs(*pct) <= kMakespanToleranceGoal;
     g.measured = fmt::format("{:+.2f}% ({} vs {})", *pct, text(mine), text(theirs));
@@ -173,10 +177,10 @@ GoalVerdict within_goal(std::string_view what, double mine, double theirs, std::
   return g;
 }
 
-GoalVerdict scheduler_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& tree, const std::string& key) {
+GoalVerdict scheduler_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref, const std::string& key) {
   GoalVerdict g;
-  g.goal = fmt::format("scheduler time ({}) at most {:.0f}x tree's", key, kSchedulerRatioGoal);
-  double mine = topo_aware.scheduler.at(key), theirs = tree.scheduler.at(key);
+  g.goal = fmt::format("scheduler time ({}) at most {:.0f}x {}'s", key, kSchedulerRatioGoal, ref.policy);
+  double mine = topo_aware.scheduler.at(key), theirs = ref.scheduler.at(key);
   if (theirs > 0 && std::isfinite(theirs) && std::isfinite(mine)) {
     double ratio = mine / theirs;
     g.met = ratio <= kSchedulerRatioGoal;
@@ -189,17 +193,48 @@ GoalVerdict scheduler_goal(const PolicyOutcome& topo_aware, const PolicyOutcome&
   return g;
 }
 
+// Segments split across NVLink domains: none.
+GoalVerdict segments_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
+  GoalVerdict g;
+  g.goal = "segments split across NVLink domains: none";
+  const DomainFigures &mine = topo_aware.nvlink, &theirs = ref.nvlink;
+  g.met = mine.segments_split == 0;
+  g.measured = fmt::format("{} of {} ({} {} of {})", mine.segments_split, mine.segments, ref.policy,
+                           theirs.segments_split, theirs.segments);
+  return g;
+}
+
+// Whole domains left free for large jobs, on average over the decisions.
+GoalVerdict free_domains_goal(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
+  GoalVerdict g;
+  g.goal = fmt::format("free whole NVLink domains after each decision, on average, no fewer than {}'s", ref.policy);
+  const DomainFigures &mine = topo_aware.nvlink, &theirs = ref.nvlink;
+  g.met = mine.mean_free_whole_domains >= theirs.mean_free_whole_domains;
+  g.measured = fmt::format("{:.2f} vs {:.2f} (minimum {} vs {})", mine.mean_free_whole_domains,
+                           theirs.mean_free_whole_domains, mine.min_free_whole_domains, theirs.min_free_whole_domains);
+  if (!g.met)
+    g.measured += fmt::format("; short by {:.2f}", theirs.mean_free_whole_domains - mine.mean_free_whole_domains);
+  return g;
+}
+
 }  // namespace
 
-std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& tree) {
+std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& ref) {
   std::vector<GoalVerdict> goals;
-  goals.push_back(excess_goal(topo_aware, tree));
-  goals.push_back(spine_edge_goal(topo_aware, tree));
-  if (topo_aware.profiles.contains("allreduce")) goals.push_back(p95_goal(topo_aware, tree));
-  goals.push_back(within_goal("makespan", topo_aware.makespan_s, tree.makespan_s, seconds_text));
-  goals.push_back(within_goal("GPU utilization", topo_aware.gpu_utilization, tree.gpu_utilization, percent_text));
-  if (std::optional<std::string> key = common_scheduler_key(topo_aware, tree))
-    goals.push_back(scheduler_goal(topo_aware, tree, *key));
+  goals.push_back(excess_goal(topo_aware, ref));
+  // topology/block's goals leave the spines out: the domains, not the
+  // leaves, are what it is judged on.
+  if (ref.policy != kBlock) goals.push_back(spine_edge_goal(topo_aware, ref));
+  if (topo_aware.profiles.contains("allreduce")) goals.push_back(p95_goal(topo_aware, ref));
+  goals.push_back(within_goal("makespan", ref.policy, topo_aware.makespan_s, ref.makespan_s, seconds_text));
+  goals.push_back(
+      within_goal("GPU utilization", ref.policy, topo_aware.gpu_utilization, ref.gpu_utilization, percent_text));
+  if (topo_aware.nvlink.domains > 0 && ref.nvlink.domains > 0) {
+    goals.push_back(segments_goal(topo_aware, ref));
+    goals.push_back(free_domains_goal(topo_aware, ref));
+  }
+  if (std::optional<std::string> key = common_scheduler_key(topo_aware, ref))
+    goals.push_back(scheduler_goal(topo_aware, ref, *key));
   return goals;
 }
 
@@ -333,10 +368,36 @@ void change_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcom
         percent_change(mine.scheduler.at(*key), theirs.scheduler.at(*key)));
 }
 
+// On a fabric with NVLink domains: what each policy left of them.
+void domain_table(std::string& md, const Comparison& run) {
+  if (std::none_of(run.policies.begin(), run.policies.end(),
+                   [](const PolicyOutcome& p) { return p.nvlink.domains > 0; }))
+    return;
+  md +=
+      "\nNVLink domains, after each job's start (a placement decision): domains none of whose hosts runs a job, "
+      "and the most free hosts in one domain; segments (every segment-size consecutive hosts of a ring) split "
+      "across domains; CPU-only jobs and those holding hosts of a domain:\n\n"
+      "| policy | domains | decisions | free whole domains, mean | minimum | largest free block, mean | segments "
+      "split | segmented jobs | CPU-only jobs (in domains) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const PolicyOutcome& p : run.policies) {
+    const DomainFigures& d = p.nvlink;
+    md += fmt::format("| {} | {} | {} | {:.2f} | {} | {:.2f} | {} of {} | {} | {} ({}) |\n", cell(p.policy), d.domains,
+                      d.decisions, d.mean_free_whole_domains, d.min_free_whole_domains, d.mean_largest_free_block,
+                      d.segments_split, d.segments, d.segmented_jobs, d.cpu_only_jobs, d.cpu_only_jobs_in_domains);
+  }
+}
+
+void goal_table(std::string& md, const PolicyOutcome& mine, const PolicyOutcome& ref, std::string_view plugin) {
+  md += fmt::format("\n### Goals against {}\n\n| goal | measured | verdict |\n|---|---|---|\n", plugin);
+  for (const GoalVerdict& g : judge_goals(mine, ref))
+    md += fmt::format("| {} | {} | {} |\n", cell(g.goal), cell(g.measured), g.met ? "pass" : "**miss**");
+}
+
 }  // namespace
 
 std::string report_markdown(std::span<const Comparison> runs, std::string_view picture_file) {
-  std::string md = "# topo-aware against Slurm's topology/tree\n\n";
+  const bool blocks = std::any_of(runs.begin(), runs.end(), [](const Comparison& r) { return find_policy(r, kBlock); });
+  std::string md = fmt::format("# topo-aware against Slurm's topology/tree{}\n\n", blocks ? " and topology/block" : "");
   md +=
       "Slowdown is a job's collective time over the ideal: the same hosts alone on a non-blocking fabric "
       "(AllReduce in the job's ring order, judged with the traffic of the jobs running beside it and "
@@ -349,22 +410,22 @@ std::string report_markdown(std::span<const Comparison> runs, std::string_view p
     md += fmt::format("## {}\n\n", run.title.empty() ? "replay" : run.title);
     md += fmt::format("Fabric: `{}`  \nTrace: `{}`\n\n", run.fabric, run.trace);
     policy_table(md, run);
+    domain_table(md, run);
     no_choice_table(md, run);
 
     const PolicyOutcome* mine = find_policy(run, kTopoAware);
     const PolicyOutcome* tree = find_policy(run, kTree);
     const PolicyOutcome* linear = find_policy(run, kLinear);
+    const PolicyOutcome* block = find_policy(run, kBlock);
     if (!mine) {
       md += "\nNo topo-aware policy in this run: nothing to compare.\n\n";
       continue;
     }
+    if (block) change_table(md, *mine, *block);
     if (tree) change_table(md, *mine, *tree);
     if (linear) change_table(md, *mine, *linear);
-    if (tree) {
-      md += "\n### Goals against topology/tree\n\n| goal | measured | verdict |\n|---|---|---|\n";
-      for (const GoalVerdict& g : judge_goals(*mine, *tree))
-        md += fmt::format("| {} | {} | {} |\n", cell(g.goal), cell(g.measured), g.met ? "pass" : "**miss**");
-    }
+    if (block) goal_table(md, *mine, *block, "topology/block");
+    if (tree) goal_table(md, *mine, *tree, "topology/tree");
     md += "\n";
   }
   return md;

@@ -32,17 +32,22 @@ struct GoalVerdict {
   bool met = false;
 };
 
-// The goals that can be judged from the two outcomes: excess of the mean
-// AllReduce slowdown over 1 at least 25% lower; spine ring edges at least
-// 50% fewer; makespan and GPU utilization within 2% (relative); and the
+// The goals that can be judged from the two outcomes, against a reference
+// policy (tree, or block on a fabric with NVLink domains): excess of the
+// mean AllReduce slowdown over 1 at least 50% lower; spine ring edges at
+// least 50% fewer (not against block, which is judged on the domains);
+// makespan and GPU utilization within 2% (relative); when both have NVLink
+// domains, no segment split across domains and free whole domains per
+// decision on average no fewer than the reference's; and the
 // scheduler's time per decision at most 2x, judged only when both outcomes
 // carry the same figure ("job_test_mean_us", the select plugin's timing of
 // run-now tests, first, else slurmctld's "sdiag_main_mean_cycle_us", else
 // the simulator's "placement_mean_us"). A goal whose
 // reference is zero or not finite is judged from the values themselves
-// (e.g. 0 spine edges against 0 passes); a mean excess of tree's below
-// 0.001 counts as the ideal, and the goal is met when topo-aware's is too.
-std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& tree);
+// (e.g. 0 spine edges against 0 passes); a mean excess of the reference's
+// below 0.001 counts as the ideal, and the goal is met when topo-aware's is
+// too.
+std::vector<GoalVerdict> judge_goals(const PolicyOutcome& topo_aware, const PolicyOutcome& reference);
 
 // Relative change of `value` against `reference` in percent (negative:
 // lower); empty when it cannot be said (zero or infinite reference).
@@ -51,7 +56,8 @@ std::optional<double> percent_change(double value, double reference);
 // The markdown page: per run a table of the policies' figures, a table of
 // the scheduler's own figures when any policy has them, how many jobs had
 // no choice of hosts and their share of the excess (when known), topo-aware's
-// changes against tree and against linear, and the goals against tree.
+// changes against block, tree and linear, the NVLink domains' figures on a
+// fabric with domains, and the goals against block and tree.
 // `picture_file` (e.g. "slowdown-cdf.svg") is linked as an image; empty
 // leaves the link out.
 std::string report_markdown(std::span<const Comparison> runs, std::string_view picture_file);

@@ -585,5 +585,99 @@ TEST(ReportCli, WritesTheReportAndPictureFromResultsFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// On a fabric with NVLink domains the report compares topo-aware with
+// topology/block too: the domains' table, the goals against block
+// (segments, free whole domains; no spine goal), and the figures survive
+// the results JSON.
+TEST(Report, JudgesTopoAwareAgainstBlockOnNvlinkDomains) {
+  Comparison c = sample();
+  c.policies.erase(c.policies.begin());  // tree, topo-aware
+  PolicyOutcome block = c.policies[0];
+  block.policy = "block";
+  block.spine_ring_edges = 0;
+  auto figures = [](double free_mean, int free_min, long split) {
+    DomainFigures d;
+    d.domains = 16;
+    d.decisions = 100;
+    d.mean_free_whole_domains = free_mean;
+    d.min_free_whole_domains = free_min;
+    d.mean_largest_free_block = 12.5;
+    d.segmented_jobs = 20;
+    d.segments = 50;
+    d.segments_split = split;
+    d.cpu_only_jobs = 9;
+    d.cpu_only_jobs_in_domains = 4;
+    return d;
+  };
+  c.policies[0].nvlink = figures(1.5, 0, 17);  // tree
+  block.nvlink = figures(2.25, 1, 3);
+  c.policies[1].nvlink = figures(3.0, 1, 0);  // topo-aware
+  c.policies.insert(c.policies.begin() + 1, block);
+  c.policies[2].jobs[0].segment = 2;
+  c.policies[2].jobs[0].segments_split = 1;
+  c.policies[2].jobs[1].cpu_only = true;
+
+  std::vector<GoalVerdict> goals = judge_goals(c.policies[2], c.policies[1]);
+  EXPECT_EQ(goal(goals, "spines"), nullptr);
+  ASSERT_NE(goal(goals, "segments split"), nullptr);
+  EXPECT_TRUE(goal(goals, "segments split")->met);
+  EXPECT_EQ(goal(goals, "segments split")->measured, "0 of 50 (block 3 of 50)");
+  ASSERT_NE(goal(goals, "free whole"), nullptr);
+  EXPECT_TRUE(goal(goals, "free whole")->met);
+  EXPECT_EQ(goal(goals, "free whole")->measured, "3.00 vs 2.25 (minimum 1 vs 1)");
+  EXPECT_TRUE(contains(goal(goals, "excess")->goal, "block's"));
+  PolicyOutcome fragmenting = c.policies[2];
+  fragmenting.nvlink.mean_free_whole_domains = 2;
+  fragmenting.nvlink.segments_split = 2;
+  goals = judge_goals(fragmenting, c.policies[1]);
+  EXPECT_FALSE(goal(goals, "segments split")->met);
+  EXPECT_FALSE(goal(goals, "free whole")->met);
+  EXPECT_TRUE(contains(goal(goals, "free whole")->measured, "short by 0.25"));
+  // Against tree the spines still count.
+  EXPECT_NE(goal(judge_goals(c.policies[2], c.policies[0]), "spines"), nullptr);
+
+  std::string md = report_markdown(std::span<const Comparison>(&c, 1), "");
+  EXPECT_TRUE(contains(md, "# topo-aware against Slurm's topology/tree and topology/block")) << md;
+  EXPECT_TRUE(contains(md, "### topo-aware against block")) << md;
+  EXPECT_TRUE(contains(md, "### Goals against topology/block")) << md;
+  EXPECT_TRUE(contains(md, "### Goals against topology/tree")) << md;
+  EXPECT_TRUE(contains(md, "| block | 16 | 100 | 2.25 | 1 | 12.50 | 3 of 50 | 20 | 9 (4) |")) << md;
+  EXPECT_TRUE(contains(md, "| segments split across NVLink domains: none | 0 of 50 (block 3 of 50) | pass |")) << md;
+  // Without domains, no domain table.
+  EXPECT_FALSE(
+      contains(report_markdown(std::span<const Comparison>(std::vector<Comparison>{sample()}), ""), "NVLink domains"));
+
+  nlohmann::json j = topoctl::to_json(c);
+  EXPECT_FALSE(topoctl::to_json(sample())["policies"]["tree"].contains("nvlink"));
+  Comparison back = topoctl::comparison_from_json(nlohmann::json::parse(j.dump()), "results.json");
+  ASSERT_EQ(back.policies.size(), 3u);
+  EXPECT_EQ(back.policies[1].policy, "block");
+  for (size_t i = 0; i < 3; ++i) {
+    const DomainFigures &a = back.policies[i].nvlink, &b = c.policies[i].nvlink;
+    EXPECT_EQ(a.domains, b.domains);
+    EXPECT_EQ(a.decisions, b.decisions);
+    EXPECT_EQ(a.mean_free_whole_domains, b.mean_free_whole_domains);
+    EXPECT_EQ(a.min_free_whole_domains, b.min_free_whole_domains);
+    EXPECT_EQ(a.mean_largest_free_block, b.mean_largest_free_block);
+    EXPECT_EQ(a.segmented_jobs, b.segmented_jobs);
+    EXPECT_EQ(a.segments, b.segments);
+    EXPECT_EQ(a.segments_split, b.segments_split);
+    EXPECT_EQ(a.cpu_only_jobs, b.cpu_only_jobs);
+    EXPECT_EQ(a.cpu_only_jobs_in_domains, b.cpu_only_jobs_in_domains);
+  }
+  EXPECT_EQ(back.policies[2].jobs[0].segment, 2);
+  EXPECT_EQ(back.policies[2].jobs[0].segments_split, 1);
+  EXPECT_TRUE(back.policies[2].jobs[1].cpu_only);
+  EXPECT_FALSE(back.policies[2].jobs[0].cpu_only);
+  // A bad figure names its key.
+  j["policies"]["block"]["nvlink"]["segments_split"] = -1;
+  try {
+    topoctl::comparison_from_json(j, "r.json");
+    ADD_FAILURE() << "a negative count was read";
+  } catch (const ParseError& e) {
+    EXPECT_TRUE(contains(e.what(), "policies.block.nvlink.segments_split")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace topo
