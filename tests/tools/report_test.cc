@@ -617,8 +617,11 @@ TEST(Report, JudgesTopoAwareAgainstBlockOnNvlinkDomains) {
   c.policies[2].jobs[0].segments_split = 1;
   c.policies[2].jobs[1].cpu_only = true;
 
+  c.policies[1].scheduler["placement_mean_us"] = 1;
+  c.policies[2].scheduler["placement_mean_us"] = 9;
   std::vector<GoalVerdict> goals = judge_goals(c.policies[2], c.policies[1]);
   EXPECT_EQ(goal(goals, "spines"), nullptr);
+  EXPECT_EQ(goal(goals, "scheduler time"), nullptr);
   ASSERT_NE(goal(goals, "segments split"), nullptr);
   EXPECT_TRUE(goal(goals, "segments split")->met);
   EXPECT_EQ(goal(goals, "segments split")->measured, "0 of 50 (block 3 of 50)");
