@@ -26,6 +26,16 @@
 #  5. --speed-table: only the speed goals Google Benchmark measures
 #     (scripts/speed-table.py): runs them and writes their table, one row
 #     per goal, into docs/benchmarks.md.
+#  6. --block-goal: only the side by side with Slurm's topology/block: ITP
+#     traces 01-05 (or --goal-traces) on 4-GPU hosts at load 0.9, and 2,000
+#     generated jobs (a tail larger than a domain), on a GB200-like cluster
+#     (nvl72:racks=16,oversub=2: 16 NVL72 racks of 18 trays, a rack an
+#     NVLink domain, 2:1 rail-optimized scale-out) routed static:ftree,
+#     policies tree, block and topo-aware, the default mix, a share of the
+#     multi-host jobs in segments (--segments 0.3, sizes 2-18 hosts) and a
+#     share CPU-only (--cpu-only 0.1); prints per run the segments split,
+#     free whole domains per decision, slowdowns, makespan and utilization,
+#     and writes sim-block-<run>.json and block-report/.
 #  --no-stretch: every simulation with runs as the trace says (topoctl
 #     simulate --no-stretch); by default a slower placement runs longer
 #     (docs/simulation.md, "Run times that feel the placement").
@@ -43,6 +53,7 @@
 #          [--score-only] [--no-cluster] [--no-simulation]
 #          [--routing-goal [--goal-traces 01,02,03,04,05]]
 #          [--judge-speed [--sharing flows,stationary,steps]] [--speed-table]
+#          [--block-goal [--goal-traces 01,02,03,04,05]]
 #          [--no-stretch]
 #
 # Cluster defaults: 32 hosts on 8 leaves of 4 (2:1, 2 spines), rows 0-79 of
@@ -65,6 +76,7 @@ namings=interleaved,contiguous
 policies=tree,topo-aware
 score_only=0 cluster=1 simulation=1 routing_goal=0 goal_traces=01,02,03,04,05
 judge_speed=0 sharings=flows,stationary
+block_goal=0
 speed_table=0
 stretch_args=()
 sim_fabric=leafspine:leaves=128,hosts_per_leaf=32,spines=16,oversub=2
@@ -81,6 +93,7 @@ while [ $# -gt 0 ]; do
     --routing-goal) routing_goal=1; shift; continue ;;
     --judge-speed) judge_speed=1; shift; continue ;;
     --speed-table) speed_table=1; shift; continue ;;
+    --block-goal) block_goal=1; shift; continue ;;
     --no-stretch) stretch_args=(--no-stretch); shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value"
@@ -142,8 +155,56 @@ simulate() { # name title topoctl-simulate-args...: run from the checkout, so th
 }
 rel() { realpath -m --relative-to="$root" "$1"; } # a path as the results show it
 
+# The side by side with topology/block: a row per policy of one run's results.
+block_rows() { # results.json run-name
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for name in ("tree", "block", "topo-aware"):
+    p = doc["policies"].get(name)
+    if p is None:
+        continue
+    d = p.get("nvlink", {})
+    ar = "%.3f / %.3f" % (p["mean_allreduce_slowdown"] or float("inf"), p["p95_allreduce_slowdown"] or float("inf"))
+    print("%-6s %-10s %9s %10.2f %8d %10.3f %15s %10.0f %6.1f%% %9.0f" % (
+        sys.argv[2], name, "%d/%d" % (d.get("segments_split", 0), d.get("segments", 0)),
+        d.get("mean_free_whole_domains", 0), d.get("min_free_whole_domains", 0),
+        p["mean_slowdown"] or float("inf"), ar, p["makespan_s"], 100 * p["gpu_utilization"], p["mean_jct_s"]))
+PY
+}
+
 started=$(date +%s)
 scores=()
+if [ "$block_goal" = 1 ]; then
+  block_fabric=nvl72:racks=16,oversub=2
+  block_args=(--gpus-per-host 4 --load 0.9 --synthetic "$block_fabric" --routing static:ftree
+    --policies tree,block,topo-aware --segments 0.3 --segment-sizes 2-18 --cpu-only 0.1)
+  IFS=, read -r -a block_traces <<<"$goal_traces"
+  block_runs=() block_results=()
+  for t in "${block_traces[@]}" generated; do
+    name=block-$t
+    if [ "$t" = generated ]; then
+      trace_args=(--generate jobs=2000,load=0.9,seed=1)
+      title="topology/block: 2,000 generated jobs, 16 NVL72 racks (288 x 4 GPUs), 2:1 rails, static:ftree"
+    else
+      csv=$(rel "$root/tests/fixtures/traces/itp/cluster$t.csv")
+      [ -r "$root/$csv" ] || die "no trace $csv"
+      trace_args=(--trace "$csv")
+      title="topology/block: ITP cluster$t (load 0.9), 16 NVL72 racks (288 x 4 GPUs), 2:1 rails, static:ftree"
+    fi
+    if [ "$score_only" = 0 ]; then
+      say "block goal: $t ($(($(date +%s) - started)) s so far)"
+      simulate "$name" "$title" "${trace_args[@]}" "${block_args[@]}" || die "topoctl simulate failed"
+    fi
+    block_runs+=("$t") block_results+=("$results/sim-$name.json")
+  done
+  printf '%-6s %-10s %9s %10s %8s %10s %15s %10s %7s %9s\n' run policy 'seg split' 'free dom' 'free min' \
+    'mean slow' 'AR mean / p95' 'makespan s' util 'JCT s'
+  for i in "${!block_runs[@]}"; do block_rows "${block_results[$i]}" "${block_runs[$i]}"; done
+  report "$results/block-report" "${block_results[@]}" || die "topoctl report failed"
+  say "block goal: report in $results/block-report ($(($(date +%s) - started)) s)"
+  exit 0
+fi
 if [ "$judge_speed" = 1 ]; then
   speed_fabric=leafspine:leaves=32,hosts_per_leaf=16,spines=8,oversub=2,naming=contiguous
   IFS=, read -r -a speed_traces <<<"$goal_traces"
