@@ -428,7 +428,8 @@ Run add_simulate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "simulate",
       "Replay a job trace on a fabric under several placement policies (linear: cons_tres alone; tree: Slurm's "
-      "topology/tree; topo-aware) and compare what their placements cost the jobs' collectives");
+      "topology/tree; block: its topology/block, on NVLink domains; topo-aware) and compare what their placements cost "
+      "the jobs' collectives");
   add_simulate_options(*cmd, *opts);
   return [opts]() {
     const SimulateOptions& o = *opts;
