@@ -48,6 +48,7 @@
 #include "routing/route.h"
 #include "routing/routing_engine.h"
 #include "tests/system/ibsim_processes.h"
+#include "tests/system/live_tables_child.h"
 
 extern char** environ;
 
@@ -60,31 +61,6 @@ using namespace system_test;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-// ---------------------------------------------------------------------------
-// The child: discover live with LIDs, read the tables live, write both.
-
-int run_child() {
-  const char* dir = std::getenv("TOPO_ROUTING_OUT");
-  if (!dir) return 3;
-  try {
-    Fabric f = discover_ibnetdisc({});
-    f.set_routing(read_lfts_live({}, f));
-    std::ofstream fabric_out(fs::path(dir) / "live.ibnetdiscover");
-    write_ibnetdiscover(f, fabric_out);
-    std::ofstream lfts_out(fs::path(dir) / "live.lfts");
-    write_opensm_lfts(f, lfts_out);
-  } catch (const std::exception& e) {
-    std::ofstream(fs::path(dir) / "live.error") << e.what();
-    return 2;
-  }
-  return 0;
-}
-
-const bool kChild = [] {
-  if (std::getenv("TOPO_ROUTING_CHILD")) std::exit(run_child());
-  return false;
-}();
 
 // ---------------------------------------------------------------------------
 // Processes: tests/system/ibsim_processes.h.
@@ -112,11 +88,8 @@ class Simulator {
   // The child's live fabric and tables, in `out`.
   void read_live(const fs::path& out) {
     fs::create_directories(out);
-    Process child({fs::read_symlink("/proc/self/exe").string()},
-                  env({"TOPO_ROUTING_CHILD=1", "TOPO_ROUTING_OUT=" + out.string()}), dir(), out / "child.log", false);
-    auto status = child.wait(60s);
-    if (!status || fs::exists(out / "live.error"))
-      throw std::runtime_error("live reading failed: " + read_file(out / "live.error") + read_file(out / "child.log"));
+    std::string why = run_live_tables_child(sim_, out);
+    if (!why.empty()) throw std::runtime_error("live reading failed: " + why);
   }
 
   std::string tracert(uint32_t from, uint32_t to) {

@@ -41,6 +41,7 @@
 #include "routing/route.h"
 #include "routing/routing_check.h"
 #include "tests/system/ibsim_processes.h"
+#include "tests/system/live_tables_child.h"
 
 extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
 
@@ -49,29 +50,6 @@ namespace {
 
 using namespace system_test;
 using nlohmann::json;
-
-// The child: the fabric and its tables, read live, written to TOPO_ROUTE_OUT.
-int run_child() {
-  const char* dir = std::getenv("TOPO_ROUTE_OUT");
-  if (!dir) return 3;
-  try {
-    Fabric f = discover_ibnetdisc({});
-    f.set_routing(read_lfts_live({}, f));
-    std::ofstream fabric_out(fs::path(dir) / "live.ibnetdiscover");
-    write_ibnetdiscover(f, fabric_out);
-    std::ofstream lfts_out(fs::path(dir) / "live.lfts");
-    write_opensm_lfts(f, lfts_out);
-  } catch (const std::exception& e) {
-    std::ofstream(fs::path(dir) / "live.error") << e.what();
-    return 2;
-  }
-  return 0;
-}
-
-const bool kChild = [] {
-  if (std::getenv("TOPO_ROUTE_CHILD")) std::exit(run_child());
-  return false;
-}();
 
 struct CliRun {
   int status = -1;
@@ -103,15 +81,8 @@ class RouteApply : public ::testing::Test {
     std::string why;
     for (auto deadline = std::chrono::steady_clock::now() + 90s; std::chrono::steady_clock::now() < deadline;
          std::this_thread::sleep_for(1s)) {
-      fs::remove(out / "live.error");
-      Process child({fs::read_symlink("/proc/self/exe").string()},
-                    sim_->env({"TOPO_ROUTE_CHILD=1", "TOPO_ROUTE_OUT=" + out.string()}), dir(), out / "child.log",
-                    false);
-      auto status = child.wait(60s);
-      if (!status || fs::exists(out / "live.error")) {
-        why = read_file(out / "live.error") + read_file(out / "child.log");
-        continue;
-      }
+      why = run_live_tables_child(*sim_, out);
+      if (!why.empty()) continue;
       Fabric f = read_ibnetdiscover_file((out / "live.ibnetdiscover").string());
       f.set_routing(read_opensm_lfts_file((out / "live.lfts").string(), f));
       if (f.hcas().size() == written_.hcas().size() && check_up_down(f, f.routing()).empty()) return f;
