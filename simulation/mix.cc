@@ -6,23 +6,19 @@
 
 #include <fmt/format.h>
 
+#include "placement/profile_items.h"
+
 namespace topo {
 
 Mix parse_mix(std::string_view text, uint64_t seed) {
   Mix mix;
   mix.seed = seed;
   double total = 0;
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    auto profile = eq == std::string_view::npos ? std::nullopt : parse_profile(item.substr(0, eq));
+  for (const ProfileItem& item : profile_items(text)) {
     double weight = 0;
     bool number = false;
-    if (eq != std::string_view::npos) {
-      std::string w(item.substr(eq + 1));
+    if (item.value) {
+      std::string w(*item.value);
       try {
         size_t used = 0;
         weight = std::stod(w, &used);
@@ -30,11 +26,12 @@ Mix parse_mix(std::string_view text, uint64_t seed) {
       } catch (const std::exception&) {
       }
     }
+    const std::optional<Profile> profile = item.profile;
     if (!profile || *profile == Profile::None || !number || !(weight >= 0) || !std::isfinite(weight))
       throw std::invalid_argument(fmt::format(
           "--mix: bad '{}'; expected PROFILE=WEIGHT with PROFILE allreduce, fsdp, alltoall, pipeline or mixed and "
           "WEIGHT >= 0",
-          item));
+          item.text));
     for (auto& [p, w] : mix.shares)
       if (p == *profile) throw std::invalid_argument(fmt::format("--mix: '{}' given twice", name(p)));
     if (weight > 0) mix.shares.emplace_back(*profile, weight);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "placement/profile_items.h"
+
 namespace topo {
 
 // Shares of a training step spent waiting on the network, from published
@@ -82,19 +84,14 @@ Stretch parse_comm_shares(std::string_view text, Stretch base) {
     if (!v) throw std::invalid_argument(fmt::format("--comm-share: bad '{}'; expected a share in [0, 1]", text));
     for (Profile p : kProfiles) base.share[static_cast<size_t>(p)] = p == Profile::None ? 0 : *v;
   } else {
-    while (!text.empty()) {
-      size_t comma = text.find(',');
-      std::string_view item = text.substr(0, comma);
-      text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-      if (item.empty()) continue;
-      size_t eq = item.find('=');
-      auto profile = eq == std::string_view::npos ? std::nullopt : parse_profile(item.substr(0, eq));
-      auto v = eq == std::string_view::npos ? std::nullopt : share_value(item.substr(eq + 1));
+    for (const ProfileItem& item : profile_items(text)) {
+      const std::optional<Profile> profile = item.profile;
+      const std::optional<double> v = item.value ? share_value(*item.value) : std::nullopt;
       if (!profile || *profile == Profile::None || !v)
         throw std::invalid_argument(fmt::format(
             "--comm-share: bad '{}'; expected PROFILE=SHARE with PROFILE allreduce, fsdp, alltoall, pipeline or "
             "mixed and SHARE in [0, 1]",
-            item));
+            item.text));
       base.share[static_cast<size_t>(*profile)] = *v;
     }
   }
