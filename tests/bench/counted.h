@@ -1,3 +1,6 @@
+// What the benchmarks count: the instructions scripts/speed-gate.sh counts,
+// and the peak memory a benchmark reports beside its time.
+//
 // What scripts/speed-gate.sh counts. The gate runs a benchmark under
 // callgrind with instrumentation and collection off
 // (--instr-atstart=no --collect-atstart=no): only code inside a Counted
@@ -11,6 +14,8 @@
 // work every time: Google Benchmark 1.7 takes iteration counts only from
 // code, its --benchmark_min_time only as seconds.
 #pragma once
+
+#include <sys/resource.h>
 
 #include <cstdlib>
 
@@ -46,6 +51,14 @@ class Counted {
 inline void iterations_from_environment(benchmark::internal::Benchmark* b) {
   const char* n = std::getenv("TOPO_BENCH_ITERATIONS");
   if (n && std::atoll(n) > 0) b->Iterations(std::atoll(n));
+}
+
+// The process's peak resident memory so far, in MiB: a benchmark's
+// counters["peak_rss_MB"] (Linux gives ru_maxrss in KiB).
+inline double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
 }  // namespace topo::bench

@@ -9,7 +9,6 @@
 // spine giving 4 cables to each core of its plane. 1,280 switches, 16,384
 // HCAs, 49,152 cables, all 4xNDR. It is written by a child process so that
 // the peak RSS reported is the reader's alone.
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,12 +87,6 @@ const std::string& fabric_file() {
   return path;
 }
 
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
-
 // One read, the part scripts/speed-gate.sh counts.
 Fabric counted_read(const std::string& file) {
   bench::Counted counted;
@@ -113,7 +106,7 @@ void BM_ReadIbnetdiscover16k(benchmark::State& state) {
   state.counters["hosts"] = summary.hosts;
   state.counters["cables"] = summary.links;
   state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(file)) / (1024.0 * 1024.0);
-  state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.counters["peak_rss_MB"] = bench::peak_rss_mb();
 }
 BENCHMARK(BM_ReadIbnetdiscover16k)
     ->Unit(benchmark::kMillisecond)

@@ -11,7 +11,6 @@
 // kPaddingLines lines of the fields nvidia-smi prints and the reader skips
 // (clocks, ECC counters, power readings), so that the reader walks about
 // as many bytes as on a real node.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -92,12 +91,6 @@ const Files& files() {
   return f;
 }
 
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
-
 // One discovery, the part scripts/speed-gate.sh would count.
 Fabric discover(const Files& f) {
   bench::Counted counted;
@@ -119,7 +112,7 @@ void BM_DiscoverNvl72x128(benchmark::State& state) {
   state.counters["hosts"] = static_cast<double>(hosts);
   state.counters["domains"] = static_cast<double>(domains);
   state.counters["files_MB"] = static_cast<double>(f.bytes) / (1024.0 * 1024.0);
-  state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.counters["peak_rss_MB"] = bench::peak_rss_mb();
 }
 BENCHMARK(BM_DiscoverNvl72x128)
     ->Unit(benchmark::kMillisecond)

@@ -11,7 +11,6 @@
 // tables are emulated ftree (timed too, below), written by write_opensm_lfts in a child
 // process, so that the peak RSS reported is the importer's and the fabric's
 // (built here once, as `topoctl discover --lfts-dump` holds it too).
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include "fabric/synthetic.h"
 #include "routing/opensm_lfts.h"
 #include "routing/routing_engine.h"
+#include "tests/bench/counted.h"
 
 namespace topo {
 namespace {
@@ -58,12 +58,6 @@ const std::string& dump_file() {
   return path;
 }
 
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB on Linux
-}
-
 void BM_ReadOpenSmLfts16k(benchmark::State& state) {
   const std::string& file = dump_file();
   static const Fabric fabric = make_synthetic(kSpec);
@@ -77,7 +71,7 @@ void BM_ReadOpenSmLfts16k(benchmark::State& state) {
   state.counters["hosts"] = fabric.summary().hosts;
   state.counters["switches"] = static_cast<double>(fabric.switches().size());
   state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(file)) / (1024.0 * 1024.0);
-  state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.counters["peak_rss_MB"] = bench::peak_rss_mb();
 }
 BENCHMARK(BM_ReadOpenSmLfts16k)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 

@@ -4,13 +4,13 @@
 // (one box per pod) and one of its pods, with a 64-host ring. Prints the
 // time, the SVG's size and the process's peak resident memory; asserts
 // nothing.
-#include <sys/resource.h>
 
 #include <string>
 
 #include <benchmark/benchmark.h>
 
 #include "fabric/synthetic.h"
+#include "tests/bench/counted.h"
 #include "tools/view/fabric_scene.h"
 #include "tools/view/render.h"
 
@@ -19,12 +19,6 @@ namespace {
 
 constexpr const char* kFlat = "leafspine:leaves=256,hosts_per_leaf=16,spines=16,degrade=leaf007:17";
 constexpr const char* kPods = "clos3:pods=8,leaves_per_pod=16,hosts_per_leaf=32,spines_per_pod=8,cores=8";
-
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024;  // KiB on Linux
-}
 
 // A 64-host job whose ring visits every 61st host: it crosses many leaves.
 FabricPicture with_ring(const Fabric& f) {
@@ -50,7 +44,7 @@ void draw(benchmark::State& state, const char* spec, std::optional<int> pod) {
   }
   state.counters["svg_kb"] = static_cast<double>(bytes) / 1024;
   state.counters["boxes"] = static_cast<double>(boxes);
-  state.counters["peak_rss_mb"] = peak_rss_mb();
+  state.counters["peak_rss_mb"] = bench::peak_rss_mb();
 }
 
 void scene_only(benchmark::State& state) {
