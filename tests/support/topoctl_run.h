@@ -73,4 +73,15 @@ inline Ran run_command(const std::string& command) {
 // `args` go to a shell as written (quote what needs it).
 inline Ran run_topoctl(const std::string& args) { return run_command(std::string(TOPOCTL_PATH) + " " + args); }
 
+// What the CLI tests of one small fabric share (tests/tools/*_cli_test.cc):
+// after `using namespace testing::cli;` a test says topoctl("show ...") and
+// builds its fabric from kSpec.
+namespace cli {
+using testing::Ran;
+// 4 leaves of 8 hosts and 2 spines, 2:1 oversubscribed: small enough to
+// check by hand, crowded enough that rings across leaves share cables.
+inline constexpr const char* kSpec = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
+inline Ran topoctl(const std::string& args) { return run_topoctl(args); }
+}  // namespace cli
+
 }  // namespace topo::testing

@@ -17,10 +17,7 @@ namespace topo {
 namespace {
 
 using nlohmann::json;
-using testing::Ran;
-Ran topoctl(const std::string& args) { return testing::run_topoctl(args); }
-
-constexpr const char* kSpec = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
+using namespace testing::cli;
 
 class PathCli : public testing::StaticSnapshotDb {};
 using testing::lid_of;

@@ -17,10 +17,7 @@ namespace topo {
 namespace {
 
 using nlohmann::json;
-using testing::Ran;
-Ran topoctl(const std::string& args) { return testing::run_topoctl(args); }
-
-constexpr const char* kSpec = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
+using namespace testing::cli;
 // A ring that crosses a leaf at every edge, and one inside a leaf.
 constexpr const char* kRunning =
     "gpu001,gpu009,gpu017,gpu025,gpu002,gpu010,gpu018,gpu026,gpu003,gpu011,gpu019,gpu027,gpu004,gpu012,gpu020,"
