@@ -23,10 +23,17 @@ namespace {
 }  // namespace
 
 std::string journal_line(const PlacementRecord& r, uint64_t seq) {
-  nlohmann::json j = {
-      {"job_id", r.job_id},     {"placed_at", r.placed_at},      {"hosts", r.hosts},     {"ring_order", r.ring_order},
-      {"profile", r.profile},   {"estimate_s", r.estimate_s},    {"ideal_s", r.ideal_s}, {"reasons", r.reasons},
-      {"fallback", r.fallback}, {"fallback_why", r.fallback_why}};
+  nlohmann::json j = {{"job_id", r.job_id},
+                      {"placed_at", r.placed_at},
+                      {"hosts", r.hosts},
+                      {"ring_order", r.ring_order},
+                      {"profile", r.profile},
+                      {"estimate_s", r.estimate_s},
+                      {"ideal_s", r.ideal_s},
+                      {"reasons", r.reasons},
+                      {"fallback", r.fallback},
+                      {"fallback_why", r.fallback_why},
+                      {"deferred_why", r.deferred_why}};
   j["snapshot_id"] = r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json(nullptr);
   j["seq"] = seq;
   // Invalid UTF-8 (a byte of a Slurm comment) is replaced, not refused.
@@ -49,6 +56,8 @@ std::optional<JournalLine> parse_journal_line(std::string_view line) {
     r.reasons = j.at("reasons").get<std::vector<std::string>>();
     r.fallback = j.at("fallback").get<bool>();
     r.fallback_why = j.at("fallback_why").get<std::string>();
+    // Lines journaled by a build before deferral reasons have none.
+    r.deferred_why = j.value("deferred_why", std::string());
     if (r.job_id == 0 || r.placed_at.empty()) return std::nullopt;
     return JournalLine{std::move(r), j.at("seq").get<uint64_t>()};
   } catch (const nlohmann::json::exception&) {

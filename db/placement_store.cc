@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kColumns =
     "id, job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, reasons, fallback, "
-    "fallback_why";
+    "fallback_why, deferred_why";
 
 std::string join(const std::vector<std::string>& items, char sep, std::string_view what) {
   std::string out;
@@ -53,12 +53,13 @@ PlacementRecord read_record(const Statement& s) {
   r.reasons = split(s.column_text(9), '\n');
   r.fallback = s.column_int(10) != 0;
   r.fallback_why = s.column_text(11);
+  r.deferred_why = s.column_text(12);
   return r;
 }
 
 constexpr std::string_view kInsert =
     "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
-    "reasons, fallback, fallback_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    "reasons, fallback, fallback_why, deferred_why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 void insert(Statement& s, const PlacementRecord& r) {
   check_placement_record(r);
@@ -68,6 +69,7 @@ void insert(Statement& s, const PlacementRecord& r) {
   s.bind(4, join(r.hosts, ',', "host")).bind(5, join(r.ring_order, ',', "host")).bind(6, r.profile);
   s.bind(7, r.estimate_s).bind(8, r.ideal_s);
   s.bind(9, join(r.reasons, '\n', "reason")).bind(10, r.fallback ? 1 : 0).bind(11, r.fallback_why);
+  s.bind(12, r.deferred_why);
   s.run();
 }
 

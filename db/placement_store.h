@@ -4,8 +4,8 @@
 // the job got, the order its ring should take, the profile it was judged
 // by, the comm_model estimate against the ideal, the reasons in words, and
 // whether the engine's choice was used or the job fell back to cons_tres's
-// (and why). A requeued job is placed again and gets a new row; the newest
-// row of a job is its current placement. Rows are never changed.
+// (and why), and why the engine held it back first, if it did. A requeued job is placed again and gets a new row; the
+// newest row of a job is its current placement. Rows are never changed.
 //
 //   PlacementStore store("/var/lib/topo-aware/fabric.db");
 //   store.record(record);
@@ -39,6 +39,9 @@ struct PlacementRecord {
   std::vector<std::string> reasons;
   bool fallback = false;  // cons_tres's own choice was used
   std::string fallback_why;
+  // The last reason the engine gave Slurm (the job's AdminComment) for
+  // holding the job back before it started; "" when it never did.
+  std::string deferred_why;
 };
 
 // Throws std::invalid_argument for a record record() would refuse.

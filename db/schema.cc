@@ -240,6 +240,11 @@ CREATE TABLE nvlink_gpu (
   FOREIGN KEY (snapshot_id, host) REFERENCES nvlink_host(snapshot_id, host)
 ) WITHOUT ROWID;
 )sql",
+    // 6 -> 7: why the engine held a job back before it started. Earlier
+    // placements have no reason stored.
+    R"sql(
+ALTER TABLE placement ADD COLUMN deferred_why TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Refuses files that are not ours; returns the schema version. One

@@ -96,6 +96,12 @@
 //   nvlink_gpu (snapshot_id, host, ordinal) pci_bus, state, status,
 //             clique_id, cluster_uuid: each GPU's Fabric section as read
 //
+// Version 7 adds why the engine held a job back before placing it:
+//
+//   placement + deferred_why (the last reason the engine gave Slurm for
+//             holding the job back, DeferAbove= or an NVLink domain to
+//             wait for; '' when it never did, and for every row before)
+//
 // Snapshots saved before version 3 read as adaptive, and their LIDs are
 // numbered afresh on load (FabricBuilder::finish()), as when first saved.
 //
@@ -113,7 +119,7 @@
 
 namespace topo {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // "Topo", so that `file` and sqlite3 tell our databases from others.
 inline constexpr int32_t kApplicationId = 0x546f706f;
 

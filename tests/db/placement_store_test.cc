@@ -1,5 +1,5 @@
 // The Slurm plugin's placement records: round trip, newest per job, the
-// schema migration from version 1, and refusals of bad input.
+// schema migrations from versions 1 and 6, and refusals of bad input.
 #include "db/placement_store.h"
 
 #include <unistd.h>
@@ -61,7 +61,13 @@ TEST_F(PlacementStoreTest, RoundTripsEveryField) {
   EXPECT_EQ(out->reasons, in.reasons);
   EXPECT_FALSE(out->fallback);
   EXPECT_EQ(out->placed_at.size(), std::string("2025-01-31T12:00:00Z").size());
+  EXPECT_EQ(out->deferred_why, "");
   EXPECT_FALSE(store.latest_for_job(43));
+
+  PlacementRecord held = sample(44);
+  held.deferred_why = "deferred: its best placement now is estimated at 1.40x its ideal";
+  store.record(held);
+  EXPECT_EQ(store.latest_for_job(44)->deferred_why, held.deferred_why);
 }
 
 TEST_F(PlacementStoreTest, NewestRecordIsTheJobsPlacementAndHistoryKeepsAll) {
@@ -122,6 +128,39 @@ TEST_F(PlacementStoreTest, MigratesAVersionOneDatabase) {
   EXPECT_TRUE(store.latest_for_job(5));
   SnapshotStore snapshots(db());
   EXPECT_EQ(snapshots.latest(), std::optional<int64_t>(id));
+}
+
+// A database as the build before deferral reasons left it (version 6),
+// with a placement in that build's columns: it migrates, and the old row
+// reads back whole with no reason.
+TEST_F(PlacementStoreTest, MigratesAVersionSixDatabaseKeepingItsPlacements) {
+  {
+    Connection c(db(), std::chrono::milliseconds(1000));
+    prepare_schema(c, 6);
+    ASSERT_EQ(schema_version(c), 6);
+    c.exec(
+        "INSERT INTO placement (job_id, placed_at, snapshot_id, hosts, ring_order, profile, estimate_s, ideal_s, "
+        "reasons, fallback, fallback_why) VALUES (9, '2026-12-01T00:00:00Z', NULL, 'gpu001,gpu002', "
+        "'gpu002,gpu001', 'allreduce', 0.5, 0.25, 'one leaf', 1, 'no candidate fit')",
+        "a version-6 placement");
+  }
+  PlacementStore store(db());
+  {
+    Connection c(db(), std::chrono::milliseconds(1000));
+    EXPECT_EQ(schema_version(c), kSchemaVersion);
+  }
+  auto old = store.latest_for_job(9);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->placed_at, "2026-12-01T00:00:00Z");
+  EXPECT_EQ(old->ring_order, (std::vector<std::string>{"gpu002", "gpu001"}));
+  EXPECT_EQ(old->reasons, std::vector<std::string>{"one leaf"});
+  EXPECT_TRUE(old->fallback);
+  EXPECT_EQ(old->fallback_why, "no candidate fit");
+  EXPECT_EQ(old->deferred_why, "");
+  PlacementRecord held = sample(10);
+  held.deferred_why = "deferred: waits for a better placement";
+  store.record(held);
+  EXPECT_EQ(store.latest_for_job(10)->deferred_why, held.deferred_why);
 }
 
 TEST_F(PlacementStoreTest, ACorruptFileIsADbError) {
