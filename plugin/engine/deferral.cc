@@ -30,10 +30,11 @@ double idle_slowdown(Engine& e, const NodeMap& map, const Question& q) {
 // A job cancelled while deferred never starts, so its entry in the ledger
 // would stay: past kKeptDeferrals entries, those of jobs first deferred
 // over a week ago go (a week past any share a job waiting for a placement
-// is likely to have).
+// is likely to have). The same for the reasons jobs were held back for.
+constexpr size_t kKeptDeferrals = 10000;
+constexpr double kWeek_s = 7 * 24 * 3600.0;
+
 void forget_stale_deferrals(Engine& e, double now_s) {
-  constexpr size_t kKeptDeferrals = 10000;
-  constexpr double kWeek_s = 7 * 24 * 3600.0;
   if (e.deferred.size() < kKeptDeferrals) return;
   e.deferred.forget_older_than(now_s, kWeek_s);
 }
@@ -59,6 +60,21 @@ std::string deferral(Engine& e, const NodeMap& map, const Question& q, const top
       "(DeferShare={} of a time limit of {:.0f} s)",
       best.score.slowdown, rule.above_slowdown, idle, deferred_s, rule.max_wait_share * job.time_limit_s,
       rule.max_wait_share, job.time_limit_s);
+}
+
+void note_held_back(Engine& e, const topo_engine_job& job, std::string why) {
+  if (e.held_back.size() >= kKeptDeferrals)
+    std::erase_if(e.held_back, [&](const auto& entry) { return job.now_s - entry.second.at_s > kWeek_s; });
+  e.held_back[job.job_id] = HeldBack{std::move(why), job.now_s};
+}
+
+std::string starts(Engine& e, uint32_t job_id) {
+  e.deferred.forget(job_id);
+  auto it = e.held_back.find(job_id);
+  if (it == e.held_back.end()) return "";
+  std::string why = std::move(it->second.why);
+  e.held_back.erase(it);
+  return why;
 }
 
 }  // namespace topo::engine

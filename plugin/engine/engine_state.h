@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,12 @@
 #include "plugin/engine/running_traffic.h"
 
 namespace topo::engine {
+
+// Why a job was last held back, and when (for forgetting jobs that never start).
+struct HeldBack {
+  std::string why;
+  double at_s = 0;
+};
 
 class Engine {
  public:
@@ -94,6 +101,10 @@ class Engine {
   // Forgotten when the job starts; lost with slurmctld, so a job deferred
   // across a restart waits its share again.
   DeferralLedger<uint32_t> deferred;
+  // What the engine last told Slurm (the job's AdminComment) when it held a
+  // job back, by job id: DeferAbove= or an NVLink domain to wait for. The
+  // job's placement record takes it when the job starts (deferral.h).
+  std::unordered_map<uint32_t, HeldBack> held_back;
   Question question;  // the rank call's, kept for its room
 
   // The node map for the current snapshot, config and node table.

@@ -128,11 +128,14 @@ int rank(Engine& e, const topo_engine_job& job, const int* free_gpus, size_t cou
   ranking.more = e.question.candidates < e.config.candidates && !a->only_choice;
   if (a->placements.empty()) {
     write_message(msg, msg_size, fmt::format("job {}: {}", job.job_id, a->no_placement));
-    return waits_for_domain(*e.fabric, e.question) ? TOPO_ENGINE_DEFERRED : TOPO_ENGINE_NO_PLACEMENT;
+    if (!waits_for_domain(*e.fabric, e.question)) return TOPO_ENGINE_NO_PLACEMENT;
+    note_held_back(e, job, a->no_placement);
+    return TOPO_ENGINE_DEFERRED;
   }
   if (std::string why = deferral(e, map, e.question, job, a->placements.front()); !why.empty()) {
     ranking.more = false;
     write_message(msg, msg_size, fmt::format("job {}: {}", job.job_id, why));
+    note_held_back(e, job, std::move(why));
     return TOPO_ENGINE_DEFERRED;
   }
   auto detail = std::make_unique<RankingDetail>();

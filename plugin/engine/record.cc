@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "plugin/engine/deferral.h"
 #include "plugin/engine/engine_calls.h"
 #include "plugin/engine/engine_error.h"
 #include "plugin/engine/nccl_hints.h"
@@ -73,10 +74,11 @@ void submit(Engine& e, PlacementRecord r) {
 void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ranking, long chosen,
             const size_t* allocated, size_t allocated_count, const char* fallback_why, char** ring_order,
             char** nccl_ib_hca) {
-  e.deferred.forget(job.job_id);  // it starts
+  std::string held_back = starts(e, job.job_id);
   const RankingDetail* detail = detail_of(ranking, chosen);
   PlacementRecord r;
   r.job_id = job.job_id;
+  r.deferred_why = std::move(held_back);
   r.hosts = e.nodes.names_of(allocated, allocated_count);
   r.profile = detail ? detail->profile : std::string(name(profile_of(e.config, job.request)));
   const NodeMap* map = e.map_if_any();

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "db/connection.h"
@@ -669,16 +670,24 @@ TEST(PlacementJournal, LinesRoundTrip) {
   r.ideal_s = 0.125;
   r.reasons = {"fits in one leaf, \"leaf01\"", "tab\there"};
   r.fallback_why = "";
+  r.deferred_why = "deferred: its best placement now is estimated at 1.25x its ideal";
   auto back = topo::parse_journal_line(topo::journal_line(r, 7));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->seq, 7u);
   EXPECT_EQ(back->record.job_id, 12u);
+  EXPECT_EQ(back->record.deferred_why, r.deferred_why);
   EXPECT_EQ(back->record.snapshot_id, std::optional<int64_t>(3));
   EXPECT_EQ(back->record.ring_order, r.ring_order);
   EXPECT_EQ(back->record.reasons, r.reasons);
   EXPECT_EQ(back->record.estimate_s, 0.25);
   r.snapshot_id.reset();
   EXPECT_FALSE(topo::parse_journal_line(topo::journal_line(r, 8))->record.snapshot_id);
+  // A line an older build journaled before a crash has no deferral reason.
+  nlohmann::json older = nlohmann::json::parse(topo::journal_line(r, 9));
+  older.erase("deferred_why");
+  auto before = topo::parse_journal_line(older.dump());
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->record.deferred_why, "");
   EXPECT_FALSE(topo::parse_journal_line("{\"job_id\": 1}"));
   EXPECT_FALSE(topo::parse_journal_line("not json"));
 }
@@ -804,16 +813,40 @@ TEST_F(EngineTest, DeferAboveHoldsBackAJobThatWouldRunSlowBesideTheRunningOnes) 
   EXPECT_NE(std::string(msg_).find("deferred for 1799 s of 1800"), std::string::npos) << msg_;
   ASSERT_EQ(rank_at(2, 1e6 + 1800, 3600, &r), TOPO_ENGINE_OK) << msg_;  // deferred for its share
   EXPECT_GT(r.candidates[0].estimate_s, 1.10 * r.candidates[0].ideal_s);
+  // It starts; its record keeps the last reason Slurm was given.
+  topo_engine_job two{};
+  two.job_id = 2;
+  two.nodes = 2;
+  record_candidate(two, &r, 0, hosts(r.candidates[0]));
   topo_engine_ranking_free(&r);
+  // It ends: what follows sees job 1's ring alone, as before it started.
+  ASSERT_EQ(topo_engine_job_ended(engine_, 2, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   ASSERT_EQ(rank_at(3, 1e6 + 1800, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;  // 800 s of its 1800
   EXPECT_NE(std::string(msg_).find("deferred for 800 s of 1800"), std::string::npos) << msg_;
   ASSERT_EQ(rank_at(4, 1e6, 0, &r), TOPO_ENGINE_OK) << msg_;  // no time limit
+  topo_engine_job four{};
+  four.job_id = 4;
+  four.nodes = 2;
+  record_candidate(four, &r, 0, hosts(r.candidates[0]));
   topo_engine_ranking_free(&r);
+  ASSERT_EQ(topo_engine_job_ended(engine_, 4, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  flush();
+  {
+    topo::PlacementStore store(path("fabric.db"));
+    const std::string two_why = store.latest_for_job(2)->deferred_why;
+    EXPECT_TRUE(two_why.starts_with("deferred: its best placement now is estimated at")) << two_why;
+    EXPECT_NE(two_why.find("deferred for 1799 s of 1800"), std::string::npos) << two_why;
+    EXPECT_EQ(store.latest_for_job(4)->deferred_why, "") << "never held back";
+  }
 
   // Job 3 started (on Slurm's choice): a later job of that id, once
   // requeued, is deferred for a share of its own.
   ASSERT_EQ(rank_at(3, 1e6 + 2000, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
   record_fallback(3, {"gpu008", "gpu016"});
+  flush();
+  EXPECT_NE(topo::PlacementStore(path("fabric.db")).latest_for_job(3)->deferred_why.find("deferred for 1000 s of 1800"),
+            std::string::npos)
+      << "a fallback after a deferral keeps it too";
   ASSERT_EQ(topo_engine_job_ended(engine_, 3, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
   ASSERT_EQ(rank_at(3, 1e6 + 5000, 3600, &r), TOPO_ENGINE_DEFERRED) << msg_;
   EXPECT_NE(std::string(msg_).find("deferred for 0 s of 1800"), std::string::npos) << msg_;
@@ -1096,7 +1129,15 @@ TEST_F(EngineDomainTest, AJobOneDomainHoldsWaitsForOne) {
   free = free_hosts({1, 2, 3, 5, 6, 7, 9, 10, 17, 18, 19, 20});
   ASSERT_EQ(rank_job(4, 4, 0, free, &r), TOPO_ENGINE_OK) << msg_;
   for (const std::string& h : hosts(r.candidates[0])) EXPECT_EQ(domain(h), -1) << h;
+  // Its record says what held it back.
+  topo_engine_job seven{};
+  seven.job_id = 7;
+  seven.nodes = 4;
+  record_candidate(seven, &r, 0, hosts(r.candidates[0]));
   topo_engine_ranking_free(&r);
+  flush();
+  EXPECT_NE(topo::PlacementStore(path("fabric.db")).latest_for_job(7)->deferred_why.find("fit one NVLink domain"),
+            std::string::npos);
 }
 
 TEST_F(EngineDomainTest, ExactlyEnoughHostsAreStillSearchedForSegments) {
