@@ -123,6 +123,21 @@ TEST(PageJobs, LeavesCrossingsAndSort) {
   EXPECT_EQ(job_sort("nonsense", "desc").key, "placed");
 }
 
+// Why a job was held back, as its record stores it, in the jobs column
+// and the table; a fallback says cons_tres's reason first.
+TEST(PageJobs, TheDeferralReasonIsShown) {
+  topo::PlacementRecord deferred = job(11, {"gpu001", "gpu002"}, 1.3);
+  deferred.deferred_why = "deferred: its best placement now is estimated at 1.30x its ideal";
+  JobRow a = job_row(deferred, nullptr, true);
+  EXPECT_EQ(a.held, deferred.deferred_why);
+  EXPECT_NE(jobs_html({a}, job_sort("job", "asc")).find("<td>deferred: its best placement now is estimated at 1.30x"),
+            std::string::npos);
+  deferred.fallback = true;
+  deferred.fallback_why = "no candidate fit";
+  EXPECT_EQ(job_row(deferred, nullptr, true).held, "cons_tres: no candidate fit; " + deferred.deferred_why);
+  EXPECT_EQ(job_row(job(12, {"gpu003"}, 1.0), nullptr, true).held, "");
+}
+
 TEST(FabricSceneDomains, RacksAreBoxesUnderTheirLeaves) {
   topo::Fabric f = topo::make_synthetic("nvl72:racks=4");
   topo::view::Scene s = topo::view::fabric_scene(f, {});

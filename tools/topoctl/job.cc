@@ -1,5 +1,6 @@
 // topoctl job JOBID: where the Slurm plugin placed a job, in which ring
-// order, and why (or why it fell back to cons_tres's choice).
+// order, and why (or why it fell back to cons_tres's choice, and why the
+// engine held it back first).
 #include <iostream>
 
 #include <fmt/format.h>
@@ -50,7 +51,8 @@ Run add_job(CLI::App& app) {
                        {"ideal_s", r.ideal_s},
                        {"reasons", r.reasons},
                        {"fallback", r.fallback},
-                       {"fallback_why", r.fallback_why}});
+                       {"fallback_why", r.fallback_why},
+                       {"deferred_why", r.deferred_why}});
       std::cout << (opts->history ? out : out[0]).dump(2) << "\n";
       return kOk;
     }
@@ -60,6 +62,7 @@ Run add_job(CLI::App& app) {
       fmt::print("hosts      {} ({})\n", topo::compress_hostlist(r.hosts), r.hosts.size());
       fmt::print("ring order {}\n", fmt::join(r.ring_order, ","));
       if (r.fallback) fmt::print("fallback   cons_tres's choice: {}\n", r.fallback_why);
+      if (!r.deferred_why.empty()) fmt::print("held back  {}\n", r.deferred_why);
       if (r.ideal_s > 0)
         fmt::print("estimate   {:.3f} ms   ideal {:.3f} ms   slowdown {:.3f}x\n", r.estimate_s * 1e3, r.ideal_s * 1e3,
                    r.estimate_s / r.ideal_s);

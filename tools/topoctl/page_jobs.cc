@@ -22,11 +22,22 @@ std::optional<topo::NodeId> first_leaf(const topo::Fabric& f, const std::string&
   return leaves.front();
 }
 
-// A deferral the plugin noted among the reasons, when any.
+// Why the engine held the job back before it started (what Slurm was
+// told), else a deferral noted among the reasons, when any.
 std::string deferral_of(const topo::PlacementRecord& r) {
+  if (!r.deferred_why.empty()) return r.deferred_why;
   for (const std::string& reason : r.reasons)
     if (reason.find("defer") != std::string::npos) return reason;
   return "";
+}
+
+// Why not topo-aware's own choice, or not at once: cons_tres's reason when
+// it fell back, then the engine's deferral.
+std::string held_text(const topo::PlacementRecord& r) {
+  std::string held = r.fallback ? "cons_tres: " + r.fallback_why : "";
+  const std::string deferral = r.fallback && r.deferred_why.empty() ? "" : deferral_of(r);
+  if (!deferral.empty()) held += (held.empty() ? "" : "; ") + deferral;
+  return held;
 }
 
 // The value a column sorts by, as page.js reads it from data-KEY.
@@ -48,7 +59,7 @@ std::string sort_value(const JobRow& row, const std::string& key) {
 JobRow job_row(const topo::PlacementRecord& record, const topo::Fabric* fabric, bool running) {
   JobRow row{record, running, std::nullopt, std::nullopt, std::nullopt, ""};
   if (record.ideal_s > 0) row.slowdown = record.estimate_s / record.ideal_s;
-  row.held = record.fallback ? "cons_tres: " + record.fallback_why : deferral_of(record);
+  row.held = held_text(record);
   if (!fabric) return row;
   std::set<topo::NodeId> leaves;
   for (const std::string& host : record.hosts)
@@ -95,8 +106,9 @@ void sort_jobs(std::vector<JobRow>& rows, const topo::view::SortAsk& sort) {
 std::string jobs_html(const std::vector<JobRow>& rows, const topo::view::SortAsk& sort) {
   std::string out =
       "<p class=\"muted\">The newest placement of each of the most recent jobs; running: placed by topo-aware on "
-      "the latest snapshot (the database keeps no job ends: Slurm says which still run). A job still held back by "
-      "DeferAbove= has no placement yet: its reason is in its AdminComment.</p>\n"
+      "the latest snapshot (the database keeps no job ends: Slurm says which still run). A job the engine held back "
+      "(DeferAbove=, an NVLink domain to wait for) shows why once it starts; one still held back has no placement "
+      "yet: its reason is in its AdminComment.</p>\n"
       "<div class=\"wide\"><table id=\"jobs\" class=\"sortable\">";
   out += topo::view::sortable_head(job_columns(), sort, "/jobs?");
   out += "<tbody>\n";

@@ -23,7 +23,7 @@ struct JobRow {
   std::optional<int> leaves;       // distinct leaves of its hosts; nullopt: its fabric is unknown
   std::optional<int> crossings;    // ring steps between hosts of different leaves
   std::optional<double> slowdown;  // estimate over ideal
-  std::string held;                // why not topo-aware's own choice: cons_tres's reason, a deferral
+  std::string held;                // why not topo-aware's own choice, or not at once: cons_tres's reason, a deferral
 };
 
 // `fabric`: the snapshot the job was placed on, or null.

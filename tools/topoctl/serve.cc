@@ -407,11 +407,15 @@ std::string job_page(Site& site, const httplib::Request& req) {
       "<table id=\"placement\"><tr><th>placed</th><td>{}</td></tr><tr><th>snapshot</th><td>{}</td></tr>"
       "<tr><th>hosts</th><td>{} ({})</td></tr><tr><th>ring order</th><td id=\"ring-order\">{}</td></tr>"
       "<tr><th>profile</th><td>{}</td></tr><tr><th>estimate / ideal</th><td>{}</td></tr>"
-      "<tr><th>choice</th><td>{}</td></tr><tr><th>placements</th><td>{}</td></tr></table>\n",
+      "<tr><th>choice</th><td>{}</td></tr>{}<tr><th>placements</th><td>{}</td></tr></table>\n",
       html_escape(r.placed_at), r.snapshot_id ? std::to_string(*r.snapshot_id) : "-",
       html_escape(topo::compress_hostlist(r.hosts)), r.hosts.size(),
       html_escape(fmt::format("{}", fmt::join(r.ring_order, " -> "))), html_escape(r.profile), slowdown_cell(r),
-      r.fallback ? "cons_tres's own: " + html_escape(r.fallback_why) : "topo-aware's", history.size());
+      r.fallback ? "cons_tres's own: " + html_escape(r.fallback_why) : "topo-aware's",
+      r.deferred_why.empty()
+          ? ""
+          : "<tr><th>held back</th><td id=\"deferred\">" + html_escape(r.deferred_why) + "</td></tr>",
+      history.size());
   body += "<h2>Reasons</h2><ul id=\"reasons\">";
   for (const std::string& reason : r.reasons) body += "<li>" + html_escape(reason) + "</li>";
   body += "</ul>\n";
