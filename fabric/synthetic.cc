@@ -17,7 +17,7 @@ struct Spec {
   std::string text;
   std::string shape;
   std::map<std::string, std::string> values;
-  std::vector<std::string> degrade, unplug;
+  std::vector<std::string> degrade, unplug, down;
   std::set<std::string> used;
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -86,6 +86,8 @@ Spec parse_spec(std::string_view text) {
       spec.degrade.push_back(value);
     else if (key == "unplug")
       spec.unplug.push_back(value);
+    else if (key == "down")
+      spec.down.push_back(value);
     else if (!spec.values.emplace(key, value).second)
       spec.fail(fmt::format("key '{}' given twice", key));
   }
@@ -156,9 +158,10 @@ class Plan {
       if (it == by_port.end()) spec_.fail(fmt::format("{}={}: no cable on that switch:port", key, where));
       return it->second;
     };
-    std::vector<bool> unplugged(cables_.size()), degraded(cables_.size());
+    std::vector<bool> unplugged(cables_.size()), degraded(cables_.size()), down(cables_.size());
     for (const std::string& where : spec_.degrade) degraded[locate(where, "degrade")] = true;
     for (const std::string& where : spec_.unplug) unplugged[locate(where, "unplug")] = true;
+    for (const std::string& where : spec_.down) down[locate(where, "down")] = true;
 
     FabricBuilder builder;
     uint64_t guid = 0x0002c90300000000ULL;
@@ -168,7 +171,8 @@ class Plan {
       if (unplugged[i]) continue;
       LinkRate rate = rate_;
       if (degraded[i]) rate.width = LinkWidth::X1;
-      builder.connect(cables_[i].a, cables_[i].port_a, cables_[i].b, cables_[i].port_b, rate);
+      builder.connect(cables_[i].a, cables_[i].port_a, cables_[i].b, cables_[i].port_b, rate,
+                      down[i] ? PortState::Down : PortState::Active);
     }
     Fabric fabric = std::move(builder).finish();
     fabric.set_source("synthetic:" + spec_.text);

@@ -22,6 +22,10 @@
 //                         across rows
 //   degrade=leaf02:9      the cable on that switch port runs at 1x (repeatable)
 //   unplug=leaf02:9       the cable on that switch port is absent (repeatable)
+//   down=leaf02:9         the cable on that switch port is there but its
+//                         ports are Down (PortState): listed, carrying
+//                         nothing, as a cable whose link did not come up
+//                         (repeatable)
 // Names: hosts gpu001.., switches leaf01.., spine01.., core01..; HCA
 // descriptions "gpu001 mlx5_0" so the default host naming applies. Leaf
 // ports 1..hosts_per_leaf face hosts, uplinks follow.

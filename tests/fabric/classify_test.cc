@@ -102,6 +102,23 @@ TEST(Classify, UnpluggedUplinkIsMissingAndUnequal) {
   EXPECT_EQ(count_faults(f, FaultKind::DegradedLink), 0);
 }
 
+// A cable that is there but Down (synthetic `down=`): listed with its
+// state, an inactive link, carrying nothing; unlike unplug= the cable stays.
+TEST(Classify, ADownCableIsListedAsInactive) {
+  const std::string spec = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
+  Fabric f = make_synthetic(spec + ",down=leaf03:9");
+  EXPECT_EQ(f.cables().size(), make_synthetic(spec).cables().size());
+  ASSERT_EQ(count_faults(f, FaultKind::InactiveLink), 1);
+  const Fault& inactive = *std::find_if(f.faults().begin(), f.faults().end(),
+                                        [](const Fault& x) { return x.kind == FaultKind::InactiveLink; });
+  EXPECT_NE(inactive.subject.find("leaf03:9"), std::string::npos) << inactive.subject;
+  EXPECT_EQ(inactive.detail, "port state is Down");
+  int down = 0;
+  for (LinkId e : f.cables()) down += f.link(e).state == PortState::Down && f.link(e).gbps() == 0;
+  EXPECT_EQ(down, 1);
+  EXPECT_THROW(make_synthetic(spec + ",down=leaf03:99"), FabricError);
+}
+
 TEST(Classify, HostWithoutCableIsUnreachable) {
   Fabric f = make_synthetic("leafspine:leaves=2,hosts_per_leaf=4,spines=1,unplug=leaf01:1");
   ASSERT_EQ(count_faults(f, FaultKind::UnreachableHost), 1);
