@@ -17,6 +17,9 @@ failed. Checks:
                 header links (script off); /job/ID from the table shows
                 the ring
   scripting-off the tables of /jobs, /health and /lint render without script
+  down-cable    a cable whose ports are Down is drawn on / as a dotted red
+                line and listed on /lint with its state; screenshot
+                down-cable.png
 """
 import argparse
 import base64
@@ -234,6 +237,29 @@ class Checks:
         self.expect(any(sick) and sick == sorted(sick, reverse=True), "/health lists the sick first: %s" % order[:6])
         self.b.screenshot(os.path.join(self.out, "health.png"))
         self.b.scripting(True)
+
+    def down_cable(self):
+        self.b.window(1280, 800)
+        self.b.scripting(True)
+        self.b.open(self.base + "/")
+        lines = self.b.eval("""[...document.querySelectorAll('#picture svg g.edge.down')].map(g => {
+              const p = g.querySelector('path'), s = getComputedStyle(p), a = g.querySelector('a');
+              return {stroke: s.stroke, dashes: s.strokeDasharray,
+                      tooltip: a ? (a.getAttribute('xlink:title') || a.getAttribute('title') || '') : ''}; })""")
+        self.expect(len(lines) >= 1, "/ draws %d down cable line(s)" % len(lines))
+        for line in lines:
+            self.expect(line["stroke"] == "rgb(214, 39, 40)" and line["dashes"] not in ("", "none"),
+                        "a down cable is dotted red: stroke %s, dashes %s" % (line["stroke"], line["dashes"]))
+        self.b.screenshot(os.path.join(self.out, "down-cable.png"))
+        self.b.open(self.base + "/lint")
+        # Each listed cable's subject cell, "leaf03:9 <-> spine01:5".
+        cables = self.b.eval("""[...document.querySelectorAll('#faults tr')]
+              .filter(r => r.textContent.includes('port state is Down'))
+              .map(r => [...r.cells].map(c => c.textContent.trim()).find(t => t.includes(' <-> ')) || '')""")
+        self.expect(len(cables) == len(lines) and all(cables), "/lint lists the down cable(s): %s" % cables)
+        for line in lines:
+            named = [c for c in cables if c + " " in line["tooltip"]]
+            self.expect(bool(named), "the line's tooltip names a listed cable: %s" % line["tooltip"][:200])
 
 
 def main():

@@ -6,8 +6,9 @@
 // `topoctl serve` on a free loopback port. tests/system/page_browser.py
 // drives Chromium over the DevTools protocol at 1280x800 and 1920x1080
 // (no sideways scroll, every card's link answers and opens its page, the
-// jobs table sorts with and without scripting, the health table lists the
-// sick first) and keeps its screenshots under
+// jobs table sorts with and without scripting and shows a job's deferral,
+// the health table lists the sick first, a Down cable is drawn dotted red
+// and listed) and keeps its screenshots under
 // build/.../tests/page_glance/<test>/. Every page's HTML is then checked by
 // the Nu Html Checker (vnu.jar, npm's vnu-jar, run by Java 17: both from
 // scripts/install-deps.sh). A 64-leaf fabric is checked for sideways
@@ -71,7 +72,21 @@ class PageGlance : public ::testing::Test {
   std::string db_;
 };
 
-// Jobs across leaves of snapshot `snapshot`, with their estimates over ideal.
+// What the engine told Slurm while it held job 104 back.
+constexpr const char* kDeferredWhy =
+    "deferred: its best placement now is estimated at 1.40x its ideal, more than DeferAbove=1.1 times its best on "
+    "the idle fabric (1.00x); deferred for 600 s of 1800 (DeferShare=0.5 of a time limit of 3600 s)";
+
+std::string fetch(const testing::ServeProcess& server, const std::string& path) {
+  return testing::run_command(
+             fmt::format(
+                 "/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen('{}').read().decode())\"",
+                 server.url(path)))
+      .out;
+}
+
+// Jobs across leaves of snapshot `snapshot`, with their estimates over ideal
+// (job 104 held back first).
 void record_jobs(const std::string& db, int64_t snapshot) {
   PlacementStore store(db);
   struct Job {
@@ -99,6 +114,7 @@ void record_jobs(const std::string& db, int64_t snapshot) {
     r.reasons = {"placed for the page's test"};
     r.fallback = j.fallback;
     if (j.fallback) r.fallback_why = "no candidate within the partition";
+    if (j.id == 104) r.deferred_why = kDeferredWhy;
     store.record(r);
   }
 }
@@ -154,6 +170,9 @@ TEST_F(PageGlance, FirstScreenOfFiveHundredTwelveHosts) {
   EXPECT_TRUE(contains(home.out, "1 sick"));
   EXPECT_FALSE(contains(home.out, "1 pods"));
   EXPECT_FALSE(contains(home.out, "1 faults"));
+  // The deferral stored with job 104's placement, in its row and on its page.
+  EXPECT_TRUE(contains(fetch(server, "/jobs"), kDeferredWhy));
+  EXPECT_TRUE(contains(fetch(server, "/job/104"), kDeferredWhy));
 
   // Every page's HTML through the Nu Html Checker.
   ASSERT_TRUE(fs::exists(vnu_jar())) << vnu_jar() << " is missing (scripts/install-deps.sh installs npm's vnu-jar)";
@@ -172,6 +191,20 @@ TEST_F(PageGlance, FirstScreenOfFiveHundredTwelveHosts) {
   }
   Ran valid = testing::run_command(fmt::format("java -jar {} --errors-only {} 2>&1", quote(vnu_jar()), files));
   EXPECT_EQ(valid.code, 0) << valid.out << valid.err;
+  EXPECT_EQ(server.stop(), 0);
+}
+
+// A cable present but Down (synthetic down=): drawn as a dotted red line
+// on the first screen and listed on /lint with its state.
+TEST_F(PageGlance, ADownCableIsDrawnAndListed) {
+  discover("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2,down=leaf03:9");
+  testing::ServeProcess server(TOPOCTL_PATH, {"--db", db_}, (dir_ / "serve.log").string());
+  ASSERT_GT(server.port(), 0);
+  Ran checks = browse(server, "down-cable");
+  EXPECT_EQ(checks.code, 0) << checks.out << checks.err;
+  EXPECT_TRUE(contains(checks.out, "ok   / draws 1 down cable line(s)")) << checks.out;
+  EXPECT_TRUE(fs::exists(dir_ / "down-cable.png") && fs::file_size(dir_ / "down-cable.png") > 10000);
+  EXPECT_TRUE(contains(fetch(server, "/"), "red dotted down (1)"));
   EXPECT_EQ(server.stop(), 0);
 }
 
