@@ -316,6 +316,8 @@ e2=$(topo_job -N2 --gres=gpu:8 -t 2)
 check "DeferAbove: a job deferred for its share (DeferShare=0.05 of 2 minutes) then runs on those hosts" \
   running_on_within "$e2" 'gpu[008,016]' 90
 check "  ... after waiting at least its 6 s" waited_at_least "$e2" 6
+check "  ... and its placement record keeps why it was deferred" wait_until 10 sh -c \
+  "'$topoctl' job $e2 --db '$db' --json | grep -qF '\"deferred_why\": \"deferred: its best placement now is estimated at'"
 # By now the writer has had its rounds since the first one was cancelled.
 check "  ... and the job cancelled while deferred left no placement record" \
   sh -c "! grep -q 'JobId=$e1 placed' '$log' && ! '$topoctl' job $e1 --db '$db' >/dev/null 2>&1"
