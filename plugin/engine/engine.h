@@ -95,20 +95,21 @@
  * (ranking.answered_before).  When the usable offered hosts are exactly
  * as many as the job needs, that one set is ringed and scored.
  *
- * Placement records never touch the database inside a call.  record()
- * appends the record to a journal beside the database (DbPath +
+ * Placement records never touch the disk inside a call.  record() hands
+ * the record to the engine's writer thread, which words the placement's
+ * reasons, appends it to a journal beside the database (DbPath +
  * ".journal-0" and "-1", db/placement_journal.h: one line, one write(2) to
- * an O_APPEND file, in the kernel's hands before record() returns, so a
- * slurmctld killed at any later moment loses nothing); the engine's writer
- * thread syncs the journal and moves its lines into the database, then
- * empties it.  Appends never wait for that sync (it works on the other
- * file of the two).  A journal left by a crash is
- * replayed when the engine next opens the database (prepare, or the first
- * rank); a line already in the database (same job, time, hosts and ring) is
- * not added again.  Slurm itself saves a job's start only after the
- * scheduling pass that called record() releases its locks, so a job Slurm
- * knows as started always has its record.  A machine crash may lose what
- * the writer had not yet synced (milliseconds), as Slurm's own state.
+ * an O_APPEND file, at once when it wakes), syncs the journal, moves its
+ * lines into the database, then empties it.  Appends never wait for that
+ * sync (it works on the other file of the two).  A journal left by a crash
+ * is replayed when the engine next opens the database (prepare, or the
+ * first rank); a line already in the database (same job, time, hosts and
+ * ring) is not added again.  A slurmctld killed between record() and the
+ * writer's append loses that record, but Slurm saved the job as started
+ * with the ring hints the shim put in its environment: after the restart
+ * the shims rebuild it from those (topo_engine_recover).  A machine crash
+ * may lose what the writer had not yet synced (milliseconds), as Slurm's
+ * own state.
  *
  * Calls are serialised inside the engine; the writer thread takes no lock
  * a call waits on while it writes the database.
@@ -247,11 +248,10 @@ void topo_engine_ranking_free(struct topo_engine_ranking* ranking);
  * *nccl_ib_hca (malloc'd or NULL) is the value for NCCL_IB_HCA: the HCAs
  * closest to the hosts' GPUs (hwloc data in the snapshot), by rail, when
  * every host of the job has them and they are the same on all; NULL
- * otherwise.  The record goes to the journal (see above), not the
- * database; both strings are returned even when that append fails (then
- * the status says why).  TOPO_ENGINE_DATABASE with the record journaled:
- * the writer cannot store records in the database (said once per new
- * reason; they wait in the journal). */
+ * otherwise (a NULL nccl_ib_hca: not computed).  The record goes to the
+ * writer (see above), not the disk.  TOPO_ENGINE_DATABASE with the record
+ * queued: the writer cannot journal or store records (said once per new
+ * reason; they wait in memory and the journal). */
 int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
                        const struct topo_engine_ranking* ranking, long chosen, const size_t* allocated,
                        size_t allocated_count, const char* fallback_why, char** ring_order, char** nccl_ib_hca,

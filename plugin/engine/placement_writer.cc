@@ -50,14 +50,47 @@ void PlacementWriter::submit(PlacementRecord record) {
   if (first) wake_.notify_one();
 }
 
+void PlacementWriter::submit_later(PlacementRecord record, Completion complete) {
+  bool first;
+  {
+    std::lock_guard guard(lock_);
+    if (record.placed_at.empty()) record.placed_at = placement_time_now();
+    first = queue_.empty() && later_.empty();
+    later_.emplace_back(std::move(record), std::move(complete));
+  }
+  if (first) wake_.notify_one();
+}
+
+void PlacementWriter::journal_later(std::unique_lock<std::mutex>& guard) {
+  while (!later_.empty()) {
+    std::deque<std::pair<PlacementRecord, Completion>> taken;
+    taken.swap(later_);
+    in_flight_ += taken.size();
+    guard.unlock();
+    for (auto& [record, complete] : taken)
+      if (complete) complete(record);
+    guard.lock();
+    in_flight_ -= taken.size();
+    for (auto& [record, complete] : taken) {
+      try {
+        journal_.append(record);
+      } catch (const std::exception& e) {
+        error_ = e.what();  // kept in memory: the database may still take it
+      }
+      queue_.push_back(std::move(record));
+    }
+  }
+}
+
 std::optional<std::string> PlacementWriter::flush() {
   std::unique_lock guard(lock_);
   uint64_t seen = attempts_;
   ++flush_waiters_;
   wake_.notify_one();
-  drained_.wait(guard, [&] { return (queue_.empty() && in_flight_ == 0) || (attempts_ > seen && error_); });
+  auto drained = [&] { return queue_.empty() && later_.empty() && in_flight_ == 0; };
+  drained_.wait(guard, [&] { return drained() || (attempts_ > seen && error_); });
   --flush_waiters_;
-  if (queue_.empty() && in_flight_ == 0) return std::nullopt;
+  if (drained()) return std::nullopt;
   return error_;
 }
 
@@ -80,11 +113,14 @@ void PlacementWriter::run() {
   };
   std::unique_lock guard(lock_);
   for (;;) {
-    wake_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
+    wake_.wait(guard, [&] { return stopping_ || !queue_.empty() || !later_.empty(); });
+    // Into the journal first, before any wait: until then a crash loses them.
+    journal_later(guard);
     if (queue_.empty()) return;  // stopping, nothing left
     // A scheduling pass places several jobs at once: gather them into one
     // sync and one transaction (they are safe in the journal meanwhile).
     wake_.wait_for(guard, kGather, [&] { return stopping_ || flush_waiters_ > 0; });
+    journal_later(guard);
     std::vector<PlacementRecord> batch(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
     queue_.clear();
     in_flight_ = batch.size();
@@ -118,15 +154,19 @@ void PlacementWriter::run() {
     guard.lock();
     in_flight_ = 0;
     ++attempts_;
+    journal_later(guard);  // those that came while it stored
     if (failed) {
       // Back to the front, in order; stopping gives up (they stay in the
       // journal for the next start).
       queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
       error_ = failed;
       drained_.notify_all();
-      if (stopping_) return;
+      if (stopping_) {
+        journal_later(guard);  // in the journal for the next start
+        return;
+      }
       wake_.wait_for(guard, std::chrono::seconds(1), [&] { return stopping_; });
-      if (stopping_ && queue_.empty()) return;
+      if (stopping_ && queue_.empty() && later_.empty()) return;
       continue;
     }
     error_ = clear_failed;

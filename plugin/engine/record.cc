@@ -3,6 +3,7 @@
 // database, and its traffic from then on. And the ring and hints the
 // shims ask for a job placed without a ranking.
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -27,7 +28,8 @@ const RankingDetail* detail_of(const topo_engine_ranking* ranking, long chosen) 
 
 // The chosen candidate's ring (node indices fixed at rank time, whatever
 // snapshot is current now), then any node Slurm added outside it; the
-// record gets what the search said of it.
+// record gets what the search said of it (its reasons in words later, on
+// the writer's thread: wording them costs more than the decision).
 std::vector<size_t> chosen_ring(const topo_engine_candidate& c, const RankingDetail& detail, long chosen,
                                 const size_t* allocated, size_t allocated_count, PlacementRecord& r) {
   std::vector<size_t> ring;
@@ -40,7 +42,6 @@ std::vector<size_t> chosen_ring(const topo_engine_candidate& c, const RankingDet
   r.snapshot_id = detail.snapshot_id;
   r.estimate_s = p.score.estimate_s;
   r.ideal_s = p.score.ideal_s;
-  r.reasons = reasons_of(*detail.answer, p);
   return ring;
 }
 
@@ -52,20 +53,24 @@ char* hcas_text(const Engine& e, const NodeMap& map, const size_t* allocated, si
   return hcas.empty() ? nullptr : copy_out(hcas);
 }
 
-// The record to the writer, stored later. A database that refuses them is
-// said once per new reason, not for every record while it lasts.
-void submit(Engine& e, PlacementRecord r) {
-  for (std::string& reason : r.reasons)
-    for (char& c : reason)
-      if (c == '\n') c = ' ';
+// The record to the writer, which words the chosen placement's reasons
+// (when there is one), journals and stores it later, off the caller's
+// thread. A database that refuses them is said once per new reason, not
+// for every record while it lasts.
+void submit(Engine& e, PlacementRecord r, std::shared_ptr<const Answer> answer, long chosen) {
   if (!e.writer) e.open_database();
-  e.writer->submit(std::move(r));
+  e.writer->submit_later(std::move(r), [answer = std::move(answer), chosen](PlacementRecord& later) {
+    if (answer) later.reasons = reasons_of(*answer, answer->placements[static_cast<size_t>(chosen)]);
+    for (std::string& reason : later.reasons)
+      for (char& c : reason)
+        if (c == '\n') c = ' ';
+  });
   std::optional<std::string> why = e.writer->last_error();
   if (why != e.reported_writer_error) {
     e.reported_writer_error = why;
     if (why)
       throw EngineError(TOPO_ENGINE_DATABASE,
-                        fmt::format("placement journaled; storing it in the database waits: {}", *why));
+                        fmt::format("placement queued; storing it in the database waits: {}", *why));
   }
 }
 
@@ -100,7 +105,7 @@ void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ra
 
   *ring_order = copy_out(fmt::format("{}", fmt::join(r.ring_order, ",")));
   if (nccl_ib_hca && map) *nccl_ib_hca = hcas_text(e, *map, allocated, allocated_count);
-  submit(e, std::move(r));
+  submit(e, std::move(r), chosen >= 0 ? detail->answer : nullptr, chosen);
 }
 
 char* ring_text(Engine& e, const size_t* nodes, size_t count) {
