@@ -12,6 +12,9 @@
 
 #include "plugin/slurm/common/shim_common.h"
 
+/* The plugin's own name (each plugin's main file), for log lines. */
+extern const char plugin_type[];
+
 /* --- the engine -------------------------------------------------------------- */
 
 static topo_engine_t *engine;
@@ -169,29 +172,45 @@ struct topo_network_request topo_shim_request(job_record_t *job_ptr, bool log_ba
   return request;
 }
 
+/* The GPUs of one TRES item ("gres:gpu:a100:4" is 4, "gpu" 1); 0 when
+ * it names none. */
+static uint32_t gpus_in_item(const char *item, size_t len)
+{
+  if (len >= 5 && (!strncmp(item, "gres:", 5) || !strncmp(item, "gres/", 5))) {
+    item += 5;
+    len -= 5;
+  }
+  if (len < 3 || strncmp(item, "gpu", 3) || (len > 3 && item[3] != ':'))
+    return 0;
+  const char *last = item + len;
+  while (last > item && last[-1] != ':')
+    last--;
+  if (last == item)
+    return 1;
+  /* After the last ':': a count, or a type name (one GPU). */
+  uint64_t n = 0;
+  const char *p = last;
+  for (; p < item + len && *p >= '0' && *p <= '9'; p++)
+    if (n <= UINT32_MAX)
+      n = n * 10 + (uint64_t)(*p - '0');
+  return (p == item + len && p != last && n <= UINT32_MAX) ? (uint32_t)n : 1;
+}
+
+/* Every evaluation reads it: no copy of the string. */
 uint32_t topo_shim_gpus_in_tres(const char *tres)
 {
   uint32_t total = 0;
-  char *copy, *save = NULL, *item;
-  if (!tres || !*tres)
+  if (!tres)
     return 0;
-  copy = xstrdup(tres);
-  for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    char *p = item, *last;
-    if (!strncmp(p, "gres:", 5) || !strncmp(p, "gres/", 5))
-      p += 5;
-    if (strncmp(p, "gpu", 3) || (p[3] && p[3] != ':'))
-      continue;
-    last = strrchr(p, ':');
-    if (!last) {
-      total += 1;
-    } else {
-      char *end = NULL;
-      unsigned long n = strtoul(last + 1, &end, 10);
-      total += (end && *end == '\0' && end != last + 1) ? (uint32_t)n : 1;
-    }
+  for (const char *item = tres; *item;) {
+    const char *comma = strchr(item, ',');
+    size_t len = comma ? (size_t)(comma - item) : strlen(item);
+    if (len)
+      total += gpus_in_item(item, len);
+    if (!comma)
+      break;
+    item = comma + 1;
   }
-  xfree(copy);
   return total;
 }
 
@@ -371,6 +390,118 @@ void topo_shim_note(job_record_t *job_ptr, const char *note)
   }
   xfree(job_ptr->admin_comment);
   job_ptr->admin_comment = text;
+}
+
+/* --- after a restart ------------------------------------------------------------ */
+
+/* The job's ring (TOPO_RING_HOSTS of its saved environment) as node
+ * indices; 0 when it has none. */
+static size_t saved_ring(job_record_t *job_ptr, size_t **ring)
+{
+  const char *hosts = topo_shim_env(job_ptr, "TOPO_RING_HOSTS");
+  topo_hostlist_t *hl = hosts ? hostlist_create(hosts) : NULL;
+  size_t count = 0;
+  char *name;
+  if (!hl)
+    return 0;
+  *ring = xcalloc(hostlist_count(hl) + 1, sizeof(size_t));
+  while ((name = hostlist_shift(hl))) {
+    node_record_t *node_ptr = find_node_record(name);
+    if (node_ptr)
+      (*ring)[count++] = (size_t)node_ptr->index;
+    free(name);
+  }
+  hostlist_destroy(hl);
+  return count;
+}
+
+bool topo_shim_started_job(job_record_t *job_ptr, struct topo_shim_started *s)
+{
+  bitstr_t *ran_on = job_ptr->node_bitmap;
+  if (IS_JOB_PENDING(job_ptr) || !job_ptr->start_time)
+    return false;
+  /* Nodes leave a completing job's node_bitmap; the completing copy keeps them. */
+  if (!ran_on || !bit_set_count(ran_on))
+    ran_on = job_ptr->node_bitmap_cg;
+  struct topo_network_request request = topo_shim_request(job_ptr, false, true);
+  if (!ran_on || !bit_set_count(ran_on) || !request.topo_aware)
+    return false;
+  size_t *ring = NULL, ring_count = saved_ring(job_ptr, &ring);
+  if (!ring_count) {
+    xfree(ring);
+    return false;
+  }
+  *s = (struct topo_shim_started){0};
+  s->ring = ring;
+  s->nodes = xcalloc(bit_set_count(ran_on) + 1, sizeof(size_t));
+  int last = bit_fls(ran_on);
+  for (int i = bit_ffs(ran_on); i >= 0 && i <= last; i++)
+    if (bit_test(ran_on, i))
+      s->nodes[s->job.allocated_count++] = (size_t)i;
+  s->job.job = topo_shim_engine_job(job_ptr, &request, job_ptr->node_cnt, job_ptr->node_cnt,
+                                    job_ptr->node_cnt);
+  s->job.ring = ring;
+  s->job.ring_count = ring_count;
+  s->job.allocated = s->nodes;
+  s->job.started_at = (int64_t)job_ptr->start_time;
+  s->job.fallback = topo_shim_env(job_ptr, "TOPO_FALLBACK") != NULL;
+  s->suspended = IS_JOB_SUSPENDED(job_ptr);
+  s->running = IS_JOB_RUNNING(job_ptr) || s->suspended;
+  return true;
+}
+
+void topo_shim_started_free(struct topo_shim_started *s)
+{
+  xfree(s->ring);
+  xfree(s->nodes);
+}
+
+/* The running ones' traffic from their records (the engine starts with
+ * none). */
+static void restore_running(topo_engine_t *e, const struct topo_shim_started *jobs, size_t count)
+{
+  char msg[512];
+  struct topo_engine_job *running = xcalloc(count + 1, sizeof(*running));
+  size_t n_running = 0;
+  for (size_t i = 0; i < count; i++)
+    if (jobs[i].running)
+      running[n_running++] = jobs[i].job.job;
+  if (topo_engine_set_running(e, running, n_running, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    error("%s (running jobs' traffic left out of placement)", msg);
+  xfree(running);
+}
+
+/* The records missing, written by the engine. */
+static void record_missing(topo_engine_t *e, struct topo_shim_started *jobs, size_t count)
+{
+  char msg[512];
+  struct topo_engine_started *batch = xcalloc(count + 1, sizeof(*batch));
+  for (size_t i = 0; i < count; i++)
+    batch[i] = jobs[i].job;
+  if (count && topo_engine_recover(e, batch, count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+    error("%s: %s (records of jobs started before slurmctld restarted may be missing)", plugin_type,
+          msg);
+  size_t recovered = 0;
+  for (size_t i = 0; i < count; i++) {
+    jobs[i].job.recorded = batch[i].recorded;
+    if (batch[i].recorded) {
+      recovered++;
+      info(
+          "JobId=%u: recorded after slurmctld restarted, from the ring it was given (it started "
+          "before; its record had not been written)",
+          batch[i].job.job_id);
+    }
+  }
+  if (count)
+    info("%s: %zu started topo-aware jobs checked after the restart, %zu recorded now", plugin_type,
+         count, recovered);
+  xfree(batch);
+}
+
+void topo_shim_recover(topo_engine_t *e, struct topo_shim_started *jobs, size_t count)
+{
+  restore_running(e, jobs, count);
+  record_missing(e, jobs, count);
 }
 
 /* --- timing ------------------------------------------------------------------- */

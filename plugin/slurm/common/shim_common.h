@@ -108,6 +108,28 @@ const char *topo_shim_env(job_record_t *job_ptr, const char *name);
  * keeping whatever an admin wrote before it. */
 void topo_shim_note(job_record_t *job_ptr, const char *note);
 
+/* A started topo-aware job as Slurm saved it, for topo_engine_recover
+ * after a restart: a job starts in the scheduler's pass and its record is
+ * journaled a moment later by the engine's writer (24.x: by the shim's
+ * writer thread), so a slurmctld that died in between saved the job as
+ * started, with the ring hints its evaluation put into its environment,
+ * but left no record. */
+struct topo_shim_started {
+  struct topo_engine_started job; /* ring and allocated point into the two below */
+  size_t *ring, *nodes;
+  bool running;   /* running or suspended: its traffic counts (but for a suspension) */
+  bool suspended; /* suspended now */
+};
+/* The job as Slurm saved it, when it is a started topo-aware job with
+ * ring hints; false otherwise (nothing allocated).  Free with
+ * topo_shim_started_free. */
+bool topo_shim_started_job(job_record_t *job_ptr, struct topo_shim_started *s);
+void topo_shim_started_free(struct topo_shim_started *s);
+/* The running ones' traffic (running set to them: the engine starts with
+ * none), then the records missing, rebuilt by the engine (each
+ * job.recorded set, and logged).  Asks the database: start-up only. */
+void topo_shim_recover(topo_engine_t *e, struct topo_shim_started *jobs, size_t count);
+
 /* Timing of placement tests, per path. */
 enum topo_shim_path { TOPO_PATH_PLAIN, TOPO_PATH_TOPO_AWARE };
 struct topo_shim_timing {

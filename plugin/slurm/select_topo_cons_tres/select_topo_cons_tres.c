@@ -116,16 +116,16 @@ static void record(topo_engine_t *e, const struct topo_engine_job *job, job_reco
                    const char *fallback_why)
 {
   char msg[512], note[256];
-  char *ring = NULL, *hcas = NULL;
+  char *ring = NULL;
   size_t *nodes = xcalloc(bit_set_count(allocated) + 1, sizeof(size_t));
   size_t count = 0;
   int last = bit_fls(allocated);
   for (int i = bit_ffs(allocated); i >= 0 && i <= last; i++)
     if (bit_test(allocated, i))
       nodes[count++] = (size_t)i;
-  int rc = topo_engine_record(e, job, ranking, chosen, nodes, count, fallback_why, &ring, &hcas,
-                              msg, sizeof(msg));
-  free(hcas);
+  /* No NCCL_IB_HCA asked for: spank/topo_aware sets it per node. */
+  int rc = topo_engine_record(e, job, ranking, chosen, nodes, count, fallback_why, &ring, NULL, msg,
+                              sizeof(msg));
   if (rc != TOPO_ENGINE_OK)
     error("JobId=%u: %s", job_ptr->job_id, msg);
   if (ring)
@@ -397,12 +397,16 @@ extern int select_p_state_restore(char *dir_name)
 }
 
 /* The jobs slurmctld knows (start-up, reconfigure): the running topo-aware
- * ones are the engine's running set, whose traffic new jobs are judged on. */
+ * ones are the engine's running set, whose traffic new jobs are judged on.
+ * A record is journaled by the engine's writer a moment after job_test
+ * placed the job (engine.h): a slurmctld killed in between saved the job
+ * as started with its ring hints but left no record, which is written now
+ * from those (topo_shim_recover). */
 extern int select_p_job_init(topo_list_t *job_list)
 {
   int rc = wrapped()->job_init(job_list);
   topo_engine_t *e = topo_shim_engine();
-  struct topo_engine_job *jobs;
+  struct topo_shim_started *jobs;
   job_record_t *job_ptr;
   topo_list_itr_t *it;
   size_t count = 0;
@@ -412,22 +416,22 @@ extern int select_p_job_init(topo_list_t *job_list)
   topo_shim_engine_nodes(e);
   jobs = xcalloc(list_count(job_list) + 1, sizeof(*jobs));
   it = list_iterator_create(job_list);
-  while ((job_ptr = list_next(it))) {
-    struct topo_network_request request;
-    if (!IS_JOB_RUNNING(job_ptr))
-      continue;
-    request = topo_shim_request(job_ptr, false, true);
-    if (!request.topo_aware)
-      continue;
-    jobs[count].job_id = job_ptr->job_id;
-    jobs[count].nodes = job_ptr->node_cnt;
-    jobs[count].gpus_per_node = topo_shim_gpus_in_tres(job_ptr->tres_per_node);
-    jobs[count].request = request;
-    count++;
-  }
+  while ((job_ptr = list_next(it)))
+    if (topo_shim_started_job(job_ptr, &jobs[count]))
+      count++;
   list_iterator_destroy(it);
-  if (topo_engine_set_running(e, jobs, count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
-    error("%s (running jobs' traffic left out of placement)", msg);
+  topo_shim_recover(e, jobs, count);
+  for (size_t i = 0; i < count; i++) {
+    uint32_t id = jobs[i].job.job.job_id;
+    /* Recovery counts every job it recorded as running: those that ended
+     * meanwhile leave, those suspended send nothing (job_fini and
+     * job_suspend, which say so, came before the restart). */
+    if (jobs[i].job.recorded && !jobs[i].running)
+      (void)topo_engine_job_ended(e, id, msg, sizeof(msg));
+    else if (jobs[i].suspended)
+      (void)topo_engine_job_suspended(e, id, true, msg, sizeof(msg));
+    topo_shim_started_free(&jobs[i]);
+  }
   xfree(jobs);
   return rc;
 }
