@@ -116,14 +116,16 @@ char* ring_text(Engine& e, const size_t* nodes, size_t count) {
 
 char* hints_text(Engine& e, const size_t* nodes, size_t count) {
   // The leaves of the hosts the fabric knows: two or more, and the ring
-  // crosses leaves whatever the others are.
+  // crosses leaves whatever the others are. Only ECMP routing's QP hint
+  // reads them (every successful evaluation asks: the others skip it).
   std::set<int> leaves;
   Routing adaptive;
   const NodeMap* map = e.map_if_any();
-  for (size_t i = 0; map && i < count; ++i)
+  const Routing& routing = map ? e.fabric->routing() : adaptive;
+  for (size_t i = 0; map && routing.is_ecmp() && i < count; ++i)
     if (nodes[i] < map->host.size() && map->host[nodes[i]])
       if (int leaf = e.tree->home_leaf(*map->host[nodes[i]]); leaf >= 0) leaves.insert(leaf);
-  NcclHints h = nccl_hints(e.config.nccl, map ? e.fabric->routing() : adaptive, static_cast<int>(leaves.size()));
+  NcclHints h = nccl_hints(e.config.nccl, routing, static_cast<int>(leaves.size()));
   if (h.empty()) return nullptr;
   std::string text;
   for (const auto& [name, value] : h) text += (text.empty() ? "" : "\n") + name + "=" + value;

@@ -299,6 +299,16 @@ const char *topo_shim_env(job_record_t *job_ptr, const char *name)
 static const char *const hint_names[] = {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
                                          "NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"};
 
+/* Whether the job's supplemental environment holds any TOPO_HINT_ entry. */
+static bool has_hints(job_record_t *job_ptr)
+{
+  topo_job_details_t *d = job_ptr->details;
+  for (uint16_t i = 0; d && i < d->env_cnt; i++)
+    if (d->env_sup[i] && !strncmp(d->env_sup[i], "TOPO_HINT_", 10))
+      return true;
+  return false;
+}
+
 void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *nodes, size_t count)
 {
   char msg[512], name[64];
@@ -306,6 +316,10 @@ void topo_shim_set_hints(job_record_t *job_ptr, topo_engine_t *e, const size_t *
   if (e && nodes && count &&
       topo_engine_nccl_hints(e, nodes, count, &hints, msg, sizeof(msg)) != TOPO_ENGINE_OK)
     debug("topo_aware: JobId=%u: no NCCL hints: %s", job_ptr->job_id, msg);
+  /* No hint now and none before (a site without RoCE settings): every
+   * successful evaluation comes here, so no name is looked up. */
+  if (!hints && !has_hints(job_ptr))
+    return;
   for (size_t i = 0; i < sizeof(hint_names) / sizeof(hint_names[0]); i++) {
     char found[1024];
     const char *value = NULL;
