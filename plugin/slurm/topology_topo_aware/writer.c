@@ -20,18 +20,17 @@ static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 static void write_record(topo_engine_t *e, struct pending *p)
 {
   char msg[512], note[300];
-  char *ring = NULL, *hcas = NULL;
+  char *ring = NULL;
   long chosen = p->same_nodes ? p->chosen : -1;
   const char *why = p->chosen >= 0 && !p->same_nodes
                         ? "Slurm allocated other nodes than the evaluation chose"
                         : p->why;
   int rc =
       e ? topo_engine_record(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen, p->allocated,
-                             p->allocated_count, why, &ring, &hcas, msg, sizeof(msg))
+                             p->allocated_count, why, &ring, NULL, msg, sizeof(msg))
         : TOPO_ENGINE_OK; /* no engine: nothing to record into, the note still tells */
   if (rc != TOPO_ENGINE_OK)
     error("JobId=%u: %s", p->job_id, msg);
-  free(hcas);
 
   /* The short form and the log line, now that they are true. */
   if (chosen >= 0) {
@@ -170,11 +169,14 @@ static void *writer_main(void *arg)
 
 void writer_start(void)
 {
+  /* Every evaluation asks: once running, no lock. */
+  if (__atomic_load_n(&writer_running, __ATOMIC_ACQUIRE))
+    return;
   slurm_mutex_lock(&writer_lock);
   if (!writer_running && !pending_stopping()) {
     int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
     if (rc == 0)
-      writer_running = 1;
+      __atomic_store_n(&writer_running, 1, __ATOMIC_RELEASE);
     else
       error("%s: cannot start the placement writer: %s", plugin_type, strerror(rc));
   }
@@ -191,6 +193,6 @@ void writer_finish(void)
     pthread_join(writer_thread, NULL);
   pending_clear();
   slurm_mutex_lock(&writer_lock);
-  writer_running = 0;
+  __atomic_store_n(&writer_running, 0, __ATOMIC_RELEASE);
   slurm_mutex_unlock(&writer_lock);
 }
