@@ -431,18 +431,25 @@ static size_t saved_ring(job_record_t *job_ptr, size_t **ring)
 
 bool topo_shim_started_job(job_record_t *job_ptr, struct topo_shim_started *s)
 {
-  bitstr_t *ran_on = job_ptr->node_bitmap;
+  bitstr_t *ran_on = job_ptr->node_bitmap, *from_names = NULL;
   if (IS_JOB_PENDING(job_ptr) || !job_ptr->start_time)
     return false;
   /* Nodes leave a completing job's node_bitmap; the completing copy keeps them. */
   if (!ran_on || !bit_set_count(ran_on))
     ran_on = job_ptr->node_bitmap_cg;
+  /* 22.05 calls select_p_job_init before it builds a restored job's
+   * bitmaps from its node names (_sync_jobs_to_conf): a running job's are
+   * read from those. */
+  if (!ran_on && (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) && job_ptr->nodes &&
+      job_ptr->nodes[0] && topo_node_name2bitmap(job_ptr->nodes, &from_names) == 0)
+    ran_on = from_names;
   struct topo_network_request request = topo_shim_request(job_ptr, false, true);
-  if (!ran_on || !bit_set_count(ran_on) || !request.topo_aware)
-    return false;
-  size_t *ring = NULL, ring_count = saved_ring(job_ptr, &ring);
+  size_t *ring = NULL, ring_count = 0;
+  if (ran_on && bit_set_count(ran_on) && request.topo_aware)
+    ring_count = saved_ring(job_ptr, &ring);
   if (!ring_count) {
     xfree(ring);
+    FREE_NULL_BITMAP(from_names);
     return false;
   }
   *s = (struct topo_shim_started){0};
@@ -452,6 +459,7 @@ bool topo_shim_started_job(job_record_t *job_ptr, struct topo_shim_started *s)
   for (int i = bit_ffs(ran_on); i >= 0 && i <= last; i++)
     if (bit_test(ran_on, i))
       s->nodes[s->job.allocated_count++] = (size_t)i;
+  FREE_NULL_BITMAP(from_names);
   s->job.job = topo_shim_engine_job(job_ptr, &request, job_ptr->node_cnt, job_ptr->node_cnt,
                                     job_ptr->node_cnt);
   s->job.ring = ring;

@@ -89,8 +89,11 @@ typedef struct hostlist topo_hostlist_t;
 
 #if TOPO_SLURM_TOPOLOGY_EVAL
 typedef job_details_t topo_job_details_t;
+/* 24.x added a list of the names it could not map. */
+#define topo_node_name2bitmap(names, bitmap) node_name2bitmap(names, false, bitmap, NULL)
 #else
 typedef struct job_details topo_job_details_t;
+#define topo_node_name2bitmap(names, bitmap) node_name2bitmap(names, false, bitmap)
 #endif
 
 #if TOPO_SLURM_AT_LEAST(25, 5) && !TOPO_SLURM_AT_LEAST(25, 11)
