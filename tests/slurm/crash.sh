@@ -9,15 +9,16 @@
 #   2. the database's write lock is taken by another process (sqlite3 in a
 #      transaction), so what is placed next stays in the placement journal
 #      only: four 2-node topo-aware jobs start (the cluster is then full),
-#      four 4-node topo-aware jobs and two plain jobs wait.  On 24.x, which
-#      records a job a moment after it started, two of the four start while
-#      that moment is held open (TOPO_AWARE_HOLD_RECORDS): no record of
-#      theirs exists anywhere at the crash
+#      four 4-node topo-aware jobs and two plain jobs wait.  A job's record
+#      is journaled a moment after it started (24.x's writer thread, the
+#      engine's writer on 22.05): two of the four start while that moment
+#      is held open (TOPO_AWARE_HOLD_RECORDS), so no record of theirs exists
+#      anywhere at the crash
 #   3. once Slurm has saved its job state (state/job_state newer than the
 #      last start: Slurm loses what it had not saved, NOTES.md), slurmctld
 #      gets SIGKILL, the lock is released, slurmctld starts again and
-#      replays the journal; on 24.x it also records the held jobs from the
-#      ring hints Slurm saved with them
+#      replays the journal and records the held jobs from the ring hints
+#      Slurm saved with them
 #   4. every job completes; every topo-aware job has one record whose ring
 #      is the TOPO_RING_ORDER it printed; plain jobs have none; the journal
 #      is empty
@@ -34,10 +35,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 suite_args "$@"
 suite_begin
 journal=$db.journal
-release=$(slurmctld -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }')
-# While this file exists, 24.x's writer holds records back (a test hook of
-# topology/topo_aware): slurmctld is killed inside the window between jobs'
-# start and their records, which the restart must close.
+# While this file exists, records are held back (a test hook of
+# topology/topo_aware's writer and of the engine's): slurmctld is killed
+# inside the window between jobs' start and their records, which the
+# restart must close.
 hold=$dir/hold-records
 export TOPO_AWARE_HOLD_RECORDS=$hold
 rm -f "$hold"
@@ -79,28 +80,23 @@ exec 7>"$work/lock"
 echo 'BEGIN IMMEDIATE;' >&7
 journaled=()
 held=()
-if [ "$release" -ge 2405 ]; then
-  for _ in 1 2; do journaled+=("$(topo_job -N2)"); done
-  check "two 2-node topo-aware jobs run" wait_until 60 all_running "${journaled[@]}"
-  wait_until 10 sh -c "[ \$(cat '$journal'-0 '$journal'-1 2>/dev/null | wc -l) -ge 2 ]" || true
-  # 24.x records a job a moment after it started: hold that moment open.
-  touch "$hold"
-  for _ in 1 2; do held+=("$(topo_job -N2)"); done
-  check "two more run while their records are held back (the cluster is full)" \
-    wait_until 60 all_running "${held[@]}"
-else
-  for _ in 1 2 3 4; do journaled+=("$(topo_job -N2)"); done
-  check "four 2-node topo-aware jobs run (the cluster is full)" wait_until 60 all_running "${journaled[@]}"
-fi
+for _ in 1 2; do journaled+=("$(topo_job -N2)"); done
+check "two 2-node topo-aware jobs run" wait_until 60 all_running "${journaled[@]}"
+wait_until 10 sh -c "[ \$(cat '$journal'-0 '$journal'-1 2>/dev/null | wc -l) -ge 2 ]" || true
+# Hold the moment between a job's start and its record open.
+touch "$hold"
+for _ in 1 2; do held+=("$(topo_job -N2)"); done
+check "two more run while their records are held back (the cluster is full)" \
+  wait_until 60 all_running "${held[@]}"
 queued=()
 for _ in 1 2 3 4; do queued+=("$(topo_job -N4)"); done
 plain=("$(plain_job -N2)" "$(plain_job -N1)")
 last_start=$(date +%s)
-# On 24.x a record is written once the job has started, up to a second later.
+# A record is journaled once the job has started (24.x: up to a second later).
 records_journaled() { [ "$(journal_lines)" -ge "${#journaled[@]}" ] && [ "$(sqlite3 "$db" 'SELECT count(*) FROM placement')" = 6 ]; }
 check "  ... their records wait in the journal, not in the database" wait_until 10 records_journaled
 if [ ${#held[@]} -gt 0 ]; then
-  sleep 2 # two rounds of the writer
+  sleep 2 # two rounds of the writers
   check "  ... the held jobs' records are nowhere yet" sh -c "[ \$(cat '$journal'-0 '$journal'-1 2>/dev/null | wc -l) = ${#journaled[@]} ]"
 fi
 
@@ -122,7 +118,7 @@ grep "placement records replayed" "$log" | tail -n1 | sed 's/^/  /'
 if [ ${#held[@]} -gt 0 ]; then
   check "  ... and recorded the held jobs from the ring Slurm saved with them" \
     wait_until 30 sh -c "grep -q 'JobId=${held[0]}: recorded after slurmctld restarted' '$log' && grep -q 'JobId=${held[1]}: recorded after slurmctld restarted' '$log'"
-  grep "started topo-aware jobs checked after the restart" "$log" | tail -n1 | sed 's/^.*topology\/topo_aware: /  /'
+  grep "started topo-aware jobs checked after the restart" "$log" | tail -n1 | sed -E 's/^.*(topology\/topo_aware|select\/topo_cons_tres): /  /'
 fi
 
 echo "# 4. every job to its end ($(($(date +%s) - started)) s)"
