@@ -31,6 +31,7 @@
 #include "fabric/synthetic.h"
 #include "placement/search.h"
 #include "plugin/engine/engine_config.h"
+#include "plugin/engine/placement_writer.h"
 
 namespace {
 
@@ -700,6 +701,34 @@ TEST(PlacementJournal, LinesRoundTrip) {
 }  // namespace
 
 namespace {
+
+// submit_later: the caller hands the record over without any I/O; the
+// writer's thread fills in the rest, journals and stores it, in order
+// with records submitted as they are.
+TEST(PlacementWriter, CompletesJournalsAndStoresLaterRecords) {
+  auto dir = std::filesystem::temp_directory_path() / ("writer-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string db = (dir / "p.db").string();
+  {
+    topo::PlacementWriter writer(db, db + ".journal");
+    topo::PlacementRecord r;
+    r.hosts = {"a", "b"};
+    r.ring_order = {"b", "a"};
+    r.job_id = 7;
+    writer.submit_later(r, [](topo::PlacementRecord& later) { later.reasons = {"worded on the writer"}; });
+    r.job_id = 8;
+    writer.submit(r);
+    EXPECT_EQ(writer.flush(), std::nullopt);
+    topo::PlacementStore store(db);
+    auto history = store.history(7);
+    ASSERT_EQ(history.size(), 1u);
+    EXPECT_EQ(history[0].reasons, std::vector<std::string>{"worded on the writer"});
+    EXPECT_FALSE(history[0].placed_at.empty());  // the time of the hand-over
+    EXPECT_EQ(store.history(8).size(), 1u);
+    EXPECT_TRUE(topo::PlacementJournal(db + ".journal").read().records.empty());
+  }
+  std::filesystem::remove_all(dir);
+}
 
 // Appends go to one side while the writer syncs and stores the other; a
 // reader after a crash gets both sides' records in the order appended.
