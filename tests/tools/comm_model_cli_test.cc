@@ -71,6 +71,18 @@ TEST(CommModelCli, NamedHostsAndUnknownOnes) {
   EXPECT_NE(bad.err.find("nosuch1, nosuch2"), std::string::npos) << bad.err;
 }
 
+// --hosts takes a Slurm hostlist as place and ring do, in the order written.
+TEST(CommModelCli, HostsAreASlurmHostlistInRingOrder) {
+  const std::string common = "estimate --params 1e9 --step-time 1s --gpus-per-host 1 --json " + kTwoToOne;
+  Ran ok = topoctl(common + " --hosts 'gpu[017,001-002],gpu033'");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out).at("allocation").at("hosts"),
+            nlohmann::json({"gpu017", "gpu001", "gpu002", "gpu033"}));
+  Ran bad = topoctl(common + " --hosts 'gpu[001-'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("gpu[001-"), std::string::npos) << bad.err;
+}
+
 // Other jobs on the same hosts' cables: the estimate slows down, says how
 // much of it comes from them, and a bad line is named by file and line.
 TEST(CommModelCli, ConcurrentJobsShareTheCables) {

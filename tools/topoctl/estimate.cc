@@ -20,6 +20,7 @@
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
 #include "comm_model/sizing.h"
+#include "common/hostlist.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -99,7 +100,8 @@ struct Options {
   std::string step_time;
   double overlap = 0.5;
   int gpus_per_host = 8;
-  std::vector<std::string> hosts;
+  std::string hosts_arg;           // --hosts as typed: a Slurm hostlist
+  std::vector<std::string> hosts;  // the same, expanded, in ring order
   int leaves = 0;
   uint32_t job = 0;
   std::string algorithm, protocol;
@@ -119,8 +121,8 @@ void add_options(CLI::App& cmd, Options& opts) {
   cmd.add_option("--gpus-per-host", opts.gpus_per_host, "GPUs the job uses on each host")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  auto* hosts =
-      cmd.add_option("--hosts", opts.hosts, "the allocation in ring order: gpu001,gpu002,...")->delimiter(',');
+  auto* hosts = cmd.add_option("--hosts", opts.hosts_arg,
+                               "the allocation in ring order, a Slurm hostlist: gpu[001-004,017],gpu020");
   cmd.add_option("--leaves", opts.leaves, "hypothetical allocation spread over this many leaves")
       ->check(CLI::PositiveNumber)
       ->excludes(hosts);
@@ -393,6 +395,8 @@ int run_estimate(Options& opts, const CLI::App& cmd) {
   auto dtype = topo::parse_dtype(opts.dtype);
   if (!dtype) throw std::invalid_argument(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8, ...)", opts.dtype));
   const topo::ModelOptions model = model_options(opts);
+  // A hostlist keeps its order: "gpu[003,001]" is the ring 003 then 001.
+  if (!opts.hosts_arg.empty()) opts.hosts = topo::expand_hostlist(opts.hosts_arg);
   if (opts.job > 0) take_recorded_job(opts, cmd);
   bool fabric_given = !opts.input.synthetic.empty() || cmd.count("--db") > 0 || cmd.count("--snapshot") > 0;
   bool allocation = !opts.hosts.empty() || opts.leaves > 0 || fabric_given;
