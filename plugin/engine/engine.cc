@@ -49,6 +49,9 @@ int topo_engine_prepare(topo_engine_t* engine, char* msg, size_t msg_size) {
     std::lock_guard guard(engine->lock);
     engine->start_watching();
     const topo::engine::NodeMap& m = engine->current_node_map(true);
+    // RouteJobs= turned on while jobs run: their tables now. (At start-up
+    // the running set is given later, and planned from then.)
+    if (!engine->running.empty()) engine->routes_changed(&m);
     std::string notice = engine->take_notice();
     if (m.unknown)
       notice += fmt::format("{}{} of Slurm's nodes are not in fabric snapshot {} (first: '{}')",
@@ -86,6 +89,17 @@ void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice
   if (!engine) return;
   std::lock_guard guard(engine->lock);
   engine->on_snapshot = notice;
+}
+
+void topo_engine_on_routes(topo_engine_t* engine, topo_engine_route_fn notice) {
+  if (!engine) return;
+  std::lock_guard guard(engine->lock);
+  engine->on_routes = notice;
+  if (engine->route_writer) {
+    topo::engine::RouteWriter::Notice n;
+    if (notice) n = [notice](const std::string& line, bool failed) { notice(line.c_str(), failed); };
+    engine->route_writer->set_notice(std::move(n));
+  }
 }
 
 bool topo_engine_strict(const topo_engine_t* engine) { return engine && engine->config.strict; }

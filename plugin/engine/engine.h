@@ -72,6 +72,19 @@
  *                         ring crosses leaves when the snapshot routes
  *                         ecmp:QPS with fewer QPS (engine_config.h says
  *                         why 4); 0 never sets it
+ * and the routes for the running jobs (plugin/engine/route_writer.h; off
+ * unless RouteJobs=yes):
+ *   RouteJobs=yes         a thread of the engine's plans forwarding tables
+ *                         for the running multi-leaf jobs' rings from the
+ *                         snapshot's static tables and writes them for
+ *                         OpenSM's file engine when a job starts or ends
+ *   RouteFile=/etc/opensm/job-routes.lfts   the file OpenSM's -U names
+ *                         (absolute; required with RouteJobs=yes)
+ *   RouteInterval=30      at most one apply per this many seconds
+ *   RouteCommand=CMD      run by /bin/sh after each write, e.g.
+ *                         kill -HUP $(pidof opensm) (a heavy sweep that
+ *                         re-reads the file); non-zero: the file is put back
+ *   RouteMaxChanges=0     table entries a plan may change (0: no cap)
  * A value the job set in its own environment is kept: the shims put the
  * hints in as TOPO_HINT_<NAME>, and spank/topo_aware sets NAME from it on
  * each node only when the job did not.
@@ -174,6 +187,15 @@ int topo_engine_set_nodes(topo_engine_t* engine, const char* const* names, size_
  * engine.  NULL (the default): nobody. */
 typedef void (*topo_engine_notice_fn)(const char* line);
 void topo_engine_on_snapshot(topo_engine_t* engine, topo_engine_notice_fn notice);
+
+/* Who is told, in one line, each time RouteJobs= applies routes ("routes
+ * applied: ...", failed false) and each new reason it could not ("routes
+ * not applied, the tables stay as they were: ...", failed true; the same
+ * reason again is not told again).  Called on the engine's route thread,
+ * no engine lock held: it must not call the engine.  Set it before
+ * topo_engine_reconfigure or prepare turns RouteJobs on; NULL: nobody. */
+typedef void (*topo_engine_route_fn)(const char* line, bool failed);
+void topo_engine_on_routes(topo_engine_t* engine, topo_engine_route_fn notice);
 
 bool topo_engine_strict(const topo_engine_t* engine);
 /* Whether DeferAbove= may hold jobs back (it is set and not 0). */

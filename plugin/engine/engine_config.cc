@@ -215,6 +215,47 @@ bool read_health_key(EngineConfig& c, const std::string& key, const std::string&
   return true;
 }
 
+// The route keys; false for any other key. `routes_line` is where
+// RouteJobs was set, for the check that needs the whole file.
+bool read_route_key(RouteSettings& r, const std::string& key, const std::string& value, const std::string& file,
+                    int line, int& routes_line) {
+  if (key == "routejobs") {
+    std::string v = lower(value);
+    if (v == "yes" || v == "true" || v == "1")
+      r.enabled = true;
+    else if (v == "no" || v == "false" || v == "0")
+      r.enabled = false;
+    else
+      throw ParseError(file, line, fmt::format("RouteJobs '{}': expected yes or no", shown(value)));
+    routes_line = line;
+  } else if (key == "routefile") {
+    // slurmctld's working directory is no place to guess at.
+    if (value.empty() || value.front() != '/')
+      throw ParseError(
+          file, line,
+          fmt::format("RouteFile '{}': expected an absolute path (the file OpenSM's -U names)", shown(value)));
+    r.file = value;
+  } else if (key == "routeinterval") {
+    auto n = parse_whole(value, 0, 86400);
+    if (!n)
+      throw ParseError(file, line,
+                       fmt::format("RouteInterval '{}': expected whole seconds from 0 to 86400", shown(value)));
+    r.interval_s = *n;
+  } else if (key == "routecommand") {
+    r.command = value;
+  } else if (key == "routemaxchanges") {
+    auto n = parse_whole(value, 0, 100000000);
+    if (!n)
+      throw ParseError(
+          file, line,
+          fmt::format("RouteMaxChanges '{}': expected a whole number of table entries, 0 for no cap", shown(value)));
+    r.max_changes = *n;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string EngineConfig::fabric_host(const std::string& node_name) const {
@@ -234,7 +275,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
   // A few lines by hand: a megabyte is no topo_aware.conf.
   LineSource lines(in, path, 64 << 10, 1 << 20);
   std::string_view view;
-  int line = 0;
+  int line = 0, routes_line = 0;
   while (lines.next(view)) {
     line = lines.number();
     std::string raw(view);
@@ -245,16 +286,21 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
     const std::string spelled = trim(text.substr(0, eq));
     const std::string key = lower(spelled), value = trim(text.substr(eq + 1));
     if (!read_placement_key(c, key, value, path, line) && !read_health_key(c, key, spelled, value, path, line) &&
-        !read_nccl_hint(c.nccl, key, value, path, line))
+        !read_nccl_hint(c.nccl, key, value, path, line) &&
+        !read_route_key(c.routes, key, value, path, line, routes_line))
       throw ParseError(path, line,
                        fmt::format("unknown key '{}' (known: DbPath, HostPattern, Weights, DefaultProfile, Strict, "
                                    "Partitions, Candidates, DeferAbove, DeferShare, HealthErrorsPerHour, "
                                    "HealthXmitWaitShare, RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, "
                                    "EcmpQpsPerConnection, HealthPausesPerSecond, HealthEcnOverMedian, "
-                                   "HealthEcnMarksPerSecond)",
+                                   "HealthEcnMarksPerSecond, RouteJobs, RouteFile, RouteInterval, RouteCommand, "
+                                   "RouteMaxChanges)",
                                    shown(spelled)));
   }
   if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+  if (c.routes.enabled && c.routes.file.empty())
+    throw ParseError(path, routes_line,
+                     "RouteJobs=yes needs RouteFile=PATH (the file OpenSM's -U names, for its file routing engine)");
   return c;
 }
 

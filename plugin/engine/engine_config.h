@@ -39,6 +39,19 @@ struct NcclSiteHints {
   int ecmp_qps = 4;
 };
 
+// RouteJobs=: forwarding tables for the running topo-aware jobs' rings
+// (routing/job_routes.h), planned and handed to OpenSM's `file` engine by
+// a thread of the engine's (plugin/engine/route_writer.h), never on the
+// scheduler's path.
+struct RouteSettings {
+  bool enabled = false;  // RouteJobs
+  std::string file;      // RouteFile: the file OpenSM's -U (lfts_file) names; absolute
+  int interval_s = 30;   // RouteInterval: at most one apply per this many seconds
+  std::string command;   // RouteCommand: run by /bin/sh after a write, e.g. kill -HUP of OpenSM
+  int max_changes = 0;   // RouteMaxChanges: table entries a plan may change (0: no cap)
+  bool operator==(const RouteSettings&) const = default;
+};
+
 struct EngineConfig {
   std::string source;  // the file read, or "" for the defaults
   std::string db_path = "/var/lib/topo-aware/topo.db";
@@ -53,6 +66,7 @@ struct EngineConfig {
   HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
   NcclSiteHints nccl;       // RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection
   NicThresholds nic;        // HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond
+  RouteSettings routes;     // RouteJobs, RouteFile, RouteInterval, RouteCommand, RouteMaxChanges
 
   // The fabric's name for a Slurm NodeName.
   std::string fabric_host(const std::string& node_name) const;

@@ -58,12 +58,37 @@ const FreeMap& Engine::free_map_for(const RunningTraffic& t, const std::vector<i
 void Engine::start_running(uint32_t job_id, RunningEntry entry, const NodeMap* map) {
   RunningEntry& kept = running[job_id] = std::move(entry);
   if (map && traffic.built_on(*map)) traffic.add(job_id, traffic_of(*tree, *map, kept));
+  routes_changed(map);
+}
+
+void Engine::routes_changed(const NodeMap* map) {
+  if (!route_writer || !map || !fabric) return;
+  RouteInputs in;
+  in.fabric = fabric;
+  in.snapshot_id = map->snapshot_id;
+  for (const auto& [id, entry] : running) {
+    RingJob job{std::to_string(id), {}};
+    for (size_t node : entry.ring)
+      if (auto h = map->host_of(node)) job.ring.push_back(*h);
+    if (job.ring.size() >= 2) in.jobs.push_back(std::move(job));
+  }
+  route_writer->update(std::move(in));
+}
+
+void Engine::configure_routes(const RouteSettings& before) {
+  if (route_writer && config.routes == before) return;
+  route_writer.reset();  // RouteJobs=no: the file stays as the last apply left it
+  if (!config.routes.enabled) return;
+  route_writer = std::make_unique<RouteWriter>(config.routes);
+  if (topo_engine_route_fn notice = on_routes)
+    route_writer->set_notice([notice](const std::string& line, bool failed) { notice(line.c_str(), failed); });
 }
 
 void Engine::configure(const char* path, char* msg, size_t size) {
   std::optional<EngineConfig> read;
   if (path && *path) read = read_engine_config(path);
   std::string old_db = config.db_path;
+  const RouteSettings old_routes = config.routes;
   if (read) {
     config = std::move(*read);
   } else {
@@ -73,6 +98,7 @@ void Engine::configure(const char* path, char* msg, size_t size) {
                               path && *path ? path : "topo_aware.conf", config.db_path));
   }
   ++config_generation;
+  configure_routes(old_routes);
   if (config.db_path != old_db) {
     drop_database();
     writer.reset();

@@ -29,6 +29,7 @@
 #include "plugin/engine/engine_config.h"
 #include "plugin/engine/node_map.h"
 #include "plugin/engine/placement_writer.h"
+#include "plugin/engine/route_writer.h"
 #include "plugin/engine/running_traffic.h"
 
 namespace topo::engine {
@@ -120,6 +121,16 @@ class Engine {
   // `entry` runs from now on, as far as the traffic model goes; its
   // traffic joins that built on `map`, if any.
   void start_running(uint32_t job_id, RunningEntry entry, const NodeMap* map);
+
+  // --- RouteJobs= (route_writer.h) ---
+  // Its thread, while RouteJobs=yes; made anew when a Route key changes.
+  std::unique_ptr<RouteWriter> route_writer;
+  topo_engine_route_fn on_routes = nullptr;
+  // The running set changed: hands the route thread the fabric and the
+  // running rings on `map` (nothing without RouteJobs=yes or a map).
+  void routes_changed(const NodeMap* map);
+  // Starts, restarts or stops the route thread after the config changed.
+  void configure_routes(const RouteSettings& before);
 
   // Reads topo_aware.conf at `path` (the defaults, said in `msg`, when
   // there is none); a new DbPath drops the database and the snapshot.

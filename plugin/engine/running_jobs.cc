@@ -55,11 +55,14 @@ void set_running(Engine& e, const topo_engine_job* jobs, size_t count) {
   e.running = std::move(now);
   e.suspended.clear();
   e.traffic = RunningTraffic{};  // built whole on the next rank
+  if (e.route_writer) e.routes_changed(e.map_if_any());
 }
 
 void job_ended(Engine& e, uint32_t job_id) {
   e.suspended.erase(job_id);
-  if (e.running.erase(job_id) && e.traffic.sums) e.traffic.remove(job_id);
+  if (!e.running.erase(job_id)) return;
+  if (e.traffic.sums) e.traffic.remove(job_id);
+  if (e.route_writer) e.routes_changed(e.map_if_any());
 }
 
 std::string job_suspended(Engine& e, uint32_t job_id, bool suspended) {
@@ -74,6 +77,7 @@ std::string job_suspended(Engine& e, uint32_t job_id, bool suspended) {
   } else if (const NodeMap* map = e.map_if_any(); map && e.traffic.built_on(*map)) {
     e.traffic.add(job_id, traffic_of(*e.tree, *map, entry));
   }
+  if (e.route_writer) e.routes_changed(e.map_if_any());
   return fmt::format("job {} {}: {} running jobs' traffic on the fabric model, {} suspended", job_id,
                      suspended ? "suspended, its traffic taken out" : "resumed, its traffic back", e.running.size(),
                      e.suspended.size());

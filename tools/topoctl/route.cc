@@ -24,7 +24,7 @@
 #include "placement/running_file.h"
 #include "placement/switch_tree.h"
 #include "routing/job_routes.h"
-#include "routing/opensm_lfts.h"
+#include "routing/opensm_handoff.h"
 #include "simulation/outcome.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -185,21 +185,6 @@ void print_plan(const Planned& p, int max_changes) {
                c.base_port, c.port);
 }
 
-// The complete tables, in OpenSM's dump format, replacing `path` at once:
-// OpenSM opens the file at every routing pass, and must never read half of it.
-void write_tables(const Fabric& f, const topo::Routing& routing, const std::string& path) {
-  Fabric planned = f;
-  planned.set_routing(routing);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    topo::write_opensm_lfts(planned, out);
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 int run_plan(const RouteOptions& o) {
   Planned p = make_plan(o);
   if (o.json)
@@ -211,30 +196,12 @@ int run_plan(const RouteOptions& o) {
 
 int run_apply(const RouteOptions& o) {
   Planned p = make_plan(o);
-  const Fabric& f = p.loaded.fabric;
-  // The planner never keeps a failing LID; this refuses anything the base brought.
-  auto faults = topo::check_up_down(f, p.plan.routing);
-  if (!faults.empty())
-    throw std::runtime_error(
-        fmt::format("the tables would not be deadlock-free and complete ({} findings; first: {}); "
-                    "nothing written",
-                    faults.size(), topo::describe(f, faults.front())));
-  write_tables(f, p.plan.routing, o.opensm_file);
-  json out = plan_json(p);
-  out["opensm_file"] = o.opensm_file;
-  if (!o.sweep_command.empty()) {
-    std::fflush(stdout);
-    const int status = std::system(o.sweep_command.c_str());
-    out["sweep_command"] = o.sweep_command;
-    out["sweep_status"] = status;
-    if (status != 0) {
-      std::cerr << fmt::format("topoctl route apply: wrote {}, but '{}' failed (status {})\n", o.opensm_file,
-                               o.sweep_command, status);
-      if (o.json) std::cout << out.dump(2) << "\n";
-      return kError;
-    }
-  }
+  // Whole or not at all: a failing sweep command puts the file back as it was.
+  topo::hand_to_opensm(p.loaded.fabric, p.plan.routing, topo::OpensmHandoff{o.opensm_file, o.sweep_command});
   if (o.json) {
+    json out = plan_json(p);
+    out["opensm_file"] = o.opensm_file;
+    if (!o.sweep_command.empty()) out["sweep_command"] = o.sweep_command;
     std::cout << out.dump(2) << "\n";
   } else {
     print_plan(p, o.max_changes);
@@ -262,7 +229,7 @@ Run add_route(CLI::App& app) {
   apply->add_option("--opensm-file", apply_opts->opensm_file, "the file OpenSM's -U (lfts_file) names")->required();
   apply->add_option("--sweep-command", apply_opts->sweep_command,
                     "run by /bin/sh after writing, e.g. 'kill -HUP $(pidof opensm)' (a heavy sweep that re-reads "
-                    "the file); non-zero status: exit 2");
+                    "the file); non-zero status: the file is put back as it was, exit 2");
   return [plan, plan_opts, apply_opts] { return plan->parsed() ? run_plan(*plan_opts) : run_apply(*apply_opts); };
 }
 

@@ -28,6 +28,15 @@ static void say_snapshot(const char *line)
   info("topo-aware: %s", line);
 }
 
+/* RouteJobs=: each apply, and each new reason the tables stay as they were. */
+static void say_routes(const char *line, bool failed)
+{
+  if (failed)
+    error("topo-aware: %s", line);
+  else
+    info("topo-aware: %s", line);
+}
+
 static void open_locked(void)
 {
   char msg[512];
@@ -39,8 +48,10 @@ static void open_locked(void)
     info("%s", msg);
   else
     info("read %s", path);
-  if (engine)
+  if (engine) {
     topo_engine_on_snapshot(engine, say_snapshot);
+    topo_engine_on_routes(engine, say_routes);
+  }
   engine_tried = 1;
   xfree(path);
 }
