@@ -1,6 +1,7 @@
 // topoctl route plan and apply as users and scripts run them.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <fmt/format.h>
@@ -72,9 +73,18 @@ TEST_F(RouteCli, ApplyWritesCompleteTablesAndRunsTheSweepCommand) {
     }
   EXPECT_EQ(differ, static_cast<int>(plan.at("changes").size()));
 
-  Ran failing = topoctl(fmt::format("route apply {} --opensm-file {} --sweep-command false", base(), file));
+  // A failing sweep command: exit 2, why, and the file as it was (here
+  // with another running set, whose tables would differ).
+  std::ifstream before_in(file);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), std::istreambuf_iterator<char>());
+  std::ofstream(running()) << "gpu001,gpu009\n";
+  Ran failing =
+      topoctl(fmt::format("route apply {} --opensm-file {} --sweep-command 'echo no opensm >&2; false'", base(), file));
   EXPECT_EQ(failing.code, 2);
-  EXPECT_NE(failing.err.find("failed"), std::string::npos) << failing.err;
+  EXPECT_NE(failing.err.find("exited with status 1: no opensm"), std::string::npos) << failing.err;
+  EXPECT_NE(failing.err.find("put back as it was"), std::string::npos) << failing.err;
+  std::ifstream after_in(file);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>()), before);
 }
 
 TEST_F(RouteCli, RefusesAdaptiveRoutingAndBadRunningFiles) {
