@@ -154,6 +154,27 @@ bool has_collectives(const ScheduledJob& job, const OutcomeOptions& options) {
   return job.ring.size() > 1 && !profile_requests(job.profile, options.message_bytes, 1).empty();
 }
 
+void route_collectives(const PathIndex& paths, JudgedJob& r, const OutcomeOptions& options) {
+  r.ideal_s = 0;
+  r.flow_jobs.clear();
+  r.cables.clear();
+  double alone_s = 0;
+  Neighbours self(paths);
+  for (size_t k = 0; k < r.requests.size(); ++k) {
+    const Request& q = r.requests[k];
+    Estimate alone = estimate(paths, r.job->ring, q, {}, judged(q, r.qps));
+    r.ideal_s += alone.ideal_time_s;
+    alone_s += alone.time_s;
+    self.add(r.as_neighbour[k], judged(q, r.qps));
+    if (options.sharing == Sharing::Flows) r.flow_jobs.push_back(flow_job(paths, r.as_neighbour[k], judged(q, r.qps)));
+  }
+  for (const Neighbours::Job& j : self.jobs())
+    for (auto [key, flows] : j.flows) paths.for_each_cable(key, [&r](int c) { r.cables.push_back(c); });
+  std::sort(r.cables.begin(), r.cables.end());
+  r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
+  r.alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;
+}
+
 JudgedJob measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutcome& o, size_t outcome,
                         const OutcomeOptions& options) {
   JudgedJob r;
@@ -163,24 +184,11 @@ JudgedJob measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutc
   int per_host = job.host_gpus.empty() ? 1 : *std::min_element(job.host_gpus.begin(), job.host_gpus.end());
   per_host = std::max(per_host, 1);
   r.requests = profile_requests(o.profile, options.message_bytes, per_host);
-  double alone_s = 0;
-  Neighbours self(paths);
-  for (const Request& q : r.requests) {
-    Estimate alone = estimate(paths, job.ring, q, {}, judged(q, r.qps));
-    r.ideal_s += alone.ideal_time_s;
-    alone_s += alone.time_s;
-    NeighbourJob n{job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()),
-                   judged(q, r.qps)};
-    self.add(n, judged(q, r.qps));
-    if (options.sharing == Sharing::Flows) r.flow_jobs.push_back(flow_job(paths, n, judged(q, r.qps)));
-    r.as_neighbour.push_back(std::move(n));
-  }
-  for (const Neighbours::Job& j : self.jobs())
-    for (auto [key, flows] : j.flows) paths.for_each_cable(key, [&r](int c) { r.cables.push_back(c); });
-  std::sort(r.cables.begin(), r.cables.end());
-  r.cables.erase(std::unique(r.cables.begin(), r.cables.end()), r.cables.end());
-  o.allreduce_alone_slowdown = r.ideal_s > 0 ? alone_s / r.ideal_s : 1;
-  r.slowdown = r.alone_slowdown = o.allreduce_alone_slowdown;
+  for (const Request& q : r.requests)
+    r.as_neighbour.push_back(NeighbourJob{
+        job.ring, q, std::clamp(job.duty, 1e-6, 1.0) / static_cast<double>(r.requests.size()), judged(q, r.qps)});
+  route_collectives(paths, r, options);
+  r.slowdown = o.allreduce_alone_slowdown = r.alone_slowdown;
   o.spines = spines_touched(paths.fabric(), r.cables);
 
   Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, per_host};
@@ -195,6 +203,7 @@ LiveJudge::LiveJudge(const PathIndex& paths, const OutcomeOptions& options)
     : paths_(paths), options_(options), users_(2 * paths.fabric().cables().size()) {}
 
 int LiveJudge::add(JudgedJob job) {
+  job.tables = tables_;  // measured on the tables in force
   jobs_.push_back(std::move(job));
   stamp_.push_back(-1);
   return static_cast<int>(jobs_.size()) - 1;
@@ -202,9 +211,14 @@ int LiveJudge::add(JudgedJob job) {
 
 void LiveJudge::start(int j, double now) {
   JudgedJob& r = jobs_[j];
+  if (r.tables != tables_) {
+    route_collectives(paths_, r, options_);
+    r.tables = tables_;
+  }
   r.since = now;
   r.slowdown = r.alone_slowdown;
   r.sharing.clear();
+  r.running = true;
   for (int c : r.cables) {
     users_[c].push_back(j);
     touched_.push_back(c);
@@ -215,10 +229,17 @@ void LiveJudge::end(int j, double now) {
   JudgedJob& r = jobs_[j];
   r.weighted += r.slowdown * (now - r.since);
   r.since = now;
+  r.running = false;
   for (int c : r.cables) {
     std::erase(users_[c], j);
     touched_.push_back(c);
   }
+}
+
+// Its run so far at the old routes, then a fresh start on the new ones.
+void LiveJudge::reroute(int j, double now) {
+  end(j, now);
+  start(j, now);
 }
 
 std::vector<int> LiveJudge::settle(double now) {

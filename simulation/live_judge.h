@@ -30,6 +30,8 @@ struct JudgedJob {
   double slowdown = 1;       // now
   double weighted = 0;       // slowdown x seconds, so far
   double since = 0;          // when `slowdown` took effect
+  bool running = false;      // started and not yet ended
+  int tables = 0;            // the LiveJudge::retable() count its routes were measured at
 };
 
 // The structure of one allocation: leaves, pods and ring edges.
@@ -45,6 +47,11 @@ bool has_collectives(const ScheduledJob& job, const OutcomeOptions& options);
 JudgedJob measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutcome& o, size_t outcome,
                         const OutcomeOptions& options);
 
+// The job's collectives routed as `paths`' fabric routes now: their flows,
+// the cables they cross, their ideal and alone times. Its requests and
+// as_neighbour stay as they are: they do not depend on the routes.
+void route_collectives(const PathIndex& paths, JudgedJob& r, const OutcomeOptions& options);
+
 class LiveJudge {
  public:
   LiveJudge(const PathIndex& paths, const OutcomeOptions& options);
@@ -58,6 +65,13 @@ class LiveJudge {
   // them.
   std::vector<int> settle(double now);
 
+  // The tables of the fabric the judge's PathIndex reads changed at `now`
+  // (job-aware routing, simulation/job_aware.h): `reroute` the running
+  // jobs whose routes they change; jobs added and not yet running are
+  // routed again when they start. The next settle() judges them again.
+  void retable() { ++tables_; }
+  void reroute(int j, double now);
+
   const JudgedJob& job(int j) const { return jobs_[j]; }
   const std::vector<JudgedJob>& jobs() const { return jobs_; }
 
@@ -69,6 +83,7 @@ class LiveJudge {
   std::vector<int> stamp_;               // the last moment each job was judged in
   std::vector<int> touched_;             // cables a job started or ended on since the last settle
   int moment_ = 0;
+  int tables_ = 0;  // retable() calls so far
 };
 
 }  // namespace topo
