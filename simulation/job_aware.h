@@ -1,19 +1,26 @@
-// The judge under job-aware routing: the forwarding tables re-planned for
-// the running multi-leaf jobs' rings (routing/job_routes.h) at every start
-// and end of a multi-host job, as `topoctl route apply` would hand them to
-// OpenSM, each plan holding `delay_s` after its event.
+// Job-aware routing in the judge and the replay: the forwarding tables
+// re-planned for the running multi-leaf jobs' rings (routing/job_routes.h)
+// at every start and end of a multi-host job, as `topoctl route apply`
+// would hand them to OpenSM, each plan holding `delay_s` after its event.
 //
-// Between two moments where the running set or the tables change, every
-// running multi-host job is judged (judge(), simulation/outcome.h) beside
-// the others on the tables in force; a job's slowdown is the time-weighted
-// mean over its run. Placement is not affected: the schedule is the one
-// placed on the base tables, and its runs are not stretched (a replay that
-// stretches runs does so by the base tables' slowdowns).
+// JobAwareTables keeps the tables in force for a LiveJudge
+// (live_judge.h): the judge reads them through paths(), and when a plan
+// holds, the running jobs whose destinations it moves are routed again and
+// judged beside the others on the new tables. judge() walks a finished
+// schedule's starts and ends through it (judge_job_aware); the replay
+// walks its own, so that runs are stretched by the slowdowns under the
+// tables in force (ReplayOptions::job_aware). Placement is not affected:
+// policies place on the base tables.
 #pragma once
 
+#include <deque>
+#include <memory>
 #include <string>
+#include <utility>
 
+#include "comm_model/paths.h"
 #include "fabric/fabric.h"
+#include "simulation/live_judge.h"
 #include "simulation/outcome.h"
 
 namespace topo {
@@ -25,17 +32,52 @@ struct JobAwareOptions {
 
 // How often the tables changed, and how much.
 struct RerouteFigures {
-  int reroutes = 0;          // plans whose tables differ from those in force
-  long entries_changed = 0;  // summed over reroutes: entries that differ from the tables before
+  int reroutes = 0;          // plans whose tables differ from the plan before
+  long entries_changed = 0;  // summed over reroutes: entries that differ from the plan before
   double span_s = 0;         // first start to last end of the multi-host jobs
   double per_hour() const { return span_s > 0 ? reroutes * 3600.0 / span_s : 0; }
   double entries_per_reroute() const { return reroutes > 0 ? static_cast<double>(entries_changed) / reroutes : 0; }
 };
 
-// `fabric` carries the base static tables. The result is judge()'s, with
-// each multi-host job's slowdown and the summary judged as above and the
-// routing named "job-aware:<base>". Throws FabricError when the fabric's
-// routing is not static, std::invalid_argument when `options` stretch runs.
+class JobAwareTables {
+ public:
+  // `fabric` carries the base static tables; it is copied. Throws
+  // FabricError when its routing is not static.
+  JobAwareTables(const Fabric& fabric, const JobAwareOptions& options);
+
+  // The tables in force, for the live judge: its fabric is this object's
+  // own copy, whose routing hold() changes.
+  const PathIndex& paths() const { return *paths_; }
+
+  // Multi-host jobs started or ended at `now`: a plan for the rings `live`
+  // runs now, to hold at now + delay.
+  void plan(double now, const LiveJudge& live);
+  // When the next plan holds; infinity when none is waiting.
+  double next_hold() const;
+  // Every plan due by `now` holds (the last one counts): `live` routes
+  // again the running jobs whose LIDs it moves. Call settle() after.
+  void hold(double now, LiveJudge& live);
+
+  const RerouteFigures& figures() const { return figures_; }
+  // "job-aware:ENGINE".
+  std::string routing_name() const;
+
+ private:
+  std::unique_ptr<Fabric> fabric_;  // on the heap: paths_ points at it
+  std::unique_ptr<PathIndex> paths_;
+  Routing base_;
+  JobAwareOptions options_;
+  Routing last_plan_;                           // for counting reroutes
+  std::deque<std::pair<double, Routing>> due_;  // plans made, not yet holding, by when they hold
+  RerouteFigures figures_;
+  double first_event_s_ = -1;
+};
+
+// judge() on the tables re-planned for `schedule`'s jobs (`fabric`
+// carries the base static tables), its routing named "job-aware:<base>".
+// Runs the schedule did not stretch are stretched after the fact by the
+// options' stretch, at each job's slowdown under the tables in force.
+// Throws FabricError when the fabric's routing is not static.
 PolicyOutcome judge_job_aware(const Fabric& fabric, const Schedule& schedule, const OutcomeOptions& options,
                               const JobAwareOptions& job_aware, RerouteFigures* figures = nullptr);
 

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "placement/ring_order.h"
 #include "placement/traffic.h"
+#include "simulation/job_aware.h"
 #include "simulation/live_judge.h"
 #include "simulation/percentile.h"
 
@@ -41,18 +42,28 @@ std::vector<Event> events_of(const std::vector<JudgedJob>& running) {
 }
 
 // Replays the starts and ends through the live judge, once for all the
-// events of one moment. Leaves each job's slowdown x seconds.
-void replay(LiveJudge& live) {
+// events of one moment; with job-aware `tables`, each moment re-plans them
+// and every plan holds when it is due, between moments too. Leaves each
+// job's slowdown x seconds.
+void replay(LiveJudge& live, JobAwareTables* tables) {
   const std::vector<Event> events = events_of(live.jobs());
   for (size_t first = 0; first < events.size();) {
     size_t last = first;
     while (last < events.size() && events[last].at == events[first].at) ++last;
     const double now = events[first].at;
+    for (double at = tables ? tables->next_hold() : now; at < now; at = tables->next_hold()) {
+      tables->hold(at, live);
+      live.settle(at);
+    }
     for (size_t e = first; e < last; ++e) {
       if (events[e].start)
         live.start(events[e].job, now);
       else
         live.end(events[e].job, now);
+    }
+    if (tables) {
+      tables->plan(now, live);
+      tables->hold(now, live);
     }
     live.settle(now);
     first = last;
@@ -128,7 +139,8 @@ void summarize_completion(const Schedule& schedule, const OutcomeOptions& option
 
 }  // namespace
 
-PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options) {
+PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options,
+                    JobAwareTables* tables) {
   const Fabric& fabric = tree.fabric();
   PolicyOutcome out;
   out.policy = schedule.policy;
@@ -139,7 +151,8 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
   out.scheduler = schedule.scheduler;
   out.jobs.reserve(schedule.jobs.size());
 
-  LiveJudge live(tree.paths(), options);
+  const PathIndex& paths = tables ? tables->paths() : tree.paths();
+  LiveJudge live(paths, options);
   for (const ScheduledJob& job : schedule.jobs) {
     for (NodeId h : job.ring)
       if (h >= fabric.node_count() || fabric.node(h).kind != NodeKind::Host)
@@ -149,10 +162,10 @@ PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const Outc
     o.segment = job.segment;
     o.segments_split = segments_split(fabric, job);
     o.cpu_only = job.cpu_only;
-    if (has_collectives(job, options)) live.add(measure_alone(tree.paths(), job, o, out.jobs.size(), options));
+    if (has_collectives(job, options)) live.add(measure_alone(paths, job, o, out.jobs.size(), options));
     out.jobs.push_back(std::move(o));
   }
-  replay(live);
+  replay(live, tables);
   summarize_slowdowns(live.jobs(), out);
   summarize_schedule(schedule, options, out);
   summarize_completion(schedule, options, out);

@@ -111,7 +111,12 @@ struct OutcomeOptions {
   Stretch stretch;
 };
 
+class JobAwareTables;
+
 // Throws FabricError for a job on a host the tree's fabric does not have.
-PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options);
+// With `tables` (job_aware.h), jobs are judged on the tables it keeps in
+// force, re-planned at every start and end (judge_job_aware).
+PolicyOutcome judge(const SwitchTree& tree, const Schedule& schedule, const OutcomeOptions& options,
+                    JobAwareTables* tables = nullptr);
 
 }  // namespace topo
