@@ -171,7 +171,8 @@ class Replayer {
     if (options.stretch.on) {
       OutcomeOptions judging = options.judging;
       judging.message_bytes = options.message_bytes;
-      live_.emplace(tree.paths(), judging);
+      if (options.job_aware) tables_.emplace(tree.fabric(), *options.job_aware);
+      live_.emplace(judged_paths(), judging);
       judging_ = judging;
     }
   }
@@ -190,6 +191,9 @@ class Replayer {
   void summarize();
   void judge_start(size_t index, double now);
   void stretch_runs(double now);
+  bool hold_before(double next_event);
+  // The tables jobs are judged on: job-aware ones, or the tree's.
+  const PathIndex& judged_paths() const { return tables_ ? tables_->paths() : tree_.paths(); }
 
   const SwitchTree& tree_;
   const PlacementPolicy& policy_;
@@ -217,7 +221,9 @@ class Replayer {
     double since;
     double factor;
   };
+  std::optional<JobAwareTables> tables_;  // under job-aware routing, before live_ that reads them
   std::optional<LiveJudge> live_;
+  bool judged_changed_ = false;  // a judged job started or ended since the last plan
   OutcomeOptions judging_;
   std::vector<Pace> pace_;      // by live judge index
   std::vector<int> judged_of_;  // live judge index by schedule index, -1 none
@@ -301,16 +307,24 @@ void Replayer::judge_start(size_t index, double now) {
   o.profile = job.profile;
   // The judge reads the job through a pointer: schedule_.jobs never
   // reallocates (run() reserves every trace job).
-  int j = live_->add(measure_alone(tree_.paths(), job, o, index, judging_));
+  int j = live_->add(measure_alone(judged_paths(), job, o, index, judging_));
   live_->start(j, now);
+  judged_changed_ = true;
   pace_.push_back({index, job.end_s - job.start_s, now, 1});
   judged_of_[index] = j;
 }
 
 // Every job judged again at `now` runs its remaining work at its new
-// factor from now on: its end moves, in the running set too.
+// factor from now on: its end moves, in the running set too. Under
+// job-aware routing, a judged job's start or end first re-plans the
+// tables, and plans due by now hold.
 void Replayer::stretch_runs(double now) {
   if (!live_) return;
+  if (tables_) {
+    if (judged_changed_) tables_->plan(now, *live_);
+    judged_changed_ = false;
+    tables_->hold(now, *live_);
+  }
   for (int j : live_->settle(now)) {
     Pace& p = pace_[j];
     p.work_s = std::max(0.0, p.work_s - (now - p.since) / p.factor);
@@ -321,6 +335,14 @@ void Replayer::stretch_runs(double now) {
     job.end_s = now + p.work_s * p.factor;
     running_.insert({job.end_s, p.index});
   }
+}
+
+// Under job-aware routing, a plan that holds before the next start or end
+// is its own moment: the running jobs are judged on it from then on.
+bool Replayer::hold_before(double next_event) {
+  if (!tables_ || !(tables_->next_hold() < next_event)) return false;
+  stretch_runs(tables_->next_hold());
+  return true;
 }
 
 // One scheduling pass over the queue: first come first served, then EASY
@@ -357,8 +379,10 @@ void Replayer::pass(double now) {
 void Replayer::end_jobs(double now) {
   while (!running_.empty() && running_.begin()->end <= now) {
     const ScheduledJob& done = schedule_.jobs[running_.begin()->schedule_index];
-    if (live_ && judged_of_[running_.begin()->schedule_index] >= 0)
+    if (live_ && judged_of_[running_.begin()->schedule_index] >= 0) {
       live_->end(judged_of_[running_.begin()->schedule_index], now);
+      judged_changed_ = true;
+    }
     for (size_t i = 0; i < done.ring.size(); ++i) cluster_.give(done.ring[i], done.host_gpus[i]);
     if (const JobTraffic& t = job_traffic_of_[running_.begin()->schedule_index]; !t.gbps.empty() || !t.flows.empty()) {
       traffic_.remove(t);
@@ -416,6 +440,7 @@ Schedule Replayer::run(const Trace& trace) {
     double now = std::numeric_limits<double>::infinity();
     if (next < n) now = trace.jobs[next].submit_s;
     if (!running_.empty()) now = std::min(now, running_.begin()->end);
+    if (hold_before(now)) continue;
     end_jobs(now);
     submit(trace, next, now);
     pass(now);

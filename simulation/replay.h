@@ -27,12 +27,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "placement/defer.h"
 #include "placement/search.h"
+#include "simulation/job_aware.h"
 #include "simulation/job_kinds.h"
 #include "simulation/mix.h"
 #include "simulation/outcome.h"
@@ -98,6 +100,12 @@ struct ReplayOptions {
   // `judging` says (its message size is message_bytes above).
   Stretch stretch;
   OutcomeOptions judging;
+  // With a Stretch and the tree's fabric on static tables: job-aware
+  // routing (job_aware.h), the running jobs judged on tables re-planned at
+  // every start and end of a multi-host job, so their runs stretch by
+  // their slowdowns on the tables in force. Policies still place on the
+  // tree's tables. None: jobs are judged on the tree's tables.
+  std::optional<JobAwareOptions> job_aware;
   // Called now and then with the share of jobs submitted so far; from the
   // replaying thread.
   std::function<void(double)> progress;

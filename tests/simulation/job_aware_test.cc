@@ -1,5 +1,6 @@
 // The judge under job-aware routing: tables re-planned at every start and
-// end, each plan holding after a delay.
+// end, each plan holding after a delay; and the replay that stretches runs
+// by the slowdowns under the tables in force.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include "placement/switch_tree.h"
 #include "routing/routing_engine.h"
 #include "simulation/job_aware.h"
+#include "simulation/replay.h"
 
 namespace topo {
 namespace {
@@ -74,6 +76,80 @@ TEST(JobAware, AdaptiveIsRefused) {
   TwoRings s;
   s.fabric.set_routing(Routing{});
   EXPECT_THROW(judge_job_aware(s.fabric, s.schedule, s.options, {}), FabricError);
+}
+
+// A policy that places every job on `ring`'s first hosts, in that order.
+PlacementPolicy on_ring(std::vector<NodeId> ring) {
+  return {"on-ring", false, [ring](const SwitchTree&, const FreeMap&, const PlacementRequest& r, SeamRoutes*) {
+            Placement p;
+            p.hosts.assign(ring.begin(), ring.begin() + r.hosts);
+            p.gpus.assign(p.hosts.size(), r.gpus_per_host);
+            p.feasible = true;
+            return p;
+          }};
+}
+
+// One trace job of TwoRings' job "a" (16 hosts, every ring edge across
+// leaves), 100 s on an ideal placement, replayed with half of each step
+// waiting on the network.
+struct StretchedRing : TwoRings {
+  SwitchTree tree{fabric};
+  Trace trace;
+  PlacementPolicy policy = on_ring(schedule.jobs[0].ring);
+  ReplayOptions replaying;
+  StretchedRing() {
+    trace.source = "test";
+    trace.jobs = {{"a", 0, 100, 128}};
+    replaying.stretch = parse_comm_shares("0.5");
+    replaying.judging = options;
+    options.stretch = replaying.stretch;
+  }
+  Schedule replayed(std::optional<JobAwareOptions> job_aware) {
+    replaying.job_aware = job_aware;
+    return replay(tree, trace, policy, replaying);
+  }
+};
+
+TEST(JobAwareReplay, ReplannedTablesShortenAStretchedRun) {
+  StretchedRing s;
+  const Schedule base = s.replayed(std::nullopt), aware = s.replayed(JobAwareOptions{});
+  ASSERT_EQ(base.jobs.size(), 1u);
+  ASSERT_EQ(aware.jobs.size(), 1u);
+  EXPECT_EQ(base.jobs[0].ring, aware.jobs[0].ring);
+  const double base_slowdown = judge(s.tree, base, s.options).jobs[0].allreduce_slowdown;
+  ASSERT_GT(base_slowdown, 1.2);
+  EXPECT_NEAR(base.jobs[0].end_s, 100 * (0.5 + 0.5 * base_slowdown), 1e-6);
+  EXPECT_LT(aware.jobs[0].end_s, base.jobs[0].end_s);
+  // The judge walks the stretched schedule through the same plans: the
+  // slowdown it finds is the one the run was stretched by.
+  RerouteFigures fig;
+  const PolicyOutcome judged = judge_job_aware(s.fabric, aware, s.options, {}, &fig);
+  const double aware_slowdown = judged.jobs[0].allreduce_slowdown;
+  EXPECT_LT(aware_slowdown, base_slowdown);
+  EXPECT_NEAR(aware.jobs[0].end_s, 100 * (0.5 + 0.5 * aware_slowdown), 1e-6);
+  EXPECT_NEAR(judged.jobs[0].run_s, aware.jobs[0].end_s, 1e-9);
+  // A plan at its start, the base tables back at its end.
+  EXPECT_EQ(fig.reroutes, 2);
+}
+
+// Tables that hold 20 s into the run: 20 s at the base tables' pace, the
+// rest of the work at the planned tables' pace.
+TEST(JobAwareReplay, ADelayedPlanChangesThePaceMidRun) {
+  StretchedRing s;
+  const Schedule base = s.replayed(std::nullopt), now = s.replayed(JobAwareOptions{});
+  const Schedule later = s.replayed(JobAwareOptions{20, 0});
+  const double f_base = base.jobs[0].end_s / 100, f_now = now.jobs[0].end_s / 100;
+  EXPECT_NEAR(later.jobs[0].end_s, 20 + (100 - 20 / f_base) * f_now, 1e-6);
+  EXPECT_GT(later.jobs[0].end_s, now.jobs[0].end_s);
+  EXPECT_LT(later.jobs[0].end_s, base.jobs[0].end_s);
+}
+
+// Unstretched, the replay judges nothing live: job-aware options change
+// no run.
+TEST(JobAwareReplay, WithoutAStretchRunsAreTheTraces) {
+  StretchedRing s;
+  s.replaying.stretch = Stretch{};
+  EXPECT_DOUBLE_EQ(s.replayed(JobAwareOptions{}).jobs[0].end_s, 100);
 }
 
 }  // namespace
