@@ -89,8 +89,8 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
   cmd.add_flag("--no-stretch", o.no_stretch, "every job runs as long as the trace says, wherever it lands")
       ->excludes(share);
   cmd.add_option("--reroute-delay", o.reroute_delay_s,
-                 "with --routing job-aware:ENGINE (and --no-stretch): seconds from a job's start or end until its "
-                 "re-planned tables hold")
+                 "with --routing job-aware:ENGINE: seconds from a job's start or end until its re-planned tables "
+                 "hold")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
 }
@@ -101,10 +101,8 @@ constexpr std::string_view kJobAware = "job-aware:";
 bool job_aware(const JudgeOptions& o) { return o.routing.starts_with(kJobAware); }
 
 // The routing the replay places on: a job-aware run places on its base
-// tables, and is judged after the replay, so its runs cannot be stretched.
+// tables (the replay and the judge re-plan them as jobs start and end).
 void apply_judged_routing(topo::Fabric& fabric, const JudgeOptions& o) {
-  if (job_aware(o) && !o.no_stretch)
-    throw std::invalid_argument("--routing " + o.routing + " is judged after the replay: add --no-stretch");
   apply_routing(fabric, job_aware(o) ? "static:" + o.routing.substr(kJobAware.size()) : o.routing, "the fabric");
 }
 
@@ -415,6 +413,7 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.backfill_depth = o.backfill_depth;
   r.defer_rule = o.defer_rule;
   r.stretch = stretch_of(o.judge);
+  if (job_aware(o.judge)) r.job_aware = topo::JobAwareOptions{o.judge.reroute_delay_s, 0};
   r.kinds = o.kinds;
   r.kinds.seed = o.judge.mix_seed;
   topo::parse_segment_sizes(o.segment_sizes, r.kinds);
