@@ -29,12 +29,19 @@ bool routes_moved(const Fabric& f, const ScheduledJob& job, const Routing& a, co
   return false;
 }
 
-// The rings the live judge runs, in the order the jobs were added.
-std::vector<RingJob> running_rings(const LiveJudge& live) {
-  std::vector<RingJob> rings;
-  for (const JudgedJob& j : live.jobs())
-    if (j.running) rings.push_back(RingJob{j.job->id, j.job->ring});
-  return rings;
+// Whether the job's HCAs sit under more than one leaf: the planner changes
+// entries for such jobs' LIDs only, and routes no other job's flows.
+bool multi_leaf(const PathIndex& paths, const ScheduledJob& job) {
+  int leaf = -1;
+  for (NodeId h : job.ring) {
+    const int host = paths.host_index(h);
+    if (host < 0) continue;
+    for (const PathIndex::Port& p : paths.ports(host)) {
+      if (leaf >= 0 && p.leaf != leaf) return true;
+      leaf = p.leaf;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -56,8 +63,16 @@ std::string JobAwareTables::routing_name() const {
 void JobAwareTables::plan(double now, const LiveJudge& live) {
   if (first_event_s_ < 0) first_event_s_ = now;
   figures_.span_s = now - first_event_s_;
-  Routing planned =
-      plan_job_routes(*fabric_, base_, running_rings(live), RoutePlanOptions{options_.max_changes}).routing;
+  // The plan depends on the running multi-leaf jobs alone: while they are
+  // the same, so is the plan (most starts and ends are of jobs within a leaf).
+  std::vector<int> jobs;
+  for (size_t j = 0; j < live.jobs().size(); ++j)
+    if (live.jobs()[j].running && multi_leaf(*paths_, *live.jobs()[j].job)) jobs.push_back(static_cast<int>(j));
+  if (jobs == planned_for_) return;
+  planned_for_ = jobs;
+  std::vector<RingJob> rings;
+  for (int j : jobs) rings.push_back(RingJob{live.jobs()[j].job->id, live.jobs()[j].job->ring});
+  Routing planned = plan_job_routes(*fabric_, base_, rings, RoutePlanOptions{options_.max_changes}).routing;
   const long changed = entries_between(*fabric_, last_plan_, planned);
   if (changed == 0) return;  // the tables due already are these
   ++figures_.reroutes;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "comm_model/paths.h"
 #include "fabric/fabric.h"
@@ -68,6 +69,7 @@ class JobAwareTables {
   Routing base_;
   JobAwareOptions options_;
   Routing last_plan_;                           // for counting reroutes
+  std::vector<int> planned_for_;                // the live judge's jobs last_plan_ was made for
   std::deque<std::pair<double, Routing>> due_;  // plans made, not yet holding, by when they hold
   RerouteFigures figures_;
   double first_event_s_ = -1;
