@@ -48,9 +48,10 @@ bool drain(int fd, std::string& kept, std::chrono::steady_clock::time_point dead
 }  // namespace
 
 std::string ShellResult::describe() const {
-  std::string what = timed_out ? "ran past its timeout and was killed"
-                     : signal  ? fmt::format("was killed by signal {}", signal)
-                               : fmt::format("exited with status {}", exit_status);
+  std::string what = timed_out         ? "ran past its timeout and was killed"
+                     : signal          ? fmt::format("was killed by signal {}", signal)
+                     : exit_status < 0 ? "ended, but its exit status could not be read (SIGCHLD ignored)"
+                                       : fmt::format("exited with status {}", exit_status);
   return output_tail.empty() ? what : what + ": " + output_tail;
 }
 
@@ -87,10 +88,15 @@ ShellResult run_shell(const std::string& command, std::chrono::milliseconds time
   ::close(out[0]);
   if (result.timed_out) ::kill(-pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && !result.timed_out) result.exit_status = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  // A caller that ignores SIGCHLD has its children reaped by the kernel:
+  // no status to read, so no success to report (exit_status stays -1).
+  if (waited == pid) {
+    if (WIFEXITED(status) && !result.timed_out) result.exit_status = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  }
   result.output_tail = last_line(output);
   if (result.output_tail.size() > 200) result.output_tail = result.output_tail.substr(0, 200) + "...";
   return result;

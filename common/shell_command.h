@@ -10,7 +10,7 @@
 namespace topo {
 
 struct ShellResult {
-  int exit_status = -1;     // the shell's exit status; -1 when it did not exit
+  int exit_status = -1;     // the shell's exit status; -1 when it did not exit or none could be read
   int signal = 0;           // the signal that ended it, if one did
   bool timed_out = false;   // killed (with every process of its group) after the timeout
   std::string output_tail;  // the last line it wrote (standard output and error), trimmed

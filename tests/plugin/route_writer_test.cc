@@ -5,6 +5,7 @@
 // topo_aware.conf keys, and the engine's C ABI handing the running set over.
 #include "plugin/engine/route_writer.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -87,6 +88,20 @@ TEST(ShellCommand, StatusLastLineAndTimeout) {
   ShellResult slow = run_shell("sleep 30", 200ms);
   EXPECT_TRUE(slow.timed_out);
   EXPECT_FALSE(slow.ok());
+}
+
+// A daemon that ignores SIGCHLD has its children reaped for it: the command
+// then has no status, and must not count as a success.
+TEST(ShellCommand, NoStatusToReadIsNoSuccess) {
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ASSERT_EQ(sigaction(SIGCHLD, &ignore, &before), 0);
+  ShellResult r = run_shell("true", 10s);
+  sigaction(SIGCHLD, &before, nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.describe().find("exit status could not be read"), std::string::npos) << r.describe();
 }
 
 constexpr const char* kFabric = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2";
