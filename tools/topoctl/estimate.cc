@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm_model/concurrent_file.h"
+#include "comm_model/domain_tier.h"
 #include "comm_model/ecmp.h"
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
@@ -99,7 +102,8 @@ struct Options {
   int gpus = 0;
   std::string step_time;
   double overlap = 0.5;
-  int gpus_per_host = 8;
+  int gpus_per_host = 8;  // unless given, taken from the fabric where it knows its hosts' GPUs
+  bool gpus_per_host_given = false;
   std::string hosts_arg;           // --hosts as typed: a Slurm hostlist
   std::vector<std::string> hosts;  // the same, expanded, in ring order
   int leaves = 0;
@@ -118,8 +122,9 @@ void add_options(CLI::App& cmd, Options& opts) {
   cmd.add_option("--overlap", opts.overlap,
                  "share of the step time the AllReduce may take while compute runs, in (0, 1]")
       ->capture_default_str();
-  cmd.add_option("--gpus-per-host", opts.gpus_per_host, "GPUs the job uses on each host")
-      ->capture_default_str()
+  cmd.add_option("--gpus-per-host", opts.gpus_per_host,
+                 "GPUs the job uses on each host (default: the hosts' own count where the fabric knows their GPUs, "
+                 "else 8)")
       ->check(CLI::PositiveNumber);
   auto* hosts = cmd.add_option("--hosts", opts.hosts_arg,
                                "the allocation in ring order, a Slurm hostlist: gpu[001-004,017],gpu020");
@@ -195,6 +200,31 @@ void check_gpus(Options& opts, bool allocation) {
   }
 }
 
+// --gpus-per-host left out: the GPUs the fabric knows on the hosts the job
+// may use (the named ones, else every host), when they all hold the same
+// count. A fabric without GPU data (no hwloc, no nvidia-smi, a leafspine
+// synthetic) keeps the default silently; hosts that differ, or that the
+// snapshot knows only in part, keep it with a warning.
+void take_fabric_gpus(Options& opts, const topo::Fabric& fabric, std::vector<std::string>& warnings) {
+  if (opts.gpus_per_host_given) return;
+  std::vector<topo::NodeId> hosts = opts.hosts.empty()
+                                        ? std::vector<topo::NodeId>(fabric.hosts().begin(), fabric.hosts().end())
+                                        : topo::find_hosts(fabric, opts.hosts);
+  std::map<size_t, int> hosts_by_count;
+  for (topo::NodeId h : hosts) ++hosts_by_count[fabric.node(h).gpus.size()];
+  if (hosts_by_count.empty() || (hosts_by_count.size() == 1 && hosts_by_count.begin()->first == 0)) return;
+  if (hosts_by_count.size() == 1) {
+    opts.gpus_per_host = static_cast<int>(hosts_by_count.begin()->first);
+    return;
+  }
+  std::vector<std::string> parts;
+  for (auto [gpus, n] : hosts_by_count)
+    parts.push_back(gpus == 0 ? fmt::format("unknown on {}", n) : fmt::format("{} on {}", gpus, n));
+  warnings.push_back(fmt::format(
+      "the {} hosts do not all hold the same GPU count ({} hosts): --gpus-per-host {} assumed; give it to choose",
+      opts.hosts.empty() ? "fabric's" : "named", fmt::join(parts, ", "), opts.gpus_per_host));
+}
+
 // The gradient AllReduce on an allocation, with what the report says of it.
 struct AllocationEstimate {
   LoadedFabric loaded;
@@ -204,32 +234,51 @@ struct AllocationEstimate {
   std::string how{};                 // how they were chosen
   double hca_gbps = 0;               // the least HCA line rate of a host
   size_t neighbours = 0;             // jobs in --concurrent
+  // On a fabric with NVLink domains: the domain tier's estimate (est is its
+  // whole), and the domains the hosts are in.
+  std::optional<topo::DomainEstimate> domain{};
+  topo::DomainGroups groups{};
 };
 
-AllocationEstimate estimate_allocation(const Options& opts, const topo::TrainingStep& step,
-                                       const topo::StepRequirement& need, const topo::ModelOptions& model) {
-  AllocationEstimate a{.loaded = load(opts.input)};
-  if (!opts.routing.empty()) apply_routing(a.loaded.fabric, opts.routing, "the fabric");
-  const int per_host = opts.gpus_per_host;
-  topo::PathIndex index(a.loaded.fabric);
-  std::vector<topo::NodeId> chosen;
-  int count = opts.gpus / per_host;
+std::vector<topo::NodeId> choose_hosts(const Options& opts, const topo::PathIndex& index, AllocationEstimate& a) {
+  const int count = opts.gpus / opts.gpus_per_host;
   if (!opts.hosts.empty()) {
-    chosen = topo::find_hosts(a.loaded.fabric, opts.hosts);
     a.how = "hosts";
-  } else if (opts.leaves > 0) {
-    chosen = topo::spread_over_leaves(index, count, opts.leaves);
-    a.how = fmt::format("{} hosts over {} leaves", count, opts.leaves);
-  } else {
-    chosen = topo::first_hosts(index, count);
-    a.how = fmt::format("first {} hosts", count);
+    return topo::find_hosts(index.fabric(), opts.hosts);
   }
+  if (opts.leaves > 0) {
+    a.how = fmt::format("{} hosts over {} leaves", count, opts.leaves);
+    return topo::spread_over_leaves(index, count, opts.leaves);
+  }
+  a.how = fmt::format("first {} hosts", count);
+  return topo::first_hosts(index, count);
+}
+
+// The domain tier prices NVLink per domain, beside a BackgroundLoad only:
+// with --concurrent jobs the estimate stays the per-host one.
+bool use_domain_tier(const Options& opts, const topo::Fabric& fabric) {
+  return !fabric.domains().empty() && opts.concurrent.empty();
+}
+
+AllocationEstimate estimate_allocation(const Options& opts, LoadedFabric loaded, const topo::TrainingStep& step,
+                                       const topo::StepRequirement& need, const topo::ModelOptions& model) {
+  AllocationEstimate a{.loaded = std::move(loaded)};
+  topo::PathIndex index(a.loaded.fabric);
+  const std::vector<topo::NodeId> chosen = choose_hosts(opts, index, a);
   for (topo::NodeId h : chosen) a.names.push_back(a.loaded.fabric.node(h).name);
   topo::Request request;
   request.collective = topo::Collective::AllReduce;
   request.bytes = need.gradient_bytes;
   request.dtype = step.dtype;
-  request.gpus_per_host = per_host;
+  request.gpus_per_host = opts.gpus_per_host;
+  const bool domains = use_domain_tier(opts, a.loaded.fabric);
+  // With NVLink domains: inside a domain over NVLink, across over the rails,
+  // as the comm_model's domain tier prices it (comm_model/domain_tier.h).
+  auto with_domains = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
+    topo::DomainModelOptions o;
+    o.model = m;
+    return topo::estimate_with_domains(at, chosen, request, topo::BackgroundLoad(), o);
+  };
   // The estimate beside the --concurrent jobs, routed on `at`.
   auto with_neighbours = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
     std::vector<topo::NeighbourJob> others = topo::read_concurrent_file(opts.concurrent, at.fabric(), request);
@@ -241,10 +290,17 @@ AllocationEstimate estimate_allocation(const Options& opts, const topo::Training
     return topo::estimate(at, chosen, request, running, m);
   };
   auto run = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
+    if (domains) return with_domains(at, m).estimate;
     if (opts.concurrent.empty()) return topo::estimate(at, chosen, request, topo::BackgroundLoad(), m);
     return with_neighbours(at, m);
   };
-  a.est = run(index, model);
+  if (domains) {
+    a.domain = with_domains(index, model);
+    a.groups = topo::group_by_domain(a.loaded.fabric, chosen);
+    a.est = a.domain->estimate;
+  } else {
+    a.est = run(index, model);
+  }
   if (a.loaded.fabric.routing().is_ecmp()) {
     // One estimate per hash draw, the neighbours hashed in the same draw;
     // the even spread is adaptive routing on the same fabric.
@@ -278,6 +334,40 @@ nlohmann::json sizing_json(const topo::TrainingStep& step, const topo::StepRequi
   };
 }
 
+// How the allocation runs its AllReduce: the model's algorithm and
+// protocol; under the domain tier, those of the ring across the domains, or
+// "nvlink" inside one.
+std::pair<std::string, std::string> algorithm_names(const AllocationEstimate& a) {
+  if (a.domain && !a.domain->network) return {"nvlink", "nvlink"};
+  const topo::Estimate& e = a.domain ? *a.domain->network : a.est;
+  return {std::string(topo::name(e.algorithm)), std::string(topo::name(e.protocol))};
+}
+
+// The domains the hosts are in, by name, and the hosts in none.
+void add_domain_json(const AllocationEstimate& a, nlohmann::json& out) {
+  const topo::Fabric& f = a.loaded.fabric;
+  nlohmann::json domains = nlohmann::json::array(), outside = nlohmann::json::array();
+  for (size_t i = 0; i < a.groups.count(); ++i) {
+    std::vector<std::string> names;
+    for (topo::NodeId h : a.groups.hosts[i]) names.push_back(f.node(h).name);
+    if (a.groups.domain[i] < 0)
+      outside.push_back(names.front());
+    else
+      domains.push_back({{"domain", f.domains().key(a.groups.domain[i]).str()}, {"hosts", names}});
+  }
+  const topo::DomainEstimate& d = *a.domain;
+  out["domains"] = domains;
+  out["hosts_outside_domains"] = outside;
+  out["domain_tier"] = {{"groups", d.groups},
+                        {"nvlink_gbps_per_gpu", d.nvlink_gbps},
+                        {"nvlink_s", d.nvlink_s},
+                        {"network_s", number_or_null(d.network_s)}};
+  if (d.network)
+    out["domain_tier"]["network"] = {{"hosts", d.network->hosts},
+                                     {"bus_gbps", d.network->busbw_gbps},
+                                     {"allreduce_s", number_or_null(d.network->time_s)}};
+}
+
 void add_allocation_json(const AllocationEstimate& a, const Options& opts, const topo::StepRequirement& need,
                          nlohmann::json& out) {
   const topo::Estimate& est = a.est;
@@ -289,8 +379,9 @@ void add_allocation_json(const AllocationEstimate& a, const Options& opts, const
   out["bus_gbps"] = est.busbw_gbps;
   out["alg_gbps"] = est.algbw_gbps;
   out["latency_s"] = est.latency_s;
-  out["algorithm"] = topo::name(est.algorithm);
-  out["protocol"] = topo::name(est.protocol);
+  auto [algorithm, protocol] = algorithm_names(a);
+  out["algorithm"] = algorithm;
+  out["protocol"] = protocol;
   out["hca_gbps_per_host"] = a.hca_gbps;
   out["fits_window"] = est.time_s <= need.window_s;
   const topo::Bottleneck& b = est.bottleneck;
@@ -313,11 +404,18 @@ void add_allocation_json(const AllocationEstimate& a, const Options& opts, const
                          {"sharing", opts.sharing},
                          {"sharing_cables", est.neighbours},
                          {"alone_allreduce_s", number_or_null(est.alone_time_s)}};
+  if (a.domain) add_domain_json(a, out);
 }
 
 std::vector<std::string> allocation_warnings(const AllocationEstimate& a, const topo::StepRequirement& need) {
   std::vector<std::string> warnings;
-  if (a.est.hosts > 1 && need.required_gbps_per_gpu > a.hca_gbps)
+  if (!a.loaded.fabric.domains().empty() && !a.domain)
+    warnings.push_back(
+        "the fabric has NVLink domains, but the domain tier does not weigh --concurrent jobs: this estimate "
+        "prices NVLink per host, the network between every two hosts");
+  // Inside NVLink domains a ring is not bound by the HCAs: the window
+  // warning below speaks for the domain tier.
+  if (!a.domain && a.est.hosts > 1 && need.required_gbps_per_gpu > a.hca_gbps)
     warnings.push_back(fmt::format(
         "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
         "carry; across hosts a ring cannot go faster than its hosts' HCAs",
@@ -350,7 +448,7 @@ void print_ecmp(const topo::EcmpSpread& ecmp, int qps) {
   fmt::print("  collision probability   {:.2f} (draws slower than the even spread)\n", ecmp.collision_probability);
 }
 
-void print_bottleneck(const topo::Bottleneck& b) {
+void print_bottleneck(const topo::Bottleneck& b, bool domains) {
   if (b.where == topo::Bottleneck::Where::Cable && b.neighbour_flows > 0)
     fmt::print("  bottleneck              {}: {:.2f} flows ({:.2f} more of other jobs), {:.1f} Gb/s each\n", b.name,
                b.flows, b.neighbour_flows, b.share_gbps);
@@ -358,7 +456,31 @@ void print_bottleneck(const topo::Bottleneck& b) {
     fmt::print("  bottleneck              {}: {:.2f} flows share {:.0f} Gb/s, {:.1f} Gb/s each\n", b.name, b.flows,
                b.gbps, b.share_gbps);
   else if (b.where == topo::Bottleneck::Where::NvLink)
-    fmt::print("  bottleneck              NVLink inside the hosts ({:.0f} Gb/s per GPU)\n", b.gbps);
+    fmt::print("  bottleneck              NVLink inside the {} ({:.0f} Gb/s per GPU)\n", domains ? "domain" : "hosts",
+               b.gbps);
+}
+
+// The domains the hosts are in, and the NVLink and network parts of the time.
+void print_domains(const AllocationEstimate& a) {
+  const topo::Fabric& f = a.loaded.fabric;
+  std::vector<std::string> parts;
+  int domains = 0;
+  for (size_t i = 0; i < a.groups.count(); ++i) {
+    const int d = a.groups.domain[i];
+    if (d < 0) continue;
+    ++domains;
+    parts.push_back(fmt::format("{}: {} hosts", f.domains().key(d).str(), a.groups.hosts[i].size()));
+  }
+  const size_t outside = a.groups.count() - static_cast<size_t>(domains);
+  fmt::print("  domains                 {} ({}){}\n", domains, fmt::join(parts, ", "),
+             outside > 0 ? fmt::format(", {} hosts in none", outside) : "");
+  const topo::DomainEstimate& t = *a.domain;
+  fmt::print("  nvlink part             {} ({:.0f} Gb/s per GPU each way)\n", seconds_text(t.nvlink_s), t.nvlink_gbps);
+  if (t.network)
+    fmt::print("  network part            {} (across {} groups; bus bandwidth {:.1f} Gb/s over {} hosts)\n",
+               seconds_text(t.network_s), t.groups, t.network->busbw_gbps, t.network->hosts);
+  else
+    fmt::print("  network part            none (one group: every byte over NVLink)\n");
 }
 
 void print_allocation(const AllocationEstimate& a, const Options& opts, const topo::StepRequirement& need) {
@@ -369,8 +491,14 @@ void print_allocation(const AllocationEstimate& a, const Options& opts, const to
                          : fmt::format("{},...,{}", fmt::join(names.begin(), names.begin() + 4, ","), names.back());
   fmt::print("allocation: {} ({}), {}\n", a.how, list, a.loaded.fabric.source());
   fmt::print("  hosts x GPUs            {} x {}\n", est.hosts, est.gpus_per_host);
+  if (a.domain) print_domains(a);
   fmt::print("  routing                 {}\n", est.routing);
-  fmt::print("  algorithm               {} / {}\n", topo::name(est.algorithm), topo::name(est.protocol));
+  auto [algorithm, protocol] = algorithm_names(a);
+  if (a.domain)
+    fmt::print("  algorithm               NVLink inside the domains{}\n",
+               a.domain->network ? fmt::format(", {} / {} across", algorithm, protocol) : "");
+  else
+    fmt::print("  algorithm               {} / {}\n", algorithm, protocol);
   fmt::print("  allreduce_s             {}{}\n", seconds_text(est.time_s), a.ecmp ? " (hash draw 0)" : "");
   if (a.ecmp) print_ecmp(*a.ecmp, a.loaded.fabric.routing().qps);
   fmt::print("  ideal_allreduce_s       {} (same hosts, non-blocking fabric)\n", seconds_text(est.ideal_time_s));
@@ -379,7 +507,7 @@ void print_allocation(const AllocationEstimate& a, const Options& opts, const to
   if (!opts.concurrent.empty())
     fmt::print("  alone                   {} ({} of {} running jobs share a cable with it; sharing {})\n",
                seconds_text(est.alone_time_s), est.neighbours, a.neighbours, opts.sharing);
-  print_bottleneck(est.bottleneck);
+  print_bottleneck(est.bottleneck, a.domain.has_value());
   fmt::print("  fits the window         {}\n", est.time_s <= need.window_s ? "yes" : "no");
 }
 
@@ -400,6 +528,15 @@ int run_estimate(Options& opts, const CLI::App& cmd) {
   if (opts.job > 0) take_recorded_job(opts, cmd);
   bool fabric_given = !opts.input.synthetic.empty() || cmd.count("--db") > 0 || cmd.count("--snapshot") > 0;
   bool allocation = !opts.hosts.empty() || opts.leaves > 0 || fabric_given;
+  opts.gpus_per_host_given = cmd.count("--gpus-per-host") > 0;
+  // The fabric before the GPU count: its hosts may say how many they hold.
+  std::optional<LoadedFabric> loaded;
+  std::vector<std::string> warnings;
+  if (allocation) {
+    loaded = load(opts.input);
+    if (!opts.routing.empty()) apply_routing(loaded->fabric, opts.routing, "the fabric");
+    take_fabric_gpus(opts, loaded->fabric, warnings);
+  }
   check_gpus(opts, allocation);
 
   topo::TrainingStep step;
@@ -412,11 +549,10 @@ int run_estimate(Options& opts, const CLI::App& cmd) {
 
   nlohmann::json out = sizing_json(step, need, opts.gpus_per_host);
   std::optional<AllocationEstimate> a;
-  std::vector<std::string> warnings;
   if (allocation) {
-    a.emplace(estimate_allocation(opts, step, need, model));
+    a.emplace(estimate_allocation(opts, std::move(*loaded), step, need, model));
     add_allocation_json(*a, opts, need, out);
-    warnings = allocation_warnings(*a, need);
+    for (std::string& w : allocation_warnings(*a, need)) warnings.push_back(std::move(w));
   }
   out["warnings"] = warnings;
   if (opts.json) {
