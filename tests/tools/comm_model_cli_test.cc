@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include "tests/support/topoctl_run.h"
 
+#include "comm_model/domain_tier.h"
 #include "comm_model/ring_steps.h"
 #include "db/placement_store.h"
 #include "db/snapshot_store.h"
@@ -22,6 +23,12 @@ using topo::testing::Ran;
 Ran topoctl(const std::string& args) { return topo::testing::run_topoctl(args); }
 
 const std::string kTwoToOne = "--synthetic leafspine:leaves=4,hosts_per_leaf=16,spines=2,oversub=2";
+
+std::string fmt_host(int n) {
+  char name[16];
+  std::snprintf(name, sizeof name, "gpu%03d", n);
+  return name;
+}
 
 TEST(CommModelCli, SizingAloneNeedsNoFabric) {
   Ran r = topoctl("estimate --params 1e9 --dtype fp16 --gpus 64 --step-time 100ms --overlap 0.5 --json");
@@ -181,6 +188,105 @@ TEST(CommModelCli, EstimatesARecordedSlurmJobOnItsSnapshot) {
   Ran missing = topoctl("estimate --params 1e9 --step-time 1s --job 7 --db " + db);
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("no placement recorded for job 7"), std::string::npos) << missing.err;
+}
+
+// NVLink domains (GB200 NVL72 racks of 18 hosts of 4 GPUs): the estimate
+// prices NVLink per domain with the comm_model's domain tier, and takes the
+// GPUs per host from the fabric.
+const std::string kTwoRacks = "--synthetic nvl72:racks=2";
+const std::string kSevenB = "estimate --params 7B --dtype bf16 --step-time 1s --json ";
+
+TEST(CommModelCli, OneNvlinkDomainBeatsTwo) {
+  Ran one = topoctl(kSevenB + "--hosts 'gpu[001-018]' " + kTwoRacks);
+  Ran two = topoctl(kSevenB + "--hosts 'gpu[001-009,019-027]' " + kTwoRacks);
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(two.code, 0) << two.err;
+  auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(two.out);
+  EXPECT_LT(a.at("allreduce_s").get<double>(), b.at("allreduce_s").get<double>());
+  ASSERT_EQ(a.at("domains").size(), 1u);
+  ASSERT_EQ(b.at("domains").size(), 2u);
+  EXPECT_EQ(a.at("domains")[0].at("hosts").size(), 18u);
+  EXPECT_EQ(b.at("domains")[1].at("hosts")[0], "gpu019");
+  EXPECT_NE(b.at("domains")[0].at("domain"), b.at("domains")[1].at("domain"));
+  // One domain: every byte over NVLink; two: a network part across them.
+  EXPECT_EQ(a.at("domain_tier").at("network_s").get<double>(), 0);
+  EXPECT_FALSE(a.at("domain_tier").contains("network"));
+  EXPECT_EQ(a.at("algorithm"), "nvlink");
+  EXPECT_GT(b.at("domain_tier").at("network_s").get<double>(), 0);
+  EXPECT_GT(b.at("domain_tier").at("nvlink_s").get<double>(), 0);
+  EXPECT_EQ(b.at("domain_tier").at("network").at("hosts"), 18);
+  EXPECT_DOUBLE_EQ(b.at("allreduce_s").get<double>(), b.at("domain_tier").at("nvlink_s").get<double>() +
+                                                          b.at("domain_tier").at("network_s").get<double>());
+  // The HCA warning does not hold inside a domain.
+  EXPECT_TRUE(a.at("warnings").empty()) << a.at("warnings");
+
+  // The same figure as the domain tier itself gives (comm_model/domain_tier.h).
+  topo::Fabric f = topo::make_synthetic("nvl72:racks=2");
+  topo::PathIndex index(f);
+  std::vector<std::string> names;
+  for (int h : {1, 2, 3, 4, 5, 6, 7, 8, 9, 19, 20, 21, 22, 23, 24, 25, 26, 27}) names.push_back(fmt_host(h));
+  topo::Request request;
+  request.bytes = 7e9 * 2;
+  request.dtype = topo::Dtype::Bf16;
+  request.gpus_per_host = 4;
+  std::vector<topo::NodeId> hosts = topo::find_hosts(f, names);
+  EXPECT_DOUBLE_EQ(b.at("allreduce_s").get<double>(),
+                   topo::estimate_with_domains(index, hosts, request).estimate.time_s);
+
+  Ran text = topoctl("estimate --params 7B --step-time 1s --hosts 'gpu[001-009,019-027]' " + kTwoRacks);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("  domains                 2 ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  nvlink part "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  network part "), std::string::npos) << text.out;
+}
+
+// The domain tier takes no neighbours: with --concurrent the estimate is
+// the per-host one, and says so.
+TEST(CommModelCli, ConcurrentJobsOnDomainsSayTheTierIsOff) {
+  std::string file = ::testing::TempDir() + "/concurrent_nvl.txt";
+  std::ofstream(file) << "gpu[028-030]\n";
+  Ran r = topoctl(kSevenB + "--hosts 'gpu[001-018]' " + kTwoRacks + " --concurrent " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.contains("domains"));
+  EXPECT_NE(r.err.find("warning: the fabric has NVLink domains, but the domain tier does not weigh --concurrent"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(CommModelCli, GpusPerHostFromTheFabric) {
+  Ran from_fabric = topoctl(kSevenB + "--hosts 'gpu[001-002]' " + kTwoRacks);
+  ASSERT_EQ(from_fabric.code, 0) << from_fabric.err;
+  auto a = nlohmann::json::parse(from_fabric.out);
+  EXPECT_EQ(a.at("gpus_per_host"), 4);
+  EXPECT_EQ(a.at("gpus"), 8);
+  // Without --hosts, --gpus over the fabric's 4 per host: one rack's 18.
+  Ran by_gpus = topoctl(kSevenB + "--gpus 72 " + kTwoRacks);
+  ASSERT_EQ(by_gpus.code, 0) << by_gpus.err;
+  auto g = nlohmann::json::parse(by_gpus.out);
+  EXPECT_EQ(g.at("allocation").at("hosts").size(), 18u);
+  EXPECT_EQ(g.at("domains").size(), 1u);
+  // Given, it wins.
+  Ran given = topoctl(kSevenB + "--gpus-per-host 2 --hosts 'gpu[001-002]' " + kTwoRacks);
+  ASSERT_EQ(given.code, 0) << given.err;
+  auto b = nlohmann::json::parse(given.out);
+  EXPECT_EQ(b.at("gpus_per_host"), 2);
+  EXPECT_EQ(b.at("gpus"), 4);
+  EXPECT_TRUE(b.at("warnings").empty()) << b.at("warnings");
+  // A 4-GPU tray and an 8-GPU HGX host: the default 8, with a warning.
+  Ran mixed = topoctl(kSevenB + "--hosts gpu018,gpu019 --synthetic nvl72:racks=1,hgx=2");
+  ASSERT_EQ(mixed.code, 0) << mixed.err;
+  auto m = nlohmann::json::parse(mixed.out);
+  EXPECT_EQ(m.at("gpus_per_host"), 8);
+  EXPECT_NE(mixed.err.find("warning: the named hosts do not all hold the same GPU count (4 on 1, 8 on 1 hosts)"),
+            std::string::npos)
+      << mixed.err;
+  EXPECT_EQ(m.at("hosts_outside_domains"), nlohmann::json::array({"gpu019"}));
+  // A fabric without GPU data keeps the default 8, silently.
+  Ran plain = topoctl(kSevenB + "--hosts gpu001,gpu002 " + kTwoToOne);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(nlohmann::json::parse(plain.out).at("gpus_per_host"), 8);
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("domains"));
 }
 
 }  // namespace
