@@ -78,6 +78,7 @@
  *                         for the running multi-leaf jobs' rings from the
  *                         snapshot's static tables and writes them for
  *                         OpenSM's file engine when a job starts or ends
+ *                         and when a newer snapshot is loaded
  *   RouteFile=/etc/opensm/job-routes.lfts   the file OpenSM's -U names
  *                         (absolute; required with RouteJobs=yes)
  *   RouteInterval=30      at most one apply per this many seconds

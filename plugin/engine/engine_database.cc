@@ -27,14 +27,24 @@ void Engine::watch() {
   std::unique_lock guard(lock);
   while (!watcher_wake.wait_for(guard, kSnapshotCheckEvery, [this] { return watcher_stop; })) {
     try {
+      const uint64_t loads = fabric_loads;
       (void)current_tree(true);
       lost_database.clear();
+      if (fabric_loads != loads) routes_on_new_fabric();
     } catch (const std::exception& e) {
       // The next rank call looks again and says why (the database
       // was dropped, or there is no tree); the log hears it once.
       say_database_lost(e.what());
     }
   }
+}
+
+// Called by the watcher only, after current_tree returned: mapping the
+// running set (map_if_any, which may build the node map and so asks
+// current_tree again) from inside load_tree would re-enter it, and a rank
+// call is the scheduler's path.
+void Engine::routes_on_new_fabric() {
+  if (route_writer) routes_changed(map_if_any());
 }
 
 void Engine::stop_watching() {
@@ -120,6 +130,7 @@ void Engine::load_tree(int64_t latest, std::optional<int64_t> collection) {
   auto t = std::make_unique<SwitchTree>(*f);
   auto routes = std::make_unique<SeamRoutes>(t->paths());
   fabric = std::move(f);
+  ++fabric_loads;
   tree = std::move(t);
   seam_routes = std::move(routes);
   answers.clear();  // searched on the old tree's cable health

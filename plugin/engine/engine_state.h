@@ -170,6 +170,13 @@ class Engine {
   std::condition_variable watcher_wake;
   bool watcher_stop = false;
   void watch();
+  // Fabrics loaded so far (a newer snapshot, new cable health, a new
+  // config), so that the watcher sees that it loaded one.
+  uint64_t fabric_loads = 0;
+  // The watcher loaded a fabric: with RouteJobs=yes the route thread plans
+  // the running rings again from its tables, without waiting for a job to
+  // start or end (a cable down, new base tables).
+  void routes_on_new_fabric();
   // The watcher's last reason for not reading the database ("": it reads).
   std::string lost_database;
   void say_database_lost(const std::string& why);

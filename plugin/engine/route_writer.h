@@ -5,8 +5,9 @@
 //
 // The engine tells it, under its own lock and cheaply, each time the
 // running set changes (a job recorded, ended, suspended or resumed, the
-// running set given at start-up): the snapshot's fabric, whose static
-// tables are the base, and the running jobs' rings. The thread plans from
+// running set given at start-up) and each time its snapshot watcher loads
+// a fabric (a newer snapshot, new cable health): the snapshot's fabric,
+// whose static tables are the base, and the running jobs' rings. The thread plans from
 // the newest of those, at most once per RouteInterval: a change that comes
 // sooner waits until the interval has passed since the last apply, and is
 // then applied with whatever else changed meanwhile, so the last state is
