@@ -2,7 +2,8 @@
 // writes for OpenSM's file engine (the plan, a job's end giving its LIDs
 // their base entries back, a plan equal to the last writing nothing, a
 // failing RouteCommand leaving the file as it was and said once), the
-// topo_aware.conf keys, and the engine's C ABI handing the running set over.
+// topo_aware.conf keys, and the engine's C ABI handing the running set
+// over, and a newer snapshot's tables without a job event.
 #include "plugin/engine/route_writer.h"
 
 #include <signal.h>
@@ -315,52 +316,103 @@ size_t engine_line_count() {
   return engine_lines.size();
 }
 
-TEST_F(RouteWriterTest, TheEngineAppliesWhenARecordedJobStartsAndEnds) {
-  const std::string db = (dir_.path() / "fabric.db").string();
-  SnapshotStore(db).save(*fabric_);
-  const std::string conf = (dir_.path() / "topo_aware.conf").string();
+// An engine on `db` with RouteJobs=yes and RouteInterval=0, Slurm's nodes
+// gpu001-gpu032, prepared (its snapshot watcher runs), its route lines
+// going to engine_lines.
+topo_engine_t* open_routing_engine(const testing::TempDir& dir, const std::string& db) {
+  const std::string conf = (dir.path() / "topo_aware.conf").string();
   std::ofstream(conf) << fmt::format("DbPath={}\nRouteJobs=yes\nRouteFile={}\nRouteInterval=0\n", db,
-                                     (dir_.path() / "routes.lfts").string());
+                                     (dir.path() / "routes.lfts").string());
   char msg[512];
   topo_engine_t* e = nullptr;
-  ASSERT_EQ(topo_engine_open(conf.c_str(), &e, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
+  EXPECT_EQ(topo_engine_open(conf.c_str(), &e, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
+  if (!e) return nullptr;
   engine_lines.clear();
   topo_engine_on_routes(e, remember);
   std::vector<std::string> names;
   for (int i = 1; i <= 32; ++i) names.push_back(fmt::format("gpu{:03}", i));
   std::vector<const char*> ptrs;
   for (const std::string& n : names) ptrs.push_back(n.c_str());
-  ASSERT_EQ(topo_engine_set_nodes(e, ptrs.data(), ptrs.size(), msg, sizeof msg), TOPO_ENGINE_OK) << msg;
-  ASSERT_EQ(topo_engine_prepare(e, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
+  EXPECT_EQ(topo_engine_set_nodes(e, ptrs.data(), ptrs.size(), msg, sizeof msg), TOPO_ENGINE_OK) << msg;
+  EXPECT_EQ(topo_engine_prepare(e, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
+  return e;
+}
 
-  // Job 1 on gpu001-004 and gpu009-012 (two leaves), Slurm's own choice.
-  std::vector<size_t> alloc{0, 1, 2, 3, 8, 9, 10, 11};
+// Records Slurm's own choice of node indices `alloc` for job `id`; the
+// engine's ring order, as host names.
+std::vector<std::string> record_job(topo_engine_t* e, uint32_t id, std::vector<size_t> alloc) {
   topo_engine_job job{};
-  job.job_id = 1;
-  job.nodes = 8;
+  job.job_id = id;
+  job.nodes = static_cast<uint32_t>(alloc.size());
+  char msg[512];
   char *ring = nullptr, *hcas = nullptr;
-  ASSERT_EQ(topo_engine_record(e, &job, nullptr, -1, alloc.data(), alloc.size(), "test", &ring, &hcas, msg, sizeof msg),
+  EXPECT_EQ(topo_engine_record(e, &job, nullptr, -1, alloc.data(), alloc.size(), "test", &ring, &hcas, msg, sizeof msg),
             TOPO_ENGINE_OK)
       << msg;
-  RingJob rings{"1", {}};
-  {
-    std::stringstream in(ring);
-    for (std::string h; std::getline(in, h, ',');) rings.ring.push_back(*fabric_->find_host(h));
-  }
+  std::vector<std::string> names;
+  std::stringstream in(ring ? ring : "");
+  for (std::string h; std::getline(in, h, ',');) names.push_back(h);
   std::free(ring);
   std::free(hcas);
-  auto wait_lines = [&](size_t n) {
-    for (auto deadline = Clock::now() + 30s; engine_line_count() < n && Clock::now() < deadline;)
-      std::this_thread::sleep_for(10ms);
-    return engine_line_count() >= n;
-  };
-  ASSERT_TRUE(wait_lines(1));
+  return names;
+}
+
+RingJob ring_on(const Fabric& f, const std::string& id, const std::vector<std::string>& names) {
+  RingJob job{id, {}};
+  for (const std::string& n : names) job.ring.push_back(*f.find_host(n));
+  return job;
+}
+
+bool wait_engine_lines(size_t n) {
+  for (auto deadline = Clock::now() + 30s; engine_line_count() < n && Clock::now() < deadline;)
+    std::this_thread::sleep_for(10ms);
+  return engine_line_count() >= n;
+}
+
+TEST_F(RouteWriterTest, TheEngineAppliesWhenARecordedJobStartsAndEnds) {
+  const std::string db = (dir_.path() / "fabric.db").string();
+  SnapshotStore(db).save(*fabric_);
+  topo_engine_t* e = open_routing_engine(dir_, db);
+  ASSERT_NE(e, nullptr);
+  // Job 1 on gpu001-004 and gpu009-012 (two leaves), Slurm's own choice.
+  const RingJob rings = ring_on(*fabric_, "1", record_job(e, 1, {0, 1, 2, 3, 8, 9, 10, 11}));
+  ASSERT_TRUE(wait_engine_lines(1));
   EXPECT_EQ(written().lft, planned({rings}).lft) << engine_lines[0];
+  char msg[512];
   ASSERT_EQ(topo_engine_job_ended(e, 1, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
   // The plan for job 1 may equal the base (its two ring edges may already
   // have cables of their own): then the end writes nothing.
-  if (planned({rings}).lft != fabric_->routing().lft) ASSERT_TRUE(wait_lines(2));
+  if (planned({rings}).lft != fabric_->routing().lft) ASSERT_TRUE(wait_engine_lines(2));
   EXPECT_EQ(written().lft, fabric_->routing().lft);
+  topo_engine_close(e);
+  for (const std::string& l : engine_lines) EXPECT_EQ(l.find("FAILED"), std::string::npos) << l;
+}
+
+TEST_F(RouteWriterTest, TheEngineAppliesANewSnapshotsTablesWithoutAJobEvent) {
+  const std::string db = (dir_.path() / "fabric.db").string();
+  SnapshotStore(db).save(*fabric_);
+  topo_engine_t* e = open_routing_engine(dir_, db);
+  ASSERT_NE(e, nullptr);
+  // Job 1 on four hosts of each leaf, Slurm's own choice.
+  std::vector<size_t> alloc;
+  for (size_t leaf = 0; leaf < 4; ++leaf)
+    for (size_t i = 0; i < 4; ++i) alloc.push_back(leaf * 8 + i);
+  const std::vector<std::string> names = record_job(e, 1, alloc);
+  ASSERT_TRUE(wait_engine_lines(1));
+  const Routing before = planned({ring_on(*fabric_, "1", names)});
+  EXPECT_EQ(written().lft, before.lft) << engine_lines[0];
+
+  // The subnet now routes with ftree: `topoctl discover --lfts` stores its
+  // tables as a new snapshot, and no job starts or ends.
+  auto ftree = std::make_shared<Fabric>(make_synthetic(kFabric));
+  ftree->set_routing(emulate_routing(*ftree, "ftree"));
+  const int64_t id = SnapshotStore(db).save(*ftree);
+  const Routing want = plan_job_routes(*ftree, ftree->routing(), {ring_on(*ftree, "1", names)}).routing;
+  ASSERT_NE(want.lft, before.lft);    // else the test could not tell
+  ASSERT_TRUE(wait_engine_lines(2));  // the watcher looks once a second
+  EXPECT_EQ(read_opensm_lfts_file((dir_.path() / "routes.lfts").string(), *ftree).lft, want.lft);
+  EXPECT_NE(engine_lines[1].find(fmt::format("from fabric snapshot {}'s tables", id)), std::string::npos)
+      << engine_lines[1];
   topo_engine_close(e);
   for (const std::string& l : engine_lines) EXPECT_EQ(l.find("FAILED"), std::string::npos) << l;
 }
