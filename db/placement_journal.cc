@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/error.h"
+#include "db/placement_json.h"
 
 namespace topo {
 namespace {
@@ -23,18 +24,8 @@ namespace {
 }  // namespace
 
 std::string journal_line(const PlacementRecord& r, uint64_t seq) {
-  nlohmann::json j = {{"job_id", r.job_id},
-                      {"placed_at", r.placed_at},
-                      {"hosts", r.hosts},
-                      {"ring_order", r.ring_order},
-                      {"profile", r.profile},
-                      {"estimate_s", r.estimate_s},
-                      {"ideal_s", r.ideal_s},
-                      {"reasons", r.reasons},
-                      {"fallback", r.fallback},
-                      {"fallback_why", r.fallback_why},
-                      {"deferred_why", r.deferred_why}};
-  j["snapshot_id"] = r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json(nullptr);
+  nlohmann::json j = placement_record_fields(r);
+  j["snapshot_id"] = snapshot_id_json(r);
   j["seq"] = seq;
   // Invalid UTF-8 (a byte of a Slurm comment) is replaced, not refused.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hostlist.h"
+#include "db/placement_json.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -40,19 +41,11 @@ Run add_job(CLI::App& app) {
     }
     if (opts->json) {
       nlohmann::json out = nlohmann::json::array();
-      for (const topo::PlacementRecord& r : records)
-        out.push_back({{"job_id", r.job_id},
-                       {"placed_at", r.placed_at},
-                       {"snapshot", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()},
-                       {"hosts", r.hosts},
-                       {"ring_order", r.ring_order},
-                       {"profile", r.profile},
-                       {"estimate_s", r.estimate_s},
-                       {"ideal_s", r.ideal_s},
-                       {"reasons", r.reasons},
-                       {"fallback", r.fallback},
-                       {"fallback_why", r.fallback_why},
-                       {"deferred_why", r.deferred_why}});
+      for (const topo::PlacementRecord& r : records) {
+        nlohmann::json one = topo::placement_record_fields(r);
+        one["snapshot"] = topo::snapshot_id_json(r);
+        out.push_back(std::move(one));
+      }
       std::cout << (opts->history ? out : out[0]).dump(2) << "\n";
       return kOk;
     }
