@@ -18,19 +18,12 @@ double seconds(double bytes, double gbps) {
   return gbps > 0 ? bytes * kBitsPerByte / (gbps * 1e9) : std::numeric_limits<double>::infinity();
 }
 
-double nvlink_gbps(const Fabric& f, const DomainModelOptions& o) {
-  const NvlinkSpec spec = f.domains().reports().empty() ? NvlinkSpec{} : f.domains().spec();
-  return spec.gpu_gbytes_per_s * kBitsPerByte * o.nvlink_efficiency;
-}
-
 // Ring steps of the collective over `n` ranks.
 int ring_steps(Collective c, int n) { return c == Collective::AllReduce ? 2 * (n - 1) : n - 1; }
 
 // The whole collective over NVLink inside one group of `n` ranks.
 void inside_one(const Request& r, int n, double gbps, const DomainModelOptions& o, DomainEstimate& out) {
-  double bytes =
-      r.collective == Collective::AllToAll ? r.bytes * (n - 1) / n : ring_edge_bytes(r.collective, n, r.bytes);
-  out.nvlink_s = seconds(bytes, gbps) + ring_steps(r.collective, n) * o.nvlink_step_us * 1e-6;
+  out.nvlink_s = nvlink_time_s(r, n, gbps, o);
   out.estimate.time_s = out.nvlink_s;
   out.estimate.latency_s = ring_steps(r.collective, n) * o.nvlink_step_us * 1e-6;
   out.estimate.ideal_time_s = out.estimate.alone_time_s = out.nvlink_s;
@@ -118,6 +111,18 @@ void across(const PathIndex& index, const DomainGroups& g, const Request& r, con
 }
 
 }  // namespace
+
+double nvlink_gbps(const Fabric& f, const DomainModelOptions& o) {
+  const NvlinkSpec spec = f.domains().reports().empty() ? NvlinkSpec{} : f.domains().spec();
+  return spec.gpu_gbytes_per_s * kBitsPerByte * o.nvlink_efficiency;
+}
+
+double nvlink_time_s(const Request& r, int n, double gbps, const DomainModelOptions& o) {
+  if (n < 2) return 0;
+  double bytes =
+      r.collective == Collective::AllToAll ? r.bytes * (n - 1) / n : ring_edge_bytes(r.collective, n, r.bytes);
+  return seconds(bytes, gbps) + ring_steps(r.collective, n) * o.nvlink_step_us * 1e-6;
+}
 
 DomainGroups group_by_domain(const Fabric& f, std::span<const NodeId> hosts) {
   DomainGroups out;

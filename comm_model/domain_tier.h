@@ -72,6 +72,15 @@ struct DomainEstimate {
   std::optional<Estimate> network;  // the cross-group ring's own estimate
 };
 
+// The per-GPU NVLink rate of the fabric's domains, each way, in Gb/s: the
+// generation's line rate times the efficiency.
+double nvlink_gbps(const Fabric& fabric, const DomainModelOptions& options);
+
+// The whole collective over NVLink among `ranks` GPUs of one domain at
+// `gbps` per GPU: a ring (AllToAll: each rank's pairs), with NVLink's step
+// latency.
+double nvlink_time_s(const Request& request, int ranks, double gbps, const DomainModelOptions& options);
+
 // Throws like estimate(). A fabric without domains: every host is a group
 // alone, so the network carries everything between hosts.
 DomainEstimate estimate_with_domains(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,

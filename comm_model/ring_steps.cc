@@ -150,8 +150,8 @@ void simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, 
     if (s.first_run_s < 0 && (!only || &s == only)) s.first_run_s = kInf;
 }
 
-// An estimate with the ring's network time replaced: its edges at
-// `pace_s` seconds per byte of edge traffic.
+}  // namespace
+
 Estimate ring_estimate(double pace_s, int switches, const Request& request, const Estimate& alone, Estimate out,
                        const ModelOptions& options) {
   Pace pace;
@@ -166,6 +166,8 @@ Estimate ring_estimate(double pace_s, int switches, const Request& request, cons
   out.latency_s = c.latency_s;
   return out;
 }
+
+namespace {
 
 // The rates that follow from out.time_s, which never beats the ideal.
 Estimate with_rates(Estimate out, const Request& request) {

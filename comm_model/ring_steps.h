@@ -113,6 +113,11 @@ struct FlowJob {
   int switches = 0;        // the most a ring edge crosses
 };
 
+// An estimate (`out`) with a ring's network time replaced: its edges at
+// `pace_s` seconds per byte of edge traffic, `alone`'s shape and protocol.
+Estimate ring_estimate(double pace_s, int switches, const Request& request, const Estimate& alone, Estimate out,
+                       const ModelOptions& options);
+
 // Routes the job and shares its own flows alone. Throws like
 // Neighbours::add().
 FlowJob flow_job(const PathIndex& index, const NeighbourJob& job, const ModelOptions& options = {});
