@@ -4,10 +4,12 @@
 #include <set>
 #include <span>
 
+#include "comm_model/domain_flows.h"
 #include "comm_model/neighbours.h"
 #include "comm_model/ring_steps.h"
 #include "placement/ring_order.h"
 #include "placement/traffic.h"
+#include "simulation/domain_judge.h"
 
 namespace topo {
 namespace {
@@ -78,7 +80,7 @@ void rejudge(std::vector<JudgedJob>& running, int self, double now, const CableU
       for (const NeighbourJob& n : running[j].as_neighbour) others.add(n);
     for (const Request& q : r.requests) time_s += estimate(paths, r.job->ring, q, others, judged(q, r.qps)).time_s;
   }
-  r.slowdown = time_s / r.ideal_s;
+  r.slowdown = (time_s + r.segments_s) / r.ideal_s;
 }
 
 // Every running job joined to `seed` through cables they share, however
@@ -113,7 +115,7 @@ void rejudge_flows(std::vector<JudgedJob>& running, const std::vector<int>& memb
   std::vector<const FlowJob*> all;
   for (int j : members)
     for (const FlowJob& f : running[j].flow_jobs) all.push_back(&f);
-  const std::vector<Estimate> shared = share_by_flows(paths, all, judged({}, 0).network_efficiency);
+  const std::vector<Estimate> shared = share_by_flows_with_domains(paths, all, judged({}, 0).network_efficiency);
   size_t at = 0;
   for (int j : members) {
     JudgedJob& r = running[j];
@@ -155,6 +157,7 @@ bool has_collectives(const ScheduledJob& job, const OutcomeOptions& options) {
 }
 
 void route_collectives(const PathIndex& paths, JudgedJob& r, const OutcomeOptions& options) {
+  if (!paths.fabric().domains().empty()) return route_on_domains(paths, r, options);
   r.ideal_s = 0;
   r.flow_jobs.clear();
   r.cables.clear();
@@ -194,10 +197,16 @@ JudgedJob measure_alone(const PathIndex& paths, const ScheduledJob& job, JobOutc
   Request a2a{Collective::AllToAll, options.message_bytes, Dtype::Bf16, per_host};
   ModelOptions a2a_options;
   a2a_options.ecmp_qps = r.qps;
+  if (!paths.fabric().domains().empty()) {
+    o.alltoall_slowdown = alltoall_slowdown_on_domains(paths, job, a2a, a2a_options);
+    return r;
+  }
   Estimate all = estimate(paths, job.ring, a2a, BackgroundLoad(), a2a_options);
   o.alltoall_slowdown = all.time_s / all.ideal_time_s;
   return r;
 }
+
+ModelOptions judged_options(const Request& request, int qps) { return judged(request, qps); }
 
 LiveJudge::LiveJudge(const PathIndex& paths, const OutcomeOptions& options)
     : paths_(paths), options_(options), users_(2 * paths.fabric().cables().size()) {}

@@ -26,6 +26,7 @@ struct JudgedJob {
   int qps = 0;                             // under ECMP: its QPs per connection, 0 the fabric's
   double ideal_s = 0;                      // summed over its collectives
   double alone_slowdown = 1;
+  double segments_s = 0;     // its segments' tensor-parallel time alone (domain_judge.h), 0 without
   std::vector<int> sharing;  // the neighbours it was last judged with
   double slowdown = 1;       // now
   double weighted = 0;       // slowdown x seconds, so far
@@ -33,6 +34,12 @@ struct JudgedJob {
   bool running = false;      // started and not yet ended
   int tables = 0;            // the LiveJudge::retable() count its routes were measured at
 };
+
+// The options the judge estimates a collective with: NCCL's ring (Simple
+// protocol) for every collective a ring carries, AllToAll as NCCL runs it;
+// under ECMP, `qps` (when above 0) is the job's own queue pairs per
+// connection.
+ModelOptions judged_options(const Request& request, int qps);
 
 // The structure of one allocation: leaves, pods and ring edges.
 JobOutcome shape_of(const SwitchTree& tree, const ScheduledJob& job);

@@ -87,6 +87,10 @@ struct PolicyOutcome {
   DomainFigures nvlink;
 };
 
+// Tensor-parallel bytes per data-parallel byte of a segmented job
+// (simulation/domain_judge.h: Megatron-LM's GPT-3 175B).
+inline constexpr double kSegmentTraffic = 28;
+
 struct OutcomeOptions {
   double message_bytes = kMessageBytes;  // each collective's size, as placement asks it
   int fabric_gpus = 0;                   // for utilization
@@ -109,6 +113,10 @@ struct OutcomeOptions {
   // times its factor at its slowdown over the run, nothing moved in time.
   // A schedule the replay stretched already is not stretched again.
   Stretch stretch;
+  // On a fabric with NVLink domains: the tensor-parallel AllReduce inside
+  // each segment of a segmented job, in bytes per byte of `message_bytes`
+  // (simulation/domain_judge.h, where the default comes from); 0: none.
+  double segment_traffic = kSegmentTraffic;
 };
 
 class JobAwareTables;
