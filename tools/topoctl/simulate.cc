@@ -46,6 +46,7 @@ struct JudgeOptions {
   std::string comm_share;  // empty: each profile's default (simulation/stretch.cc)
   bool no_stretch = false;
   double reroute_delay_s = 0;
+  double segment_traffic = topo::kSegmentTraffic;
 };
 
 void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
@@ -88,6 +89,13 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
       "runs as the trace says");
   cmd.add_flag("--no-stretch", o.no_stretch, "every job runs as long as the trace says, wherever it lands")
       ->excludes(share);
+  cmd.add_option("--segment-traffic", o.segment_traffic,
+                 "on NVLink domains: the tensor-parallel AllReduce a segmented job runs inside each segment, in "
+                 "bytes per byte of its own collectives (default: Megatron-LM's GPT-3 175B, source in "
+                 "simulation/domain_judge.h); over NVLink when the segment is whole, over the scale-out when "
+                 "split; 0: none")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--reroute-delay", o.reroute_delay_s,
                  "with --routing job-aware:ENGINE: seconds from a job's start or end until its re-planned tables "
                  "hold")
@@ -134,6 +142,7 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
                 : o.sharing == "stationary" ? topo::Sharing::Stationary
                                             : topo::Sharing::Flows;
   out.stretch = stretch_of(o);
+  out.segment_traffic = o.segment_traffic;
   return out;
 }
 
