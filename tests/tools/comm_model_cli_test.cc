@@ -240,18 +240,35 @@ TEST(CommModelCli, OneNvlinkDomainBeatsTwo) {
   EXPECT_NE(text.out.find("  network part "), std::string::npos) << text.out;
 }
 
-// The domain tier takes no neighbours: with --concurrent the estimate is
-// the per-host one, and says so.
-TEST(CommModelCli, ConcurrentJobsOnDomainsSayTheTierIsOff) {
+// Beside --concurrent jobs the estimate keeps the domain tier, per tier:
+// hosts in one domain over NVLink whatever runs beside them; hosts in two
+// priced on the network by their edges between the racks, where a job
+// across both racks slows them. No warning either way.
+TEST(CommModelCli, ConcurrentJobsOnDomainsArePricedPerTier) {
   std::string file = ::testing::TempDir() + "/concurrent_nvl.txt";
-  std::ofstream(file) << "gpu[028-030]\n";
-  Ran r = topoctl(kSevenB + "--hosts 'gpu[001-018]' " + kTwoRacks + " --concurrent " + file);
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
-  EXPECT_FALSE(j.contains("domains"));
-  EXPECT_NE(r.err.find("warning: the fabric has NVLink domains, but the domain tier does not weigh --concurrent"),
-            std::string::npos)
-      << r.err;
+  std::ofstream(file) << "gpu[010-018,028-036]\n";
+  for (const char* sharing : {"flows", "stationary", "steps"}) {
+    const std::string beside = std::string(" --concurrent ") + file + " --sharing " + sharing;
+    Ran inside = topoctl(kSevenB + "--hosts 'gpu[001-009]' " + kTwoRacks + beside);
+    Ran alone = topoctl(kSevenB + "--hosts 'gpu[001-009]' " + kTwoRacks);
+    ASSERT_EQ(inside.code, 0) << inside.err;
+    ASSERT_EQ(alone.code, 0) << alone.err;
+    EXPECT_EQ(inside.err.find("warning"), std::string::npos) << inside.err;
+    auto j = nlohmann::json::parse(inside.out);
+    EXPECT_DOUBLE_EQ(j.at("allreduce_s").get<double>(),
+                     nlohmann::json::parse(alone.out).at("allreduce_s").get<double>())
+        << sharing;
+    EXPECT_EQ(j.at("neighbours").at("sharing_cables"), 0) << sharing;
+  }
+  // One uplink a leaf: it carries both jobs' edges between the racks.
+  Ran split = topoctl(kSevenB + "--hosts 'gpu[001-009,019-027]' --synthetic nvl72:racks=2,oversub=18 --concurrent " +
+                      file + " --sharing flows");
+  ASSERT_EQ(split.code, 0) << split.err;
+  EXPECT_EQ(split.err.find("warning"), std::string::npos) << split.err;
+  auto j = nlohmann::json::parse(split.out);
+  EXPECT_GT(j.at("neighbours").at("sharing_cables").get<int>(), 0);
+  // Half the uplink: the network ring's time about doubles.
+  EXPECT_GT(j.at("allreduce_s").get<double>(), 1.8 * j.at("neighbours").at("alone_allreduce_s").get<double>());
 }
 
 TEST(CommModelCli, GpusPerHostFromTheFabric) {

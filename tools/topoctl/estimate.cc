@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm_model/concurrent_file.h"
+#include "comm_model/domain_flows.h"
 #include "comm_model/domain_tier.h"
 #include "comm_model/ecmp.h"
 #include "comm_model/estimate.h"
@@ -254,10 +255,33 @@ std::vector<topo::NodeId> choose_hosts(const Options& opts, const topo::PathInde
   return topo::first_hosts(index, count);
 }
 
-// The domain tier prices NVLink per domain, beside a BackgroundLoad only:
-// with --concurrent jobs the estimate stays the per-host one.
+// The domain tier prices NVLink per domain, beside a BackgroundLoad: the
+// hierarchical AllReduce of comm_model/domain_tier.h. Beside --concurrent
+// jobs, the domain tier of the sharing instead (concurrent_on_domains).
 bool use_domain_tier(const Options& opts, const topo::Fabric& fabric) {
   return !fabric.domains().empty() && opts.concurrent.empty();
+}
+
+// Beside --concurrent jobs on a fabric with NVLink domains, per tier
+// (comm_model/domain_flows.h): per flow, every job's ring edges inside a
+// domain over NVLink; stationary or step by step, hosts all in one domain
+// over NVLink whatever runs beside them, otherwise the network estimate
+// beside the jobs that are not inside one domain.
+topo::Estimate concurrent_on_domains(const Options& opts, const topo::PathIndex& at,
+                                     std::span<const topo::NodeId> chosen, const topo::Request& request,
+                                     const std::vector<topo::NeighbourJob>& others, const topo::ModelOptions& m) {
+  topo::DomainModelOptions o;
+  o.model = m;
+  if (opts.sharing == "flows") return topo::estimate_by_flows_with_domains(at, chosen, request, others, o);
+  if (topo::in_one_domain(at.fabric(), chosen))
+    return topo::estimate_with_domains(at, chosen, request, topo::BackgroundLoad(), o).estimate;
+  std::vector<topo::NeighbourJob> network;
+  for (const topo::NeighbourJob& job : others)
+    if (!topo::in_one_domain(at.fabric(), job.ring)) network.push_back(job);
+  if (opts.sharing == "steps") return topo::estimate_by_steps(at, chosen, request, network, m);
+  topo::Neighbours running(at);
+  for (const topo::NeighbourJob& job : network) running.add(job, m);
+  return topo::estimate(at, chosen, request, running, m);
 }
 
 AllocationEstimate estimate_allocation(const Options& opts, LoadedFabric loaded, const topo::TrainingStep& step,
@@ -283,6 +307,7 @@ AllocationEstimate estimate_allocation(const Options& opts, LoadedFabric loaded,
   auto with_neighbours = [&](const topo::PathIndex& at, const topo::ModelOptions& m) {
     std::vector<topo::NeighbourJob> others = topo::read_concurrent_file(opts.concurrent, at.fabric(), request);
     a.neighbours = others.size();
+    if (!at.fabric().domains().empty()) return concurrent_on_domains(opts, at, chosen, request, others, m);
     if (opts.sharing == "steps") return topo::estimate_by_steps(at, chosen, request, others, m);
     if (opts.sharing == "flows") return topo::estimate_by_flows(at, chosen, request, others, m);
     topo::Neighbours running(at);
@@ -409,13 +434,9 @@ void add_allocation_json(const AllocationEstimate& a, const Options& opts, const
 
 std::vector<std::string> allocation_warnings(const AllocationEstimate& a, const topo::StepRequirement& need) {
   std::vector<std::string> warnings;
-  if (!a.loaded.fabric.domains().empty() && !a.domain)
-    warnings.push_back(
-        "the fabric has NVLink domains, but the domain tier does not weigh --concurrent jobs: this estimate "
-        "prices NVLink per host, the network between every two hosts");
   // Inside NVLink domains a ring is not bound by the HCAs: the window
   // warning below speaks for the domain tier.
-  if (!a.domain && a.est.hosts > 1 && need.required_gbps_per_gpu > a.hca_gbps)
+  if (a.loaded.fabric.domains().empty() && a.est.hosts > 1 && need.required_gbps_per_gpu > a.hca_gbps)
     warnings.push_back(fmt::format(
         "the step needs {:.0f} Gb/s of bus bandwidth per GPU, more than the {:.0f} Gb/s the HCAs of one host "
         "carry; across hosts a ring cannot go faster than its hosts' HCAs",
