@@ -405,6 +405,16 @@ std::string report_markdown(std::span<const Comparison> runs, std::string_view p
       "(AllReduce in the job's ring order, judged with the traffic of the jobs running beside it and "
       "weighted by time; AllToAll alone). Slowdowns and leaves are over multi-host jobs; ring edges are "
       "summed over jobs. Changes are topo-aware's against the reference, in percent of the reference.\n\n";
+  const bool domains = std::any_of(runs.begin(), runs.end(), [](const Comparison& r) {
+    return std::any_of(r.policies.begin(), r.policies.end(),
+                       [](const PolicyOutcome& p) { return p.nvlink.domains > 0; });
+  });
+  if (domains)
+    md +=
+        "On NVLink domains, ring edges between two hosts of one domain run over NVLink, in a job's time and its "
+        "ideal alike, and a job with segments also runs a tensor-parallel AllReduce inside each segment: over "
+        "NVLink when the segment is whole, over the scale-out when it is split (docs/simulation.md, \"On NVLink "
+        "domains\").\n\n";
   if (!picture_file.empty())
     md += fmt::format("![AllReduce slowdown over the ideal, CDF per policy]({})\n\n", picture_file);
 
