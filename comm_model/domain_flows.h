@@ -19,7 +19,8 @@
 // - A collective that is not a ring (AllToAll, Broadcast's chain) inside
 //   one domain runs over NVLink (domain_tier.h's figure); across domains it
 //   stays whole on the network, its pairs inside a domain included: an
-//   over-estimate of its load there.
+//   over-estimate of its load there. So does a ring under ECMP hashing,
+//   which shares as one pattern (ring_steps.h).
 // This is NCCL's flat ring over the domains, one ring through all ranks,
 // not the hierarchical form `topoctl estimate` prices alone (domain_tier.h,
 // reduce-scatter inside, a shard across, all-gather inside): the flat ring
