@@ -8,30 +8,28 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "routing/planned_flows.h"
 #include "routing/route.h"
 
 namespace topo {
-namespace {
 
-constexpr int kUnreached = std::numeric_limits<int>::max();
-// Paths enumerated per flow: a two-level fabric has uplinks x parallel
-// cables of them, a three-level one a few hundred; past this the first
-// ones (in port order) are plenty to spread over.
-constexpr size_t kMaxCandidates = 1024;
-
-// The switch an HCA port is cabled to, and that cable; nullopt when none is
-// Active.
-struct Attachment {
-  NodeId sw;
-  LinkId cable;
-};
-std::optional<Attachment> attachment(const Fabric& f, NodeId hca) {
+std::optional<planner::Attachment> planner::attachment(const Fabric& f, NodeId hca) {
   for (auto [e, end] = boost::out_edges(hca, f.graph()); e != end; ++e) {
     const Link& l = f.link(*e);
     if (l.kind == LinkKind::Cable && l.gbps() > 0) return Attachment{f.peer(*e, hca), *e};
   }
   return std::nullopt;
 }
+
+namespace {
+
+using namespace planner;
+
+constexpr int kUnreached = std::numeric_limits<int>::max();
+// Paths enumerated per flow: a two-level fabric has uplinks x parallel
+// cables of them, a three-level one a few hundred; past this the first
+// ones (in port order) are plenty to spread over.
+constexpr size_t kMaxCandidates = 1024;
 
 bool is_switch(const Fabric& f, NodeId n) { return f.node(n).kind == NodeKind::Switch; }
 
@@ -55,21 +53,6 @@ std::vector<int> cabled_ports(const Fabric& f, NodeId sw) {
   std::sort(ports.begin(), ports.end());
   return ports;
 }
-
-// How many flows one flow on this directed cable counts as: its tier's rate
-// over its own.
-double cable_weight(const Link& l) {
-  const double own = l.gbps(), expected = l.expected.gbps();
-  return own > 0 && expected > own ? expected / own : 1.0;
-}
-
-struct Flow {
-  size_t job = 0;
-  NodeId src = 0, dst = 0;  // HCA ports
-  uint32_t lid = 0;
-  NodeId src_leaf = 0, dst_leaf = 0;
-  int src_cable = 0;  // directed, the source's own cable
-};
 
 // Every ring flow of every job: rank i to rank i+1, rail by rail.
 std::vector<Flow> ring_flows(const Fabric& f, const std::vector<RingJob>& jobs) {
@@ -113,39 +96,16 @@ bool inter_switch(const Fabric& f, int directed) {
   return is_switch(f, l.end_a) && is_switch(f, l.end_b);
 }
 
-// Weighted flows and plain flow counts per directed cable.
-struct Loads {
-  std::vector<double> weighted;
-  std::vector<int> flows;
-  std::vector<double> weight;  // per directed cable
-  explicit Loads(const Fabric& f) : weighted(2 * f.cables().size()), flows(weighted.size()), weight(weighted.size()) {
-    for (size_t c = 0; c < f.cables().size(); ++c)
-      weight[2 * c] = weight[2 * c + 1] = cable_weight(f.link(f.cables()[c]));
+// The load figures of `loads`.
+RingLoad summary(const Fabric& f, const Loads& loads) {
+  RingLoad s;
+  for (size_t c = 0; c < loads.weighted.size(); ++c) {
+    s.most = std::max(s.most, loads.weighted[c]);
+    s.excess += std::max(0.0, loads.weighted[c] - 1.0);
+    if (loads.flows[c] > 1 && inter_switch(f, static_cast<int>(c))) ++s.shared_cables;
   }
-  void add(const std::vector<int>& cables, int sign) {
-    for (int c : cables) {
-      weighted[c] += sign * weight[c];
-      flows[c] += sign;
-    }
-  }
-  RingLoad summary(const Fabric& f) const {
-    RingLoad s;
-    for (size_t c = 0; c < weighted.size(); ++c) {
-      s.most = std::max(s.most, weighted[c]);
-      s.excess += std::max(0.0, weighted[c] - 1.0);
-      if (flows[c] > 1 && inter_switch(f, static_cast<int>(c))) ++s.shared_cables;
-    }
-    return s;
-  }
-};
-
-// One hop of a candidate path: a switch's entry for the flow's LID.
-struct Hop {
-  int switch_index;
-  uint8_t port;
-  int cable;  // directed
-};
-using Path = std::vector<Hop>;
+  return s;
+}
 
 // Switch hops from each switch down to `leaf` over down cables only
 // (each hop to a lower switch); kUnreached where there is no such path.
@@ -223,12 +183,6 @@ int changes_of(const Routing& base, const Path& p, uint32_t lid) {
   return n;
 }
 
-std::vector<int> cables_of(const Flow& flow, const Path& p) {
-  std::vector<int> out{flow.src_cable};
-  for (const Hop& h : p) out.push_back(h.cable);
-  return out;
-}
-
 // A candidate's cost if added to `loads`: the most on its cables, then the
 // excess it adds, then the entries it changes.
 struct Cost {
@@ -251,18 +205,6 @@ Cost cost_of(const Loads& loads, const std::vector<int>& cables, int changes) {
   }
   return c;
 }
-
-// A flow the planner routes: its candidates and the one chosen.
-struct Planned {
-  const Flow* flow;
-  std::vector<Path> paths;
-  std::vector<int> path_changes;
-  std::vector<int> base_cables;  // its walk on the base tables; empty when that fails
-  int chosen = -1;               // -1: its base path
-
-  std::vector<int> cables() const { return chosen >= 0 ? cables_of(*flow, paths[chosen]) : base_cables; }
-  int changes() const { return chosen >= 0 ? path_changes[chosen] : 0; }
-};
 
 // The cheapest candidate whose changes fit `budget` (-1: any), or -1 when
 // none fits; a tie goes to the fewest changes, then the first in port order.
@@ -345,7 +287,7 @@ RingLoad ring_load(const Fabric& fabric, const Routing& routing, const std::vect
   std::vector<int> cables;
   for (const Flow& flow : ring_flows(fabric, jobs))
     if (walk(fabric, routing, flow, cables)) loads.add(cables, +1);
-  return loads.summary(fabric);
+  return summary(fabric, loads);
 }
 
 RoutePlan plan_job_routes(const Fabric& fabric, const Routing& base, const std::vector<RingJob>& jobs,
