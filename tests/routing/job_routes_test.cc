@@ -12,6 +12,7 @@
 #include "fabric/synthetic.h"
 #include "routing/job_routes.h"
 #include "routing/opensm_lfts.h"
+#include "routing/ring_floor.h"
 #include "routing/routing_check.h"
 #include "routing/routing_engine.h"
 
@@ -170,6 +171,27 @@ TEST(JobRoutes, ThreeLevelFabric) {
   EXPECT_LE(plan.after.excess, plan.before.excess);
   EXPECT_TRUE(check_up_down(f, plan.routing).empty());
   EXPECT_TRUE(check_routing(with_routing(f, plan.routing)).empty());
+}
+
+// The floor under any tables: a leaf with more cross-leaf ring flows than
+// uplinks shares one, and the plan reaches the floor where it is the most.
+TEST(RingFloor, LeafUplinksBoundTheBusiestCable) {
+  Fabric f = routed(kFabric, "minhop");
+  RingJob one_leaf{"c", {host(f, "gpu005"), host(f, "gpu006"), host(f, "gpu007")}};
+  RingJob alone{"d", {host(f, "gpu008")}};
+  // One scattered ring: 4 flows out of each leaf over its 4 uplinks.
+  EXPECT_EQ(ring_floors(f, {scattered(f, "a", 1), one_leaf, alone}), (std::vector<double>{1.0, 1.0, 0.0}));
+  // Two: 8 flows over 4 uplinks, whatever the tables.
+  std::vector<RingJob> two{scattered(f, "a", 1), scattered(f, "b", 5), one_leaf};
+  EXPECT_EQ(ring_floors(f, two), (std::vector<double>{2.0, 2.0, 1.0}));
+  EXPECT_DOUBLE_EQ(plan_job_routes(f, f.routing(), two).after.most, 2.0);
+}
+
+TEST(RingFloor, DegradedUplinkCountsByItsRate) {
+  // leaf01's uplink at 1x counts a quarter: 4 flows over 3.25 uplinks.
+  Fabric f = routed(std::string(kFabric) + ",degrade=leaf01:9", "ftree");
+  EXPECT_DOUBLE_EQ(ring_floors(f, {scattered(f, "a", 1)}).at(0), 4 / 3.25);
+  EXPECT_GE(plan_job_routes(f, f.routing(), {scattered(f, "a", 1)}).after.most, 4 / 3.25);
 }
 
 TEST(JobRoutes, AdaptiveBaseIsRefused) {

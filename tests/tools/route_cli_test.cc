@@ -45,6 +45,8 @@ TEST_F(RouteCli, PlanNamesTheChangesAndTheSlowdowns) {
   EXPECT_EQ(ring.at("leaves"), 4);
   EXPECT_LT(ring.at("slowdown_after").get<double>(), ring.at("slowdown_before").get<double>());
   EXPECT_DOUBLE_EQ(plan.at("jobs")[1].at("slowdown_after").get<double>(), 1.0);  // one leaf: untouched
+  // Each leaf has uplinks for the ring's four flows out of it: no floor above one.
+  EXPECT_DOUBLE_EQ(ring.at("floor_most_flows").get<double>(), 1.0);
   Ran text = topoctl("route plan " + base());
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("entries changed"), std::string::npos) << text.out;

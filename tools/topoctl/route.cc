@@ -25,6 +25,7 @@
 #include "placement/switch_tree.h"
 #include "routing/job_routes.h"
 #include "routing/opensm_handoff.h"
+#include "routing/ring_floor.h"
 #include "simulation/outcome.h"
 #include "tools/topoctl/command.h"
 #include "tools/topoctl/input.h"
@@ -105,10 +106,11 @@ struct Planned {
   std::vector<topo::RunningJob> running;
   topo::RoutePlan plan;
   std::vector<double> before, after;  // per job
+  std::vector<double> floors;         // per job: its busiest cable's fewest flows under any tables
 };
 
 Planned make_plan(const RouteOptions& o) {
-  Planned p{load(o.input), {}, {}, {}, {}};
+  Planned p{load(o.input), {}, {}, {}, {}, {}};
   if (!o.routing.empty()) apply_routing(p.loaded.fabric, o.routing, "the fabric");
   Fabric& f = p.loaded.fabric;
   if (!f.routing().is_static())
@@ -116,6 +118,7 @@ Planned make_plan(const RouteOptions& o) {
                                 "; route needs static tables (discover --lfts, or --routing static:ENGINE)");
   p.running = running_jobs(o, f);
   p.plan = topo::plan_job_routes(f, f.routing(), rings_of(p.running), topo::RoutePlanOptions{o.max_changes});
+  p.floors = topo::ring_floors(f, rings_of(p.running));
   p.before = slowdowns(f, p.running, o.gpus_per_host);
   Fabric planned = f;
   planned.set_routing(p.plan.routing);
@@ -155,7 +158,8 @@ json plan_json(const Planned& p) {
                     {"hosts", hosts},
                     {"leaves", leaves_of(f, p.running[i])},
                     {"slowdown_before", p.before.at(i)},
-                    {"slowdown_after", p.after.at(i)}});
+                    {"slowdown_after", p.after.at(i)},
+                    {"floor_most_flows", p.floors.at(i)}});
   }
   return {{"routing", topo::routing_name(f.routing())},
           {"lids", p.plan.lids},
@@ -176,10 +180,14 @@ void print_plan(const Planned& p, int max_changes) {
   fmt::print(
       "entries changed {} (cap {}){}\n", p.plan.changes.size(), max_changes > 0 ? std::to_string(max_changes) : "none",
       p.plan.capped_flows > 0 ? fmt::format(", {} flows kept off a better path by the cap", p.plan.capped_flows) : "");
-  fmt::print("{:<6} {:>5} {:>6} {:>16} {:>8}\n", "job", "hosts", "leaves", "slowdown before", "after");
+  fmt::print("{:<6} {:>5} {:>6} {:>16} {:>8} {:>12}\n", "job", "hosts", "leaves", "slowdown before", "after",
+             "floor flows");
   for (size_t i = 0; i < p.running.size(); ++i)
-    fmt::print("{:<6} {:>5} {:>6} {:>16.3f} {:>8.3f}\n", fmt::format("#{}", i + 1), p.running[i].ring.size(),
-               leaves_of(f, p.running[i]), p.before.at(i), p.after.at(i));
+    fmt::print("{:<6} {:>5} {:>6} {:>16.3f} {:>8.3f} {:>12.2f}\n", fmt::format("#{}", i + 1), p.running[i].ring.size(),
+               leaves_of(f, p.running[i]), p.before.at(i), p.after.at(i), p.floors.at(i));
+  fmt::print(
+      "floor flows: the fewest flows on the job's busiest cable under any tables (a leaf with more "
+      "cross-leaf ring flows than uplinks shares one)\n");
   for (const topo::EntryChange& c : p.plan.changes)
     fmt::print("  {} LID {} ({}): port {} -> {}\n", switch_name(f, c.switch_index), c.lid, lid_owner(f, c.lid),
                c.base_port, c.port);
