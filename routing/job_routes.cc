@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "routing/flow_exchange.h"
 #include "routing/planned_flows.h"
 #include "routing/route.h"
 
@@ -318,6 +319,7 @@ RoutePlan plan_job_routes(const Fabric& fabric, const Routing& base, const std::
     if (ok) loads.add(cables, +1);
   }
   assign(planned, loads, options.max_changes);
+  exchange_flows(planned, loads, options.max_changes);
   plan.capped_flows = options.max_changes > 0 ? capped(planned, loads) : 0;
 
   for (const Planned& p : planned)

@@ -1,6 +1,7 @@
 // Routes for the running jobs: the planner's balance, its limits (only the
 // running multi-leaf jobs' LIDs, churn cap, degraded cables), and the
 // up/down check that keeps its tables deadlock-free.
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -171,6 +172,49 @@ TEST(JobRoutes, ThreeLevelFabric) {
   EXPECT_LE(plan.after.excess, plan.before.excess);
   EXPECT_TRUE(check_up_down(f, plan.routing).empty());
   EXPECT_TRUE(check_routing(with_routing(f, plan.routing)).empty());
+}
+
+// Four rings on a 6-leaf fabric of 4 uplinks a leaf (from random busy
+// sets): no leaf sends or receives more than 8 cross-leaf flows, so 2 a
+// cable is possible, but moving one flow at a time to its cheapest path
+// stops at 3: every free path of a flow on the busiest cable passes a
+// cable already at 2. Moving two at once (a flow, and one that leaves room
+// for it) reaches 2.
+RingJob ring_of(const Fabric& f, const std::string& id, const std::vector<int>& hosts) {
+  RingJob job{id, {}};
+  for (int h : hosts) job.ring.push_back(host(f, fmt::format("gpu{:03}", h)));
+  return job;
+}
+
+TEST(JobRoutes, ExchangesReachTwoFlowsACableWhereSingleMovesStopAtThree) {
+  for (const char* engine : {"ftree", "minhop"}) {
+    SCOPED_TRACE(engine);
+    Fabric f = routed("leafspine:leaves=6,hosts_per_leaf=8,spines=4,oversub=2,naming=contiguous", engine);
+    std::vector<RingJob> jobs{
+        ring_of(f, "a", {36, 7, 11, 2, 42, 41, 10, 27}),
+        ring_of(f, "b", {13, 17, 12, 35, 15, 3, 24, 43, 33, 32, 48, 14}),
+        ring_of(f, "c", {47, 38, 23, 29, 25, 22, 9, 21, 37, 28}),
+        ring_of(f, "d", {4, 18, 31, 44, 6, 39, 1, 19, 8, 26, 30, 45, 5, 20, 16}),
+    };
+    const std::vector<double> floors = ring_floors(f, jobs);
+    EXPECT_DOUBLE_EQ(*std::max_element(floors.begin(), floors.end()), 2.0);
+    RoutePlan plan = plan_job_routes(f, f.routing(), jobs);
+    EXPECT_DOUBLE_EQ(plan.after.most, 2.0);
+    EXPECT_EQ(plan.after, ring_load(f, plan.routing, jobs));
+    EXPECT_TRUE(check_up_down(f, plan.routing).empty());
+    // Every host reaches every host, no loop (an uplink may carry more
+    // destinations than its share now: that is the point).
+    for (const RoutingFinding& finding : check_routing(with_routing(f, plan.routing)))
+      EXPECT_EQ(finding.kind, RoutingFindingKind::OverShare) << finding.subject << ": " << finding.detail;
+    EXPECT_EQ(plan_job_routes(f, f.routing(), jobs).routing.lft, plan.routing.lft);  // deterministic
+    // The exchanges keep to the churn cap.
+    for (int cap : {5, 20}) {
+      RoutePlan capped = plan_job_routes(f, f.routing(), jobs, RoutePlanOptions{cap});
+      EXPECT_LE(capped.changes.size(), static_cast<size_t>(cap));
+      EXPECT_LE(capped.after.most, capped.before.most);
+      EXPECT_TRUE(check_up_down(f, capped.routing).empty());
+    }
+  }
 }
 
 // The floor under any tables: a leaf with more cross-leaf ring flows than
