@@ -14,6 +14,7 @@
 #include "routing/job_routes.h"
 #include "routing/opensm_lfts.h"
 #include "routing/ring_floor.h"
+#include "routing/route.h"
 #include "routing/routing_check.h"
 #include "routing/routing_engine.h"
 
@@ -52,6 +53,13 @@ uint8_t port_to(const Fabric& f, const std::string& from, const std::string& to)
   for (auto e : boost::make_iterator_range(boost::out_edges(a, f.graph())))
     if (f.peer(e, a) == b) return static_cast<uint8_t>(f.local_port(e, a));
   throw std::logic_error(from + " is not cabled to " + to);
+}
+
+// The switch an HCA is cabled to.
+NodeId switch_of(const Fabric& f, NodeId hca) {
+  for (auto e : boost::make_iterator_range(boost::out_edges(hca, f.graph())))
+    if (f.node(f.peer(e, hca)).kind == NodeKind::Switch) return f.peer(e, hca);
+  throw std::logic_error("HCA not cabled");
 }
 
 Fabric with_routing(const Fabric& f, const Routing& r) {
@@ -172,6 +180,42 @@ TEST(JobRoutes, ThreeLevelFabric) {
   EXPECT_LE(plan.after.excess, plan.before.excess);
   EXPECT_TRUE(check_up_down(f, plan.routing).empty());
   EXPECT_TRUE(check_routing(with_routing(f, plan.routing)).empty());
+}
+
+// Hosts with an HCA on each rail, each rail its own leaves (rail r's HCA of
+// a host to rail r's HCA of the next): the planner routes every rail's
+// flows, within that rail's leaves, at the fewest flows a cable its leaves
+// allow.
+TEST(JobRoutes, MultiRailRingsStayOnTheirRails) {
+  for (const char* engine : {"ftree", "minhop"}) {
+    SCOPED_TRACE(engine);
+    // Per rail two leaves of 8 hosts, 4 uplinks each, to 2 shared spines.
+    Fabric f = routed("railopt:hosts=16,rails=2,spines=2,hosts_per_leaf=8,oversub=2", engine);
+    RingJob job{"a", {}};
+    for (int i = 1; i <= 8; ++i)
+      for (int leaf : {0, 1}) job.ring.push_back(host(f, fmt::format("gpu{:03}", leaf * 8 + i)));
+    RoutePlan plan = plan_job_routes(f, f.routing(), {job});
+    // Every rail's 16 HCAs are planned for.
+    EXPECT_EQ(plan.lids.size(), 32u);
+    // Each leaf sends its 8 ring flows up over 4 uplinks: 2 a cable at best.
+    EXPECT_DOUBLE_EQ(plan.after.most, 2.0);
+    EXPECT_LE(plan.after.excess, plan.before.excess);
+    EXPECT_TRUE(check_up_down(f, plan.routing).empty());
+    const Fabric planned = with_routing(f, plan.routing);
+    EXPECT_TRUE(check_routing(planned).empty());
+    for (size_t i = 0; i < job.ring.size(); ++i) {
+      auto from = f.hcas_of(job.ring[i]), to = f.hcas_of(job.ring[(i + 1) % job.ring.size()]);
+      ASSERT_EQ(from.size(), 2u);
+      for (size_t r = 0; r < 2; ++r) {
+        StaticRoute route = trace_static_route(planned, from[r], to[r]);
+        ASSERT_EQ(route.status, RouteStatus::Ok);
+        // Both ends on rail r's leaves: the walk leaves from and arrives by them.
+        EXPECT_EQ(route.hops.at(1).from, switch_of(f, from[r]));
+        EXPECT_EQ(route.hops.back().from, switch_of(f, to[r]));
+        EXPECT_NE(switch_of(f, from[r]), switch_of(f, from[1 - r]));
+      }
+    }
+  }
 }
 
 // Four rings on a 6-leaf fabric of 4 uplinks a leaf (from random busy
