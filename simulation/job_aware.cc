@@ -72,13 +72,18 @@ void JobAwareTables::plan(double now, const LiveJudge& live) {
   planned_for_ = jobs;
   std::vector<RingJob> rings;
   for (int j : jobs) rings.push_back(RingJob{live.jobs()[j].job->id, live.jobs()[j].job->ring});
-  Routing planned = plan_job_routes(*fabric_, base_, rings, RoutePlanOptions{options_.max_changes}).routing;
+  Routing planned = planned_tables(rings);
   const long changed = entries_between(*fabric_, last_plan_, planned);
   if (changed == 0) return;  // the tables due already are these
   ++figures_.reroutes;
   figures_.entries_changed += changed;
   last_plan_ = planned;
   due_.emplace_back(now + options_.delay_s, std::move(planned));
+}
+
+Routing JobAwareTables::planned_tables(const std::vector<RingJob>& rings) const {
+  auto plan = [&] { return plan_job_routes(*fabric_, base_, rings, RoutePlanOptions{options_.max_changes}).routing; };
+  return options_.memo ? options_.memo->tables(rings, plan) : plan();
 }
 
 double JobAwareTables::next_hold() const {

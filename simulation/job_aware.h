@@ -21,14 +21,20 @@
 
 #include "comm_model/paths.h"
 #include "fabric/fabric.h"
+#include "routing/job_routes.h"
 #include "simulation/live_judge.h"
 #include "simulation/outcome.h"
+#include "simulation/plan_memo.h"
 
 namespace topo {
 
 struct JobAwareOptions {
   double delay_s = 0;   // from a job's start or end until its plan's tables hold
   int max_changes = 0;  // the planner's churn cap (0: none)
+  // Plans kept by the rings they were made for (plan_memo.h): a replay and
+  // the judge of its schedule given the same memo plan each set of
+  // running rings once. Null: every plan is made afresh.
+  std::shared_ptr<PlanMemo> memo;
 };
 
 // How often the tables changed, and how much.
@@ -64,6 +70,8 @@ class JobAwareTables {
   std::string routing_name() const;
 
  private:
+  Routing planned_tables(const std::vector<RingJob>& rings) const;
+
   std::unique_ptr<Fabric> fabric_;  // on the heap: paths_ points at it
   std::unique_ptr<PathIndex> paths_;
   Routing base_;

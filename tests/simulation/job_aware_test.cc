@@ -1,6 +1,8 @@
 // The judge under job-aware routing: tables re-planned at every start and
 // end, each plan holding after a delay; and the replay that stretches runs
 // by the slowdowns under the tables in force.
+#include <memory>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -130,6 +132,21 @@ TEST(JobAwareReplay, ReplannedTablesShortenAStretchedRun) {
   EXPECT_NEAR(judged.jobs[0].run_s, aware.jobs[0].end_s, 1e-9);
   // A plan at its start, the base tables back at its end.
   EXPECT_EQ(fig.reroutes, 2);
+}
+
+// The judge of a replayed schedule takes the replay's plans from a shared
+// memo instead of planning again, and judges the same.
+TEST(JobAwareReplay, TheJudgeTakesTheReplaysPlans) {
+  StretchedRing s;
+  auto memo = std::make_shared<PlanMemo>();
+  const Schedule aware = s.replayed(JobAwareOptions{0, 0, memo});
+  const int made = memo->plans_made();
+  EXPECT_GT(made, 0);
+  const PolicyOutcome again = judge_job_aware(s.fabric, aware, s.options, {0, 0, memo});
+  EXPECT_EQ(memo->plans_made(), made);
+  EXPECT_GT(memo->plans_reused(), 0);
+  const PolicyOutcome fresh = judge_job_aware(s.fabric, aware, s.options, {});
+  EXPECT_DOUBLE_EQ(again.jobs[0].allreduce_slowdown, fresh.jobs[0].allreduce_slowdown);
 }
 
 // Tables that hold 20 s into the run: 20 s at the base tables' pace, the

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -148,17 +149,21 @@ topo::OutcomeOptions outcome_options(const JudgeOptions& o, const topo::Fabric& 
 
 // A schedule judged on the tree's tables, or job-aware: re-planned at every
 // start and end, with how often and how much the tables changed.
+// `memo` holds the plans the replay made, if any.
 topo::PolicyOutcome judged(const topo::SwitchTree& tree, const topo::Schedule& schedule, const JudgeOptions& o,
-                           std::string_view policy) {
+                           std::string_view policy, std::shared_ptr<topo::PlanMemo> memo = nullptr) {
   const topo::OutcomeOptions options = outcome_options(o, tree.fabric(), policy);
   if (!job_aware(o)) return topo::judge(tree, schedule, options);
   topo::RerouteFigures fig;
-  topo::PolicyOutcome out = topo::judge_job_aware(tree.fabric(), schedule, options, {o.reroute_delay_s, 0}, &fig);
+  topo::PolicyOutcome out = topo::judge_job_aware(tree.fabric(), schedule, options, {o.reroute_delay_s, 0, memo}, &fig);
   out.scheduler["reroutes"] = fig.reroutes;
   out.scheduler["reroutes_per_hour"] = fig.per_hour();
   out.scheduler["entries_per_reroute"] = fig.entries_per_reroute();
   std::fprintf(stderr, "simulate: %s under %s: %d reroutes, %.2f per hour, %.1f entries changed per reroute\n",
                std::string(policy).c_str(), o.routing.c_str(), fig.reroutes, fig.per_hour(), fig.entries_per_reroute());
+  if (memo)
+    std::fprintf(stderr, "simulate: %s: %d plans made, %d taken again by the judge\n", std::string(policy).c_str(),
+                 memo->plans_made(), memo->plans_reused());
   return out;
 }
 
@@ -287,9 +292,11 @@ std::vector<topo::PolicyOutcome> replay_and_judge(const topo::SwitchTree& tree, 
         std::lock_guard lock(say);
         std::fprintf(stderr, "simulate: %-10s %3d%% of jobs submitted\n", policies[i].name.c_str(), tenth * 10);
       };
+      // The judge takes the plans the replay made for the same running rings.
+      if (o.job_aware) o.job_aware->memo = std::make_shared<topo::PlanMemo>();
       topo::Schedule schedule = topo::replay(tree, trace, policies[i], o);
       auto t1 = std::chrono::steady_clock::now();
-      outcomes[i] = judged(tree, schedule, judge, policies[i].name);
+      outcomes[i] = judged(tree, schedule, judge, policies[i].name, o.job_aware ? o.job_aware->memo : nullptr);
       auto t2 = std::chrono::steady_clock::now();
       outcomes[i].scheduler["replay_s"] = std::chrono::duration<double>(t1 - t0).count();
       outcomes[i].scheduler["judge_s"] = std::chrono::duration<double>(t2 - t1).count();
@@ -422,7 +429,7 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.backfill_depth = o.backfill_depth;
   r.defer_rule = o.defer_rule;
   r.stretch = stretch_of(o.judge);
-  if (job_aware(o.judge)) r.job_aware = topo::JobAwareOptions{o.judge.reroute_delay_s, 0};
+  if (job_aware(o.judge)) r.job_aware = topo::JobAwareOptions{o.judge.reroute_delay_s, 0, nullptr};
   r.kinds = o.kinds;
   r.kinds.seed = o.judge.mix_seed;
   topo::parse_segment_sizes(o.segment_sizes, r.kinds);
