@@ -6,6 +6,8 @@
 #include "common/error.h"
 #include "placement/switch_tree.h"
 #include "routing/job_routes.h"
+#include "routing/ring_floor.h"
+#include "simulation/percentile.h"
 
 namespace topo {
 namespace {
@@ -44,6 +46,23 @@ bool multi_leaf(const PathIndex& paths, const ScheduledJob& job) {
   return false;
 }
 
+// The AllReduce jobs slower than figures.slow_above, how many of them a
+// leaf's uplinks kept from one flow a cable, and the p95 were the others'
+// tables perfect.
+void floor_figures(const PolicyOutcome& out, const std::map<std::string, double>& floors, RerouteFigures& figures) {
+  std::vector<double> at_floor;
+  for (const JobOutcome& j : out.jobs) {
+    if (j.profile != Profile::AllReduce || j.cpu_only) continue;
+    auto it = floors.find(j.id);
+    const bool floored = it != floors.end() && it->second > 1.0 + 1e-9;
+    const bool slow = j.allreduce_slowdown > figures.slow_above;
+    figures.slow_jobs += slow;
+    figures.slow_jobs_floored += slow && floored;
+    at_floor.push_back(floored ? j.allreduce_slowdown : 1.0);
+  }
+  figures.p95_at_floor = nearest_rank(at_floor, 0.95, 1.0);
+}
+
 }  // namespace
 
 JobAwareTables::JobAwareTables(const Fabric& fabric, const JobAwareOptions& options)
@@ -72,6 +91,7 @@ void JobAwareTables::plan(double now, const LiveJudge& live) {
   planned_for_ = jobs;
   std::vector<RingJob> rings;
   for (int j : jobs) rings.push_back(RingJob{live.jobs()[j].job->id, live.jobs()[j].job->ring});
+  note_floors(rings);
   Routing planned = planned_tables(rings);
   const long changed = entries_between(*fabric_, last_plan_, planned);
   if (changed == 0) return;  // the tables due already are these
@@ -84,6 +104,11 @@ void JobAwareTables::plan(double now, const LiveJudge& live) {
 Routing JobAwareTables::planned_tables(const std::vector<RingJob>& rings) const {
   auto plan = [&] { return plan_job_routes(*fabric_, base_, rings, RoutePlanOptions{options_.max_changes}).routing; };
   return options_.memo ? options_.memo->tables(rings, plan) : plan();
+}
+
+void JobAwareTables::note_floors(const std::vector<RingJob>& rings) {
+  const std::vector<double> floors = ring_floors(*fabric_, rings);
+  for (size_t i = 0; i < rings.size(); ++i) floors_[rings[i].id] = std::max(floors_[rings[i].id], floors[i]);
 }
 
 double JobAwareTables::next_hold() const {
@@ -107,7 +132,10 @@ PolicyOutcome judge_job_aware(const Fabric& fabric, const Schedule& schedule, co
   JobAwareTables tables(fabric, job_aware);
   PolicyOutcome out = judge(SwitchTree(fabric), schedule, options, &tables);
   out.routing = tables.routing_name();
-  if (figures) *figures = tables.figures();
+  if (figures) {
+    *figures = tables.figures();
+    floor_figures(out, tables.floors(), *figures);
+  }
   return out;
 }
 

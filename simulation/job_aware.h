@@ -14,6 +14,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +45,16 @@ struct RerouteFigures {
   double span_s = 0;         // first start to last end of the multi-host jobs
   double per_hour() const { return span_s > 0 ? reroutes * 3600.0 / span_s : 0; }
   double entries_per_reroute() const { return reroutes > 0 ? static_cast<double>(entries_changed) / reroutes : 0; }
+  // What no table could have helped (routing/ring_floor.h), over the
+  // AllReduce jobs: those slower than `slow_above`, those of them that had
+  // at some moment of their run a leaf with more cross-leaf ring flows than
+  // uplinks (floor above one flow a cable), and the p95 slowdown were every
+  // job whose floor stayed at one flow a cable unslowed (what the best
+  // tables could reach on these placements, at most).
+  double slow_above = 1.10;
+  int slow_jobs = 0;
+  int slow_jobs_floored = 0;
+  double p95_at_floor = 1;
 };
 
 class JobAwareTables {
@@ -66,11 +77,15 @@ class JobAwareTables {
   void hold(double now, LiveJudge& live);
 
   const RerouteFigures& figures() const { return figures_; }
+  // Per job id: the highest floor (routing/ring_floor.h) its ring had
+  // among the rings planned for while it ran.
+  const std::map<std::string, double>& floors() const { return floors_; }
   // "job-aware:ENGINE".
   std::string routing_name() const;
 
  private:
   Routing planned_tables(const std::vector<RingJob>& rings) const;
+  void note_floors(const std::vector<RingJob>& rings);
 
   std::unique_ptr<Fabric> fabric_;  // on the heap: paths_ points at it
   std::unique_ptr<PathIndex> paths_;
@@ -80,6 +95,7 @@ class JobAwareTables {
   std::vector<int> planned_for_;                // the live judge's jobs last_plan_ was made for
   std::deque<std::pair<double, Routing>> due_;  // plans made, not yet holding, by when they hold
   RerouteFigures figures_;
+  std::map<std::string, double> floors_;
   double first_event_s_ = -1;
 };
 

@@ -74,6 +74,24 @@ TEST(JobAware, ADelayCostsTheJobsTheirWaitForTables) {
   EXPECT_GT(later.mean_allreduce_slowdown, now.mean_allreduce_slowdown);
 }
 
+// While both rings run, each leaf sends 8 cross-leaf flows over 4
+// uplinks: no tables give them a cable a flow, and the figures say so.
+TEST(JobAware, SlowJobsAtTheFloorAreCounted) {
+  TwoRings s;
+  RerouteFigures fig;
+  const PolicyOutcome aware = judge_job_aware(s.fabric, s.schedule, s.options, {}, &fig);
+  ASSERT_GT(aware.p95_allreduce_slowdown, 1.10);
+  EXPECT_EQ(fig.slow_jobs, 2);
+  EXPECT_EQ(fig.slow_jobs_floored, 2);
+  EXPECT_DOUBLE_EQ(fig.p95_at_floor, aware.p95_allreduce_slowdown);
+  // One ring alone has an uplink a flow: no floor, nothing slow.
+  s.schedule.jobs.pop_back();
+  RerouteFigures alone;
+  judge_job_aware(s.fabric, s.schedule, s.options, {}, &alone);
+  EXPECT_EQ(alone.slow_jobs, 0);
+  EXPECT_DOUBLE_EQ(alone.p95_at_floor, 1.0);
+}
+
 TEST(JobAware, AdaptiveIsRefused) {
   TwoRings s;
   s.fabric.set_routing(Routing{});

@@ -159,8 +159,16 @@ topo::PolicyOutcome judged(const topo::SwitchTree& tree, const topo::Schedule& s
   out.scheduler["reroutes"] = fig.reroutes;
   out.scheduler["reroutes_per_hour"] = fig.per_hour();
   out.scheduler["entries_per_reroute"] = fig.entries_per_reroute();
+  out.scheduler["slow_jobs"] = fig.slow_jobs;
+  out.scheduler["slow_jobs_at_floor"] = fig.slow_jobs_floored;
+  out.scheduler["p95_at_floor"] = fig.p95_at_floor;
   std::fprintf(stderr, "simulate: %s under %s: %d reroutes, %.2f per hour, %.1f entries changed per reroute\n",
                std::string(policy).c_str(), o.routing.c_str(), fig.reroutes, fig.per_hour(), fig.entries_per_reroute());
+  std::fprintf(stderr,
+               "simulate: %s under %s: %d AllReduce jobs above %.2f, %d of them with a leaf short of uplinks for "
+               "their ring (no tables help); p95 %.3f were every other job unslowed\n",
+               std::string(policy).c_str(), o.routing.c_str(), fig.slow_jobs, fig.slow_above, fig.slow_jobs_floored,
+               fig.p95_at_floor);
   if (memo)
     std::fprintf(stderr, "simulate: %s: %d plans made, %d taken again by the judge\n", std::string(policy).c_str(),
                  memo->plans_made(), memo->plans_reused());
