@@ -11,9 +11,11 @@
 #      file slurmctld wrote equals `topoctl route apply` for their rings
 #      (as their placement records give them), which changes entries;
 #      OpenSM swept and the live tables (read with libibnetdisc) equal it
-#   2. the jobs end: the next apply gives their LIDs the base entries back,
+#   2. new snapshots while they run (ftree's tables, then minhop's again):
+#      the file and the live tables follow each, no job starting or ending
+#   3. the jobs end: the next apply gives their LIDs the base entries back,
 #      live
-#   3. a RouteCommand that fails: the same jobs again, the file and the
+#   4. a RouteCommand that fails: the same jobs again, the file and the
 #      live tables stay the base, and slurmctld's log says why in one line
 #      (not again when the apply is tried again)
 #
@@ -81,6 +83,7 @@ live_equals_file() { # file
   "$topoctl" diff 1 2 --db "$check" >"$ib/diff.out" 2>&1
 }
 check "the live tables are complete" wait_until 60 read_live "$ib/base.db"
+cp "$ib/complete.lfts" "$ib/minhop.lfts"  # OpenSM's own tables, for a snapshot of them again in 2.
 
 printf 'DbPath=@DIR@/fabric.db\nRouteJobs=yes\nRouteFile=%s\nRouteInterval=5\nRouteCommand=%s\n' "$routes" \
   "echo run >>$ib/runs; test ! -e $ib/refuse || { echo 'sweep refused by the test' >&2; exit 3; }; kill -HUP $osm_pid" \
@@ -125,6 +128,9 @@ expected_file() { # rings out
 }
 applies() { grep -c "topo-aware: routes applied: " "$log" || true; }
 failures() { grep -c "topo-aware: routes not applied, the tables stay as they were: " "$log" || true; }
+# The engine logs an apply after writing the file and running the command:
+# wait for the line, it follows the file by a moment.
+applied_since_before() { [ "$(applies)" -gt "$before" ]; }
 
 # --- 1. four multi-leaf jobs -------------------------------------------------
 before=$(applies)
@@ -137,19 +143,39 @@ echo "  the plan for them changes $changes table entries"
 check "the plan for the four rings changes table entries" test "$changes" -gt 0
 check "the file slurmctld wrote becomes the plan for the running rings" \
   wait_until 60 cmp -s "$routes" "$work/expected.lfts"
-check "slurmctld logged its applies" test "$(applies)" -gt "$before"
+check "slurmctld logged its applies" wait_until 30 applied_since_before
 grep "routes applied: " "$log" | tail -n1 | sed 's/^.*topo-aware: /  /'
 check "OpenSM swept: the live tables equal the file" wait_until 60 live_equals_file "$routes"
 
-# --- 2. the jobs end ---------------------------------------------------------
+# --- 2. new snapshots while the jobs run -------------------------------------
+# The base tables change under the running jobs: a snapshot with ftree's
+# tables (as an admin would store after switching OpenSM's engine), then
+# one with OpenSM's minhop tables again. The engine plans from each as its
+# watcher loads it, no job starting or ending; the file and the live
+# tables follow.
+differ() { ! cmp -s "$1" "$2"; }
+before=$(applies)
+on_ib "$topoctl" discover --ibnetdisc --routing static:ftree --db "$db" >/dev/null
+expected_file "$work/running.txt" "$work/expected-ftree.lfts"
+check "the plan on ftree's tables differs from the plan on minhop's" \
+  differ "$work/expected.lfts" "$work/expected-ftree.lfts"
+check "the file becomes the plan on the new snapshot" wait_until 60 cmp -s "$routes" "$work/expected-ftree.lfts"
+check "slurmctld logged the apply" wait_until 30 applied_since_before
+check "OpenSM swept: the live tables equal the new file" wait_until 60 live_equals_file "$routes"
+on_ib "$topoctl" discover --ibnetdisc --lfts-dump "$ib/minhop.lfts" --db "$db" >/dev/null
+check "a snapshot of minhop's tables again: the file becomes the first plan" \
+  wait_until 60 cmp -s "$routes" "$work/expected.lfts"
+check "live too" wait_until 60 live_equals_file "$work/expected.lfts"
+
+# --- 3. the jobs end ---------------------------------------------------------
 expected_file /dev/null "$work/base.lfts"
 before=$(applies)
 check "all jobs cancelled" cancel_all
 check "the next apply writes the base tables" wait_until 60 cmp -s "$routes" "$work/base.lfts"
-check "slurmctld logged it" test "$(applies)" -gt "$before"
+check "slurmctld logged it" wait_until 30 applied_since_before
 check "live, every LID has its base entries back" wait_until 60 live_equals_file "$work/base.lfts"
 
-# --- 3. a RouteCommand that fails --------------------------------------------
+# --- 4. a RouteCommand that fails --------------------------------------------
 touch "$ib/refuse"
 runs_before=$(wc -l <"$ib/runs")
 check "the four jobs again" four_pairs
