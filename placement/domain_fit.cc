@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "placement/seams.h"
+
 namespace topo {
 namespace {
 
@@ -152,14 +154,53 @@ std::string domain_names(const Fabric& f, const Takes& takes) {
   return out;
 }
 
+// Whether every domain's hosts are consecutive in `ring` (not wrapping
+// around its end), each domain giving as many as in `takes`: what the
+// segments and the NVLink ring order ask of a ring over several domains.
+bool domains_consecutive(const Fabric& f, const std::vector<NodeId>& ring, const Takes& takes) {
+  std::vector<std::pair<int, int>> runs;  // (domain, hosts) in ring order
+  for (NodeId h : ring) {
+    int d = f.domains().domain_of(f.index().host_id(h));
+    if (runs.empty() || runs.back().first != d) runs.emplace_back(d, 0);
+    ++runs.back().second;
+  }
+  if (runs.size() != takes.size()) return false;
+  std::vector<std::pair<int, int>> asked;
+  for (const auto& [pool, n] : takes) asked.emplace_back(pool->domain, n);
+  std::sort(runs.begin(), runs.end());
+  std::sort(asked.begin(), asked.end());
+  return runs == asked;
+}
+
+// The ring over several domains with its seams chosen: each domain's ring
+// was found alone, so where the ring leaves one domain for the next (its
+// exit and entry hosts) nobody chose. Under static routing such a flow
+// takes the uplink and spine its entry host's index picks (seams.h), and
+// two jobs leaving one domain for entry hosts of the same index share an
+// uplink for their whole run. The leaf search's seam choice, kept only when
+// each domain's hosts stay consecutive (on a fabric whose leaves cut
+// across the domains it could interleave them).
+std::vector<NodeId> with_seams(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
+                               const Takes& takes, std::vector<NodeId> ring, SeamRoutes* kept) {
+  if (takes.size() < 2) return ring;
+  std::optional<SeamRoutes> own;
+  if (kept && kept->bytes() > SeamRoutes::kMaxKeptBytes) kept->clear();  // as the leaf search does
+  SeamRoutes& routes = kept ? *kept : own.emplace(tree.paths());
+  std::vector<NodeId> seamed = seam_ring(tree, free, request, ring, routes);
+  if (seamed == ring || !domains_consecutive(tree.fabric(), seamed, takes)) return ring;
+  if (!(seam_cost(tree, free, request, seamed, routes) < seam_cost(tree, free, request, ring, routes))) return ring;
+  return seamed;
+}
+
 // The chosen domains' rings one after another, scored as one ring.
 Placement assemble(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, const Takes& takes,
-                   const SearchOptions& options) {
+                   const SearchOptions& options, SeamRoutes* kept) {
   Placement p;
   for (const auto& [pool, n] : takes) {
     std::vector<NodeId> ring = inside(tree, free, request, pool->eligible, n, options);
     p.hosts.insert(p.hosts.end(), ring.begin(), ring.end());
   }
+  p.hosts = with_seams(tree, free, request, takes, std::move(p.hosts), kept);
   p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   p.leaves = distinct_leaves(tree, p.hosts);
   p.score = score(tree, free, request, p.hosts, options.weights, true);
@@ -237,7 +278,7 @@ bool uses_domains(const SwitchTree& tree, const PlacementRequest& request) {
 
 std::optional<std::vector<Placement>> rank_in_domains(const SwitchTree& tree, const FreeMap& free,
                                                       const PlacementRequest& request, int count,
-                                                      const SearchOptions& options) {
+                                                      const SearchOptions& options, SeamRoutes* kept) {
   const int n = request.hosts, s = request.segment;
   Pools pools = make_pools(tree, free, request);
   if (!request.nvlink) return without_nvlink(tree, free, request, count, options, pools);
@@ -245,12 +286,12 @@ std::optional<std::vector<Placement>> rank_in_domains(const SwitchTree& tree, co
     return std::vector<Placement>{
         infeasible(fmt::format("{} hosts are not whole segments of {}: the job asks for segment={}", n, s, s))};
   if (const DomainPool* best = one_domain(pools.domains, n, s))
-    return std::vector<Placement>{assemble(tree, free, request, {{best, n}}, options)};
+    return std::vector<Placement>{assemble(tree, free, request, {{best, n}}, options, kept)};
   int largest = 0;
   for (const DomainPool& p : pools.domains) largest = std::max(largest, p.size);
   if (s == 0 && n <= largest) return one_domain_later(tree, free, request, count, options, pools, largest);
   Takes takes = choose(pools.domains, s > 0 ? n / s : n, s);
-  if (!takes.empty()) return std::vector<Placement>{assemble(tree, free, request, takes, options)};
+  if (!takes.empty()) return std::vector<Placement>{assemble(tree, free, request, takes, options, kept)};
   if (s == 0) return std::nullopt;
   int segments = 0;
   for (const DomainPool& p : pools.domains) segments += p.segments(s);

@@ -52,9 +52,10 @@ bool uses_domains(const SwitchTree& tree, const PlacementRequest& request);
 // The best `count` placements through the domains (see above), or one
 // infeasible placement with the reason; nullopt when the leaf search over
 // every host should decide (a job without segments the domains cannot
-// hold).
+// hold). `kept`: the seam search's routes kept across decisions (seams.h),
+// for the seams of a ring over several domains; null: routed afresh.
 std::optional<std::vector<Placement>> rank_in_domains(const SwitchTree& tree, const FreeMap& free,
                                                       const PlacementRequest& request, int count,
-                                                      const SearchOptions& options);
+                                                      const SearchOptions& options, SeamRoutes* kept = nullptr);
 
 }  // namespace topo

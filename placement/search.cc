@@ -527,7 +527,7 @@ Placement make_placement(const SwitchTree& tree, const FreeMap& free, const Plac
 std::vector<Placement> rank_placements(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
                                        int count, const SearchOptions& options, SeamRoutes* kept) {
   if (uses_domains(tree, request) && request.gpus_per_host > 0)
-    if (auto ranked = rank_in_domains(tree, free, request, count, options)) return std::move(*ranked);
+    if (auto ranked = rank_in_domains(tree, free, request, count, options, kept)) return std::move(*ranked);
   return rank_placements_by_leaves(tree, free, request, count, options, kept);
 }
 
