@@ -17,7 +17,9 @@
 //   then the rest from the domain it fits best; with segments, each domain
 //   gives whole segments.
 // - The ring visits a domain's hosts one after another (a segment's hosts
-//   are consecutive) before it leaves the domain.
+//   are consecutive) before it leaves the domain. Without segments, where
+//   it leaves one domain and enters the next is chosen against the running
+//   jobs' flows under static routing, as the leaf search chooses its seams.
 // - A job that asks for no NVLink (no GPUs, or PlacementRequest::nvlink
 //   off) goes to hosts outside every domain when enough are free, else to
 //   the domains with the fewest free hosts first (the most fragmented): a

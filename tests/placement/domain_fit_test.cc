@@ -4,11 +4,16 @@
 // together, and the fragmentation figures.
 #include "placement/domain_fit.h"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fabric/synthetic.h"
+#include "placement/seams.h"
 #include "placement/switch_tree.h"
+#include "placement/traffic.h"
+#include "routing/routing_engine.h"
 
 namespace topo {
 namespace {
@@ -84,6 +89,58 @@ TEST_F(DomainFit, ALargerJobTakesWholeDomainsAndItsRingLeavesEachOnce) {
   EXPECT_NE(v[1], 0);
   EXPECT_EQ(v[2], 0);  // the rest (4) from the partly used domain, its best fit
   for (NodeId h : p.hosts) EXPECT_GE(domain(h), 0);
+}
+
+// Under ftree's tables a flow takes the spine its destination's index
+// under the leaf picks. A running job already leaves domain 0 for the
+// first host of domain 1; a new job whose ring joined its domains' rings
+// as they came would leave domain 0 for the first host of domain 2 on the
+// same uplink. The seams are chosen across the domains: no cable its
+// cross-domain flows use carries a second flow, and it still visits each
+// domain once.
+TEST_F(DomainFit, ARingOverSeveralDomainsChoosesItsSeams) {
+  Fabric fabric = make_synthetic("nvl72:racks=4,oversub=2");
+  fabric.set_routing(emulate_routing(fabric, "ftree"));
+  SwitchTree tree(fabric);
+  auto at = [&](int i) { return *fabric.find_host(fmt::format("gpu{:03}", i)); };
+  FreeMap f = FreeMap::all_free(fabric, 4);
+  RunningJob running;
+  running.gpus_per_host = 4;
+  for (int i : {1, 2, 3, 4, 5, 6, 7, 8, 9, 19, 20, 21, 22, 23, 24, 25, 26, 27}) {
+    running.ring.push_back(at(i));
+    f.free_gpus[at(i)] = 0;
+  }
+  busy(f, 55, 72);  // domain 3 taken whole by a job inside it
+  f.running.push_back(running);
+  fill_traffic(tree, f);
+  Placement p = place(tree, f, job(27));  // domain 2 whole, then 9 from domain 0 or 1
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  std::vector<int> v;
+  for (NodeId h : p.hosts) {
+    int d = fabric.domains().domain_of(fabric.index().host_id(h));
+    if (v.empty() || v.back() != d) v.push_back(d);
+  }
+  EXPECT_EQ(v.size(), 2u);
+  EXPECT_LE(seam_cost(tree, f, job(27), p.hosts).worst, 1 + 1e-9);
+}
+
+// An AllToAll job over two domains on 2:1 rails under ftree: whole domain
+// first gives 18 + 14 hosts, whose 14 destinations spread unevenly over a
+// leaf's 9 uplinks; 16 + 16 spread evenly, and the estimate says so.
+TEST_F(DomainFit, AnAllToAllJobOverDomainsTakesEvenShares) {
+  Fabric fabric = make_synthetic("nvl72:racks=4,oversub=2");
+  fabric.set_routing(emulate_routing(fabric, "ftree"));
+  SwitchTree tree(fabric);
+  FreeMap f = FreeMap::all_free(fabric, 4);
+  busy(f, 19, 20);  // domain 1: 16 free
+  busy(f, 37, 72);  // domains 2 and 3 busy
+  PlacementRequest a2a = job(32);
+  a2a.profile = Profile::AllToAll;
+  Placement p = place(tree, f, a2a);
+  ASSERT_TRUE(p.feasible) << p.reasons.front();
+  std::map<int, int> per_domain;
+  for (NodeId h : p.hosts) ++per_domain[fabric.domains().domain_of(fabric.index().host_id(h))];
+  EXPECT_EQ(per_domain, (std::map<int, int>{{0, 16}, {1, 16}}));
 }
 
 TEST_F(DomainFit, SegmentsStayInsideOneDomainOrTheJobWaits) {
