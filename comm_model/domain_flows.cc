@@ -77,12 +77,12 @@ FlowJob domain_flow_job(const PathIndex& index, const NeighbourJob& job, const D
 }
 
 std::vector<Estimate> share_by_flows_with_domains(const PathIndex& index, std::span<const FlowJob* const> jobs,
-                                                  double efficiency) {
-  if (index.fabric().domains().empty()) return share_by_flows(index, jobs, efficiency);
+                                                  double efficiency, bool steps) {
+  if (index.fabric().domains().empty()) return share_by_flows(index, jobs, efficiency, steps);
   std::vector<const FlowJob*> networked;
   for (const FlowJob* j : jobs)
     if (!j->parts.empty()) networked.push_back(j);
-  const std::vector<Estimate> shared = share_by_flows(index, networked, efficiency);
+  const std::vector<Estimate> shared = share_by_flows(index, networked, efficiency, steps);
   std::vector<Estimate> out;
   out.reserve(jobs.size());
   size_t at = 0;

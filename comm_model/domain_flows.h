@@ -48,8 +48,9 @@ FlowJob domain_flow_job(const PathIndex& index, const NeighbourJob& job, const D
 // share_by_flows() among the jobs that still have flows on the network;
 // the others at their time alone. On a fabric with domains no job beats its
 // time alone (its NVLink edges' pace). On one without, share_by_flows().
+// `steps` as share_by_flows() takes it.
 std::vector<Estimate> share_by_flows_with_domains(const PathIndex& index, std::span<const FlowJob* const> jobs,
-                                                  double efficiency);
+                                                  double efficiency, bool steps = true);
 
 // The collective on `hosts` beside the neighbours, all sharing per flow
 // through the domain tier: `topoctl estimate --concurrent` on a fabric with

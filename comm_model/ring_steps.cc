@@ -61,12 +61,12 @@ bool steps_apply(const NeighbourJob& job, const Estimate& alone) {
          (c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter);
 }
 
-Stepper make_stepper(const PathIndex& index, size_t j, const NeighbourJob& job, const Estimate& alone) {
+// A stepper of job `j` on its routed edges.
+Stepper make_stepper(size_t j, std::vector<Edge> edges, const NeighbourJob& job, const Estimate& alone) {
   Stepper s;
   s.job = j;
-  const size_t n = job.ring.size();
-  for (size_t i = 0; i < n; ++i)
-    s.edges.push_back(route_edge(index, job.ring[i], job.ring[(i + 1) % n], job.request.gpus_per_host));
+  s.edges = std::move(edges);
+  const size_t n = s.edges.size();
   // Steps between hosts: a host's GPUs pass a chunk on over NVLink in no
   // time here, so the ranks inside a host add steps but no waits.
   s.steps = steps_of(job.request.collective, static_cast<int>(n));
@@ -76,6 +76,14 @@ Stepper make_stepper(const PathIndex& index, size_t j, const NeighbourJob& job, 
   s.left.assign(n, -1);
   s.wake.assign(n, -1);
   return s;
+}
+
+Stepper make_stepper(const PathIndex& index, size_t j, const NeighbourJob& job, const Estimate& alone) {
+  std::vector<Edge> edges;
+  const size_t n = job.ring.size();
+  for (size_t i = 0; i < n; ++i)
+    edges.push_back(route_edge(index, job.ring[i], job.ring[(i + 1) % n], job.request.gpus_per_host));
+  return make_stepper(j, std::move(edges), job, alone);
 }
 
 // Starts every send of the job whose inputs are there: a host sends its
@@ -98,9 +106,11 @@ void start_ready(Stepper& s, double now) {
 
 // The fluid simulation, until every stepper has run once or, with `only`,
 // that one: each first run in seconds (+inf when a flow of it can never
-// move), beside the constant sharers.
-void simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, const CableRoom& room,
-              const Stepper* only) {
+// move), beside the constant sharers. `budget` bounds its work (the sends
+// in flight summed over the instants it shares the cables at): false, and
+// the first runs left unset, when it would take more.
+bool simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, const CableRoom& room,
+              const Stepper* only, double budget = kInf) {
   double now = 0;
   for (Stepper& s : steppers) start_ready(s, now);
   std::vector<Sharer> sharers;
@@ -119,6 +129,8 @@ void simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, 
           sending.emplace_back(&s, i);
         }
     sharers.insert(sharers.end(), constant.begin(), constant.end());
+    budget -= static_cast<double>(sharers.size());
+    if (budget < 0) return false;
     const std::vector<Share> shares = share_max_min(sharers, room);
     // Bytes of edge traffic per second, per send in flight.
     std::vector<double> speed(sending.size());
@@ -148,6 +160,7 @@ void simulate(std::vector<Stepper>& steppers, std::span<const Sharer> constant, 
   }
   for (Stepper& s : steppers)
     if (s.first_run_s < 0 && (!only || &s == only)) s.first_run_s = kInf;
+  return true;
 }
 
 }  // namespace
@@ -397,6 +410,54 @@ Estimate flowed(const FlowJob& f, double gbps, Estimate out) {
   return with_rates(out, f.job.request);
 }
 
+// Whether the per-flow sharing steps these jobs' rings: every job sends
+// all the time (duty 1: at a lower duty the simulation's jobs, all starting
+// together, would meet each other's collectives all the way through, which
+// averaging their load does not assume), and their rings make at most
+// kStepSends sends in a run together.
+bool worth_stepping(std::span<const FlowJob* const> jobs) {
+  double sends = 0;
+  bool rings = false;
+  for (const FlowJob* f : jobs) {
+    if (f->job.duty < 1) return false;
+    if (!f->ring) continue;
+    // A ring with edges inside an NVLink domain taken off the network
+    // (domain_flows.h) keeps the bounds: its steps there are not flows.
+    if (f->parts.size() != f->job.ring.size()) return false;
+    rings = true;
+    const int n = static_cast<int>(f->parts.size());
+    sends += static_cast<double>(n) * steps_of(f->job.request.collective, n);
+  }
+  return rings && sends <= kStepSends;
+}
+
+// The rings of `jobs` stepped beside each other (the others as constant
+// sharers at their demand), when worth_stepping() and the simulation ends
+// within kStepWork: each ring job's time from its simulated first run.
+void step_rings(std::span<const FlowJob* const> jobs, const CableRoom& room, std::vector<Estimate>& out) {
+  if (!worth_stepping(jobs)) return;
+  std::vector<Stepper> steppers;
+  std::vector<Sharer> constant;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const FlowJob& f = *jobs[j];
+    if (f.ring) {
+      std::vector<Edge> edges;
+      for (const FlowJob::Part& p : f.parts) edges.push_back({p.flows, p.flow_bytes, f.switches});
+      steppers.push_back(make_stepper(j, std::move(edges), f.job, f.alone));
+    } else if (!f.parts.empty()) {
+      constant.push_back({f.parts[0].flows, f.job.duty * f.parts[0].alone_gbps});
+    }
+  }
+  if (!simulate(steppers, constant, room, nullptr, kStepWork)) return;
+  for (const Stepper& s : steppers) {
+    const FlowJob& f = *jobs[s.job];
+    const double pace = s.first_run_s / (s.chunk * s.steps);
+    Estimate e = f.alone;
+    if (pace > alone_pace(f)) e = ring_estimate(pace, f.switches, f.job.request, f.alone, e, *f.job.options);
+    out[s.job] = with_rates(e, f.job.request);
+  }
+}
+
 }  // namespace
 
 FlowJob flow_job(const PathIndex& index, const NeighbourJob& job, const ModelOptions& options) {
@@ -425,7 +486,8 @@ FlowJob flow_job(const PathIndex& index, const NeighbourJob& job, const ModelOpt
   return f;
 }
 
-std::vector<Estimate> share_by_flows(const PathIndex& index, std::span<const FlowJob* const> jobs, double efficiency) {
+std::vector<Estimate> share_by_flows(const PathIndex& index, std::span<const FlowJob* const> jobs, double efficiency,
+                                     bool steps) {
   const CableRoom room(index, BackgroundLoad(), efficiency);
   const std::vector<double> apart = shared_rates(jobs, room, false), tied = shared_rates(jobs, room, true);
   std::vector<Estimate> out;
@@ -434,6 +496,7 @@ std::vector<Estimate> share_by_flows(const PathIndex& index, std::span<const Flo
     const double gbps = std::isfinite(apart[j]) && std::isfinite(tied[j]) ? std::sqrt(apart[j] * tied[j]) : kInf;
     out.push_back(flowed(*jobs[j], gbps, jobs[j]->alone));
   }
+  if (steps) step_rings(jobs, room, out);
   return out;
 }
 

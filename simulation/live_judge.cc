@@ -103,8 +103,8 @@ std::vector<int> component_of(int seed, const std::vector<JudgedJob>& running, c
 // Judges the jobs of one component again, all at once, sharing per flow
 // (comm_model/ring_steps.h). Their slowdowns so far are first weighted up
 // to `now`.
-void rejudge_flows(std::vector<JudgedJob>& running, const std::vector<int>& members, double now,
-                   const PathIndex& paths) {
+void rejudge_flows(std::vector<JudgedJob>& running, const std::vector<int>& members, double now, const PathIndex& paths,
+                   const OutcomeOptions& options) {
   for (int j : members) {
     JudgedJob& r = running[j];
     r.weighted += r.slowdown * (now - r.since);
@@ -115,7 +115,8 @@ void rejudge_flows(std::vector<JudgedJob>& running, const std::vector<int>& memb
   std::vector<const FlowJob*> all;
   for (int j : members)
     for (const FlowJob& f : running[j].flow_jobs) all.push_back(&f);
-  const std::vector<Estimate> shared = share_by_flows_with_domains(paths, all, judged({}, 0).network_efficiency);
+  const std::vector<Estimate> shared =
+      share_by_flows_with_domains(paths, all, judged({}, 0).network_efficiency, options.step_rings);
   size_t at = 0;
   for (int j : members) {
     JudgedJob& r = running[j];
@@ -261,7 +262,7 @@ std::vector<int> LiveJudge::settle(double now) {
       if (stamp_[j] == moment_) continue;
       if (options_.sharing == Sharing::Flows) {
         std::vector<int> members = component_of(j, jobs_, users_, stamp_, moment_);
-        rejudge_flows(jobs_, members, now, paths_);
+        rejudge_flows(jobs_, members, now, paths_, options_);
         judged.insert(judged.end(), members.begin(), members.end());
         continue;
       }

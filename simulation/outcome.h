@@ -108,6 +108,10 @@ struct OutcomeOptions {
   // neighbour's collectives as a job of its own, all starting with it),
   // slower to judge. The last two leave out the neighbours' own neighbours.
   Sharing sharing = Sharing::Flows;
+  // Per flow: step the rings where that is cheap and exact (jobs that
+  // always send, few sends: comm_model/ring_steps.h kStepSends); false
+  // keeps the per-flow bounds everywhere.
+  bool step_rings = true;
   // Runs stretched by their slowdowns (simulation/stretch.h) after the
   // fact, for schedules whose runs were not (a real cluster's): each run
   // times its factor at its slowdown over the run, nothing moved in time.
