@@ -97,10 +97,7 @@ TEST_F(TrunkSteps, ANeighbourKeepsItsOwnOptions) {
 // leaves are paced at 128-153 Gb/s while its six others send at line rate
 // 36% of the run and wait; the stationary model, pacing them all evenly,
 // said 5.033 ms.
-TEST(RingSteps, ABusySnapshotTakesSimGridsTime) {
-  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
-  f.set_routing(emulate_routing(f, "minhop"));
-  PathIndex index(f);
+std::vector<NeighbourJob> busy_snapshot(const Fabric& f, double duty = 1) {
   const std::vector<std::vector<int>> rings = {{25, 18, 32, 22, 13, 12, 14},
                                                {16, 19, 2, 9, 6, 28, 23, 10},
                                                {1, 3, 5, 7, 8, 17, 26, 27, 30, 31},
@@ -108,14 +105,60 @@ TEST(RingSteps, ABusySnapshotTakesSimGridsTime) {
                                                {11, 20, 24}};
   std::vector<NeighbourJob> jobs;
   for (const auto& ring : rings) {
-    NeighbourJob j{{}, {Collective::AllReduce, 64.0 * 1024 * 1024, Dtype::Fp32, 1}};
+    NeighbourJob j{{}, {Collective::AllReduce, 64.0 * 1024 * 1024, Dtype::Fp32, 1}, duty};
     for (int n : ring) j.ring.push_back(host(f, n));
     jobs.push_back(j);
   }
+  return jobs;
+}
+
+Fabric minhop_leafspine() {
+  Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  f.set_routing(emulate_routing(f, "minhop"));
+  return f;
+}
+
+TEST(RingSteps, ABusySnapshotTakesSimGridsTime) {
+  const Fabric f = minhop_leafspine();
+  PathIndex index(f);
+  const std::vector<NeighbourJob> jobs = busy_snapshot(f);
   ModelOptions o = textbook();
   o.network_efficiency = 0.96;
   EXPECT_NEAR(estimate_each_by_steps(index, jobs, o)[2].time_s, 7.009e-3, 0.001e-3);
   EXPECT_NEAR(estimate_each(index, jobs, o)[2].time_s, 5.033e-3, 0.001e-3);
+}
+
+// The same snapshot judged per flow: every job sends all the time and
+// their rings make few sends, so the per-flow judge steps them all at once
+// and gives SimGrid's time; its bounds alone, which it keeps for a
+// component that computes part of its time, cannot.
+TEST(RingSteps, PerFlowStepsSmallComponentsThatAlwaysSend) {
+  const Fabric f = minhop_leafspine();
+  PathIndex index(f);
+  ModelOptions o = textbook();
+  o.network_efficiency = 0.96;
+  const std::vector<NeighbourJob> jobs = busy_snapshot(f);
+  const std::vector<Estimate> stepped = estimate_each_by_steps(index, jobs, o);
+  const std::vector<Estimate> flows = estimate_each_by_flows(index, jobs, o);
+  for (size_t j = 0; j < jobs.size(); ++j)
+    EXPECT_NEAR(flows[j].time_s, stepped[j].time_s, stepped[j].time_s * 1e-9) << j;
+  EXPECT_NEAR(flows[2].time_s, 7.009e-3, 0.001e-3);
+
+  std::vector<FlowJob> flow_jobs;
+  std::vector<const FlowJob*> of;
+  flow_jobs.reserve(jobs.size());
+  for (const NeighbourJob& j : jobs) of.push_back(&flow_jobs.emplace_back(flow_job(index, j, o)));
+  const std::vector<Estimate> bounds = share_by_flows(index, of, o.network_efficiency, /*steps=*/false);
+  EXPECT_GT(std::abs(bounds[2].time_s / 7.009e-3 - 1), 0.05) << bounds[2].time_s;
+
+  // At duty 0.5 every job computes half its time: the bounds stand.
+  const std::vector<NeighbourJob> half = busy_snapshot(f, 0.5);
+  flow_jobs.clear();
+  of.clear();
+  for (const NeighbourJob& j : half) of.push_back(&flow_jobs.emplace_back(flow_job(index, j, o)));
+  const std::vector<Estimate> half_bounds = share_by_flows(index, of, o.network_efficiency, false);
+  const std::vector<Estimate> half_flows = share_by_flows(index, of, o.network_efficiency);
+  for (size_t j = 0; j < half.size(); ++j) EXPECT_DOUBLE_EQ(half_flows[j].time_s, half_bounds[j].time_s) << j;
 }
 
 }  // namespace
