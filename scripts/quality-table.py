@@ -230,6 +230,12 @@ def judge(results):
             cells.setdefault(f[1], []).append(f"{p95:.3f} (max {peak:.3f})" if int(f[2]) else "-")
             worst = max(worst, p95)
     figure = "; ".join(f"{routing} {' / '.join(v)}" for routing, v in cells.items())
+    if "bounds" in judges:
+        # What the default falls back to on larger groups and at a lower duty.
+        b = judges.index("bounds")
+        bounds = max(float(l.split()[3 + 3 * b]) for l in lines
+                     if len(l.split()) > 3 and l.split()[0] in ("random", "interleaved", "contiguous"))
+        figure += f"; its per-flow bounds alone (larger groups, duty below 1): worst p95 {bounds:.3f}"
     return [("judge", f"the judge (`--sharing {default}`, the default) against SimGrid per job: p95 of "
              "\\|judge/SimGrid - 1\\| <= 5% on busy snapshots (3-6 jobs, 1 GPU a host, duty 1.0, 1 GiB), "
              "random / interleaved / contiguous hosts", figure,
