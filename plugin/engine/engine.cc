@@ -161,6 +161,18 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
   });
 }
 
+int topo_engine_job_started(topo_engine_t* engine, const struct topo_engine_job* job,
+                            const struct topo_engine_ranking* ranking, long chosen, const size_t* allocated,
+                            size_t allocated_count, char* msg, size_t msg_size) {
+  return guarded(msg, msg_size, [&] {
+    if (!engine || !job || (allocated_count && !allocated))
+      throw EngineError(TOPO_ENGINE_INVALID, "topo_engine_job_started: missing argument");
+    std::lock_guard guard(engine->lock);
+    topo::engine::job_started(*engine, *job, ranking, chosen, allocated, allocated_count);
+    return TOPO_ENGINE_OK;
+  });
+}
+
 int topo_engine_ring(topo_engine_t* engine, const size_t* nodes, size_t count, char** ring_order, char* msg,
                      size_t msg_size) {
   if (ring_order) *ring_order = nullptr;

@@ -280,6 +280,17 @@ int topo_engine_record(topo_engine_t* engine, const struct topo_engine_job* job,
                        size_t allocated_count, const char* fallback_why, char** ring_order, char** nccl_ib_hca,
                        char* msg, size_t msg_size);
 
+/* The job started on `allocated` (its run-now evaluation's ranking and
+ * chosen candidate, or -1 and no ranking for Slurm's own choice, as
+ * topo_engine_record takes them): its traffic counts as running from now
+ * on, so the next evaluation sees it.  For a shim that records a started
+ * job later, off the scheduler's path (24.05+: a writer thread): the
+ * record that follows, with the same ring, changes nothing more.  Cheap:
+ * the ring and its traffic on the fabric, no record, no I/O. */
+int topo_engine_job_started(topo_engine_t* engine, const struct topo_engine_job* job,
+                            const struct topo_engine_ranking* ranking, long chosen, const size_t* allocated,
+                            size_t allocated_count, char* msg, size_t msg_size);
+
 /* The NCCL hints for a job on `nodes` (Slurm node indices; any order):
  * "NAME=value" lines joined by '\n' (*hints malloc'd, free() it; NULL
  * when there is none), over NCCL_IB_GID_INDEX, NCCL_IB_TC,

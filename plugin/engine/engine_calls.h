@@ -19,6 +19,9 @@ int rank(Engine& e, const topo_engine_job& job, const int* free_gpus, size_t cou
 void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ranking, long chosen,
             const size_t* allocated, size_t allocated_count, const char* fallback_why, char** ring_order,
             char** nccl_ib_hca);
+// The job's traffic joins the running set now, as record() would add it.
+void job_started(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ranking, long chosen,
+                 const size_t* allocated, size_t allocated_count);
 char* ring_text(Engine& e, const size_t* nodes, size_t count);
 // The job's NCCL hints as "NAME=value" lines, malloc'd, or nullptr.
 char* hints_text(Engine& e, const size_t* nodes, size_t count);

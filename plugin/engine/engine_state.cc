@@ -56,6 +56,10 @@ const FreeMap& Engine::free_map_for(const RunningTraffic& t, const std::vector<i
 }
 
 void Engine::start_running(uint32_t job_id, RunningEntry entry, const NodeMap* map) {
+  // The shim handed the job over as it started (topo_engine_job_started)
+  // and records it now on the same ring: its traffic is counted already,
+  // and the answers given since stay good.
+  if (auto it = running.find(job_id); it != running.end() && it->second == entry) return;
   RunningEntry& kept = running[job_id] = std::move(entry);
   if (map && traffic.built_on(*map)) traffic.add(job_id, traffic_of(*tree, *map, kept));
   routes_changed(map);

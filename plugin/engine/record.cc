@@ -74,6 +74,21 @@ void submit(Engine& e, PlacementRecord r, std::shared_ptr<const Answer> answer, 
   }
 }
 
+// The ring the job runs on and its running entry: the chosen candidate's
+// ring, or for Slurm's own choice the best ring over its nodes.
+RunningEntry running_entry(Engine& e, const NodeMap* map, const topo_engine_job& job, const RankingDetail* detail,
+                           const topo_engine_ranking* ranking, long chosen, const size_t* allocated,
+                           size_t allocated_count, PlacementRecord& r) {
+  RunningEntry entry;
+  if (chosen >= 0)
+    entry.ring = chosen_ring(ranking->candidates[chosen], *detail, chosen, allocated, allocated_count, r);
+  else
+    entry.ring = ring_of_nodes(e.tree.get(), map, allocated, allocated_count);
+  entry.profile = detail ? *parse_profile(detail->profile) : profile_of(e.config, job.request);
+  entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(job.gpus_per_node, 1));
+  return entry;
+}
+
 }  // namespace
 
 void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ranking, long chosen,
@@ -87,25 +102,27 @@ void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ra
   r.hosts = e.nodes.names_of(allocated, allocated_count);
   r.profile = detail ? detail->profile : std::string(name(profile_of(e.config, job.request)));
   const NodeMap* map = e.map_if_any();
-  std::vector<size_t> ring;  // node indices
-  if (chosen >= 0) {
-    ring = chosen_ring(ranking->candidates[chosen], *detail, chosen, allocated, allocated_count, r);
-  } else {
+  RunningEntry entry = running_entry(e, map, job, detail, ranking, chosen, allocated, allocated_count, r);
+  if (chosen < 0) {
     r.fallback = true;
     r.fallback_why = fallback_why ? fallback_why : "";
-    ring = ring_of_nodes(e.tree.get(), map, allocated, allocated_count);
     if (map) r.snapshot_id = e.snapshot_id;
   }
-  r.ring_order = e.nodes.names_of(ring.data(), ring.size());
-  RunningEntry entry;
-  entry.ring = ring;
-  entry.profile = detail ? *parse_profile(detail->profile) : profile_of(e.config, job.request);
-  entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(job.gpus_per_node, 1));
+  r.ring_order = e.nodes.names_of(entry.ring.data(), entry.ring.size());
   e.start_running(job.job_id, std::move(entry), map);
 
   *ring_order = copy_out(fmt::format("{}", fmt::join(r.ring_order, ",")));
   if (nccl_ib_hca && map) *nccl_ib_hca = hcas_text(e, *map, allocated, allocated_count);
   submit(e, std::move(r), chosen >= 0 ? detail->answer : nullptr, chosen);
+}
+
+void job_started(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ranking, long chosen,
+                 const size_t* allocated, size_t allocated_count) {
+  const RankingDetail* detail = detail_of(ranking, chosen);
+  PlacementRecord unused;
+  const NodeMap* map = e.map_if_any();
+  e.start_running(job.job_id, running_entry(e, map, job, detail, ranking, chosen, allocated, allocated_count, unused),
+                  map);
 }
 
 char* ring_text(Engine& e, const size_t* nodes, size_t count) {

@@ -19,6 +19,7 @@ struct RunningEntry {
   std::vector<size_t> ring;
   Profile profile = Profile::AllReduce;
   int gpus_per_host = 1;
+  bool operator==(const RunningEntry&) const = default;
 };
 
 // A running job's traffic on the fabric of `map`; nullopt for a job on one

@@ -807,6 +807,42 @@ TEST_F(EngineTest, RunningJobsTrafficSteersNewJobsUntilTheyEnd) {
   EXPECT_EQ(best(), alone);
 }
 
+// 24.05+: the shim hands a job's ring over as the job starts, and its
+// writer records it a moment later. The next evaluation sees the ring's
+// traffic at once; the record on the same ring then changes nothing (the
+// answers given since stay); the job's end takes it away.
+TEST_F(EngineTest, AStartedJobsTrafficCountsBeforeItsRecord) {
+  save("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  open(conf("DbPath=" + path("fabric.db") + "\n"));
+  const std::vector<int> free = four_free_per_leaf();
+  std::vector<std::string> alone = best_of_eight(free);
+  int a = 0, b = 0;
+  std::vector<std::string> job1 = busy_half_of_leaves(alone, &a, &b);
+  ASSERT_FALSE(job1.empty());
+  topo_engine_job started{};
+  started.job_id = 1;
+  started.nodes = static_cast<uint32_t>(job1.size());
+  std::vector<size_t> alloc = indices(job1);
+  ASSERT_EQ(topo_engine_job_started(engine_, &started, nullptr, -1, alloc.data(), alloc.size(), msg_, sizeof msg_),
+            TOPO_ENGINE_OK)
+      << msg_;
+  std::vector<std::string> beside = best_of_eight(free);
+  for (const std::string& h : beside) {
+    int leaf = (std::stoi(h.substr(3)) - 1) / 8;
+    EXPECT_TRUE(leaf != a && leaf != b) << h << " is on a leaf whose uplinks the started job loads";
+  }
+  record_fallback(1, job1);
+  topo_engine_ranking after_record{};
+  ASSERT_EQ(rank(8, free, &after_record, 2), TOPO_ENGINE_OK) << msg_;
+  EXPECT_TRUE(after_record.answered_before) << "the record added no traffic the hand-over had not";
+  std::vector<std::string> got = hosts(after_record.candidates[0]);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, beside);
+  topo_engine_ranking_free(&after_record);
+  ASSERT_EQ(topo_engine_job_ended(engine_, 1, msg_, sizeof msg_), TOPO_ENGINE_OK) << msg_;
+  EXPECT_EQ(best_of_eight(free), alone);
+}
+
 // DeferAbove=: a job whose only hosts would share a degraded leaf's
 // uplinks with a running ring waits, until it has been deferred for its
 // share of its time limit (counted from the first evaluation that deferred
