@@ -583,6 +583,15 @@ static void log_path(const char *what, const struct topo_shim_timing *t, enum to
          t->record_us / t->tests);
 }
 
+void topo_shim_count_extra(enum topo_shim_path path, uint64_t total_us, uint64_t cpu_us)
+{
+  slurm_mutex_lock(&timing_lock);
+  timing[path].total_us += total_us;
+  timing[path].record_us += total_us;
+  timing[path].cpu_us += cpu_us;
+  slurm_mutex_unlock(&timing_lock);
+}
+
 void topo_shim_log_timing(const char *what)
 {
   struct topo_shim_timing copy[2];

@@ -154,6 +154,11 @@ bool topo_shim_time_engine_cpu(void);
  * "job_test" or "eval_nodes"); spent->cpu_us is the test's CPU time. */
 void topo_shim_count(const char *what, enum topo_shim_path path, uint64_t total_us,
                      const struct topo_shim_timing *spent);
+/* Work of the path's done outside its tests (24.05+: handing a started
+ * job's ring to the engine at the next evaluation, whichever job that
+ * is): its time counts as the path's record time, and its CPU as the
+ * path's, without a test more. */
+void topo_shim_count_extra(enum topo_shim_path path, uint64_t total_us, uint64_t cpu_us);
 /* Both paths' figures so far, one line each. */
 void topo_shim_log_timing(const char *what);
 

@@ -44,6 +44,14 @@ void pending_put(struct pending *entry, job_record_t *job_ptr);
  * lock. */
 void pending_collect_started(const struct ctld_api *api, struct pending **started);
 
+/* The entries of jobs evaluated since the last call that Slurm has
+ * started since, with their node indices, to *started (the evaluations'
+ * thread, which holds the job lock: a job starts right after the
+ * evaluation that chose its nodes, under the same lock).  Give them to
+ * the writer afterwards with pending_give_started, which wakes it. */
+void pending_take_started(const struct ctld_api *api, struct pending **started);
+void pending_give_started(struct pending *started);
+
 /* The writer's wait: up to a second, or until a new entry or a stop.
  * False once told to stop; *any says whether entries wait. */
 bool pending_wait(bool *any);

@@ -86,6 +86,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
 {
+  writer_hand_over_started();
   struct topo_shim_timing spent = {0};
   uint64_t start = topo_shim_now_us(), cpu_start = topo_shim_cpu_now_us();
   int rc;
@@ -112,6 +113,7 @@ extern int topology_p_eval_nodes(topology_eval_t *topo_eval)
  * record. */
 extern int topology_p_eval_node(topology_eval_t *topo_eval, int node_inx)
 {
+  writer_hand_over_started();
   remember_ring(NULL);
   int rc = slurms_own()->eval_node(topo_eval, node_inx);
   if (rc != SLURM_SUCCESS)

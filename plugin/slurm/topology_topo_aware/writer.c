@@ -151,6 +151,38 @@ static void record_started(const struct ctld_api *api)
   }
 }
 
+/* The started jobs' traffic to the engine at once (an evaluation may
+ * follow the start within the same scheduling pass: it must see its new
+ * neighbour's ring), their records to the writer, which wakes for them.
+ * Its CPU counts as the topo-aware path's, whichever job is evaluated. */
+void writer_hand_over_started(void)
+{
+  const struct ctld_api *api = ctld();
+  struct pending *started = NULL;
+  if (!api)
+    return;
+  pending_take_started(api, &started);
+  bool on_fabric = false; /* a ring of one puts nothing on it */
+  for (struct pending *p = started; p; p = p->next)
+    on_fabric |= p->allocated_count > 1;
+  if (!on_fabric) {
+    pending_give_started(started);
+    return;
+  }
+  uint64_t t0 = topo_shim_now_us(), c0 = topo_shim_cpu_now_us();
+  topo_engine_t *e = topo_shim_engine();
+  char msg[512];
+  for (struct pending *p = started; e && p; p = p->next) {
+    long chosen = p->same_nodes ? p->chosen : -1;
+    if (p->allocated_count > 1 &&
+        topo_engine_job_started(e, &p->job, chosen >= 0 ? &p->ranking : NULL, chosen, p->allocated,
+                                p->allocated_count, msg, sizeof(msg)) != TOPO_ENGINE_OK)
+      error("JobId=%u: %s", p->job_id, msg);
+  }
+  pending_give_started(started);
+  topo_shim_count_extra(TOPO_PATH_TOPO_AWARE, topo_shim_now_us() - t0, topo_shim_cpu_now_us() - c0);
+}
+
 static void *writer_main(void *arg)
 {
   (void)arg;

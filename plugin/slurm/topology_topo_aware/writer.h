@@ -21,6 +21,10 @@
 void writer_start(void);
 /* fini: stops it and drops every waiting placement. */
 void writer_finish(void);
+/* On an evaluation's thread, before it evaluates: the jobs evaluated
+ * since the last call that Slurm started since count as running traffic
+ * in the engine now; the writer records them a moment later. */
+void writer_hand_over_started(void);
 /* Watches a recorded job for its end, suspension and resumption; the
  * writer thread only. */
 void writer_watch(uint32_t job_id);
