@@ -13,10 +13,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -237,5 +240,129 @@ BENCHMARK(BM_Engine3Of32InABurst)
     ->Arg(64)
     ->Unit(benchmark::kMicrosecond)
     ->Apply(topo::bench::iterations_from_environment);
+
+// The burst's mix (tests/slurm/burst.sh): topo-aware jobs of 2-4 whole
+// hosts (placed by the engine), one-host jobs of 1-8 GPUs and plain jobs
+// of 2-4 hosts with 4 or 8 GPUs each (placed as Slurm would, first fit),
+// starting and ending at random; between two changes, a scheduling pass
+// evaluates pending topo-aware jobs of 2, 3 and 4 hosts. rank_cpu_us is
+// the mean of those evaluations, reused the share the engine answered
+// without a search. With TOPO_ENGINE_DECISIONS=FILE every evaluation's
+// answer (candidates, scores) goes to FILE, one line each: two builds on
+// the same seed give the same file when they make the same decisions.
+struct MixedBurst {
+  explicit MixedBurst(Cluster& cluster) : c(cluster) {}
+  Cluster& c;
+  std::mt19937 random{20261207};
+  struct Job {
+    uint32_t id;
+    std::vector<size_t> nodes;
+    int gpus;
+    bool engine;
+  };
+  std::deque<Job> running;
+  uint32_t next_id = 1;
+  FILE* decisions = nullptr;
+
+  // First fit, as Slurm's own choice: the lowest nodes with `gpus` free.
+  std::vector<size_t> first_fit(uint32_t nodes, int gpus) const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < c.free.size() && out.size() < nodes; ++i)
+      if (c.free[i] >= gpus) out.push_back(i);
+    if (out.size() < nodes) out.clear();
+    return out;
+  }
+  void take(Job job) {
+    for (size_t n : job.nodes) c.free[n] -= job.gpus;
+    running.push_back(std::move(job));
+  }
+  void end_one() {
+    if (running.empty()) return;
+    size_t k = std::uniform_int_distribution<size_t>(0, running.size() - 1)(random);
+    Job job = running[k];
+    running.erase(running.begin() + static_cast<long>(k));
+    for (size_t n : job.nodes) c.free[n] += job.gpus;
+    char msg[512];
+    if (job.engine) topo_engine_job_ended(c.engine, job.id, msg, sizeof msg);
+  }
+  void start_one() {
+    int kind = std::uniform_int_distribution<int>(0, 3)(random);
+    uint32_t nodes = kind == 0 || kind == 3 ? std::uniform_int_distribution<uint32_t>(2, 4)(random) : 1;
+    int gpus = kind == 0   ? 8
+               : kind == 3 ? 4 * std::uniform_int_distribution<int>(1, 2)(random)
+                           : std::uniform_int_distribution<int>(1, 8)(random);
+    uint32_t id = next_id++;
+    if (kind != 0) {
+      std::vector<size_t> at = first_fit(nodes, gpus);
+      if (!at.empty()) take({id, at, gpus, false});
+      return;
+    }
+    topo_engine_ranking ranking{};
+    topo_engine_job job = topo_job(id, nodes);
+    char msg[512];
+    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) == TOPO_ENGINE_OK) {
+      std::vector<size_t> at(ranking.candidates[0].nodes, ranking.candidates[0].nodes + ranking.candidates[0].count);
+      std::sort(at.begin(), at.end());
+      char *ring = nullptr, *hcas = nullptr;
+      if (topo_engine_record(c.engine, &job, &ranking, 0, at.data(), at.size(), nullptr, &ring, &hcas, msg,
+                             sizeof msg) == TOPO_ENGINE_OK)
+        take({id, at, 8, true});
+      free(ring);
+      free(hcas);
+    }
+    topo_engine_ranking_free(&ranking);
+  }
+  static topo_engine_job topo_job(uint32_t id, uint32_t nodes) {
+    topo_engine_job job{};
+    job.job_id = id;
+    job.nodes = nodes;
+    job.gpus_per_node = 8;
+    job.request.topo_aware = true;
+    return job;
+  }
+  void write(const topo_engine_job& job, int rc, const topo_engine_ranking& r) const {
+    if (!decisions) return;
+    std::fprintf(decisions, "job %u nodes %u rc %d", job.job_id, job.nodes, rc);
+    for (size_t k = 0; k < r.count; ++k) {
+      std::fprintf(decisions, " |");
+      for (size_t i = 0; i < r.candidates[k].count; ++i) std::fprintf(decisions, " %zu", r.candidates[k].nodes[i]);
+      std::fprintf(decisions, " score %.17g estimate %.17g ideal %.17g", r.candidates[k].score,
+                   r.candidates[k].estimate_s, r.candidates[k].ideal_s);
+    }
+    std::fprintf(decisions, "\n");
+  }
+};
+
+void BM_EngineBurstMix(benchmark::State& state) {
+  Cluster c("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  std::fill(c.free.begin(), c.free.end(), 8);
+  MixedBurst burst{c};
+  const char* dump = std::getenv("TOPO_ENGINE_DECISIONS");
+  if (dump && *dump) burst.decisions = std::fopen(dump, "w");
+  for (int i = 0; i < 16; ++i) burst.start_one();
+  char msg[512];
+  double rank_cpu_us = 0, evaluations = 0, reused = 0;
+  for (auto _ : state) {
+    // About as many jobs end as start, around 16 running (a third of the
+    // GPUs busy, some hosts partly).
+    if (burst.running.size() > 16 || burst.random() % 2) burst.end_one();
+    burst.start_one();
+    for (uint32_t nodes : {2u, 3u, 4u, 3u}) {
+      topo_engine_job job = MixedBurst::topo_job(burst.next_id, nodes);
+      topo_engine_ranking ranking{};
+      double c0 = cpu_now_us();
+      int rc = counted_rank(c, job, ranking, msg, sizeof msg);
+      rank_cpu_us += cpu_now_us() - c0;
+      ++evaluations;
+      reused += ranking.answered_before;
+      burst.write(job, rc, ranking);
+      topo_engine_ranking_free(&ranking);
+    }
+  }
+  if (burst.decisions) std::fclose(burst.decisions);
+  state.counters["rank_cpu_us"] = evaluations > 0 ? rank_cpu_us / evaluations : 0;
+  state.counters["reused"] = evaluations > 0 ? reused / evaluations : 0;
+}
+BENCHMARK(BM_EngineBurstMix)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
 
 }  // namespace
