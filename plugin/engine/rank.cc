@@ -32,6 +32,18 @@ const NodeMap& map_for_offer(Engine& e, size_t count) {
   return map;
 }
 
+// What the search reads of a host's free GPUs for a job of `need` GPUs a
+// host: how many, when the host can take the job (best fit orders such
+// hosts by them); else only whether it has any (a leaf's free hosts, the
+// fragmentation tier). A question keeps no more, so that a job starting or
+// ending on hosts that stay partly free elsewhere leaves the answers good.
+// On a fabric with NVLink domains the exact count stays: domain_fit counts
+// hosts free by their own GPU count, which may be below the job's.
+int as_the_search_reads(int gpus, int need, bool domains) {
+  if (domains || gpus >= need) return gpus;
+  return gpus > 0 ? 1 : 0;
+}
+
 // The job's question, in e.question (its vector's room is kept from call
 // to call), and what the offer holds for it.
 Offer ask(Engine& e, const NodeMap& map, const topo_engine_job& job, const int* free_gpus, size_t count) {
@@ -46,6 +58,7 @@ Offer ask(Engine& e, const NodeMap& map, const topo_engine_job& job, const int* 
   question.profile = profile_of(e.config, job.request);
   question.candidates = job.all_candidates ? std::max(1, e.config.candidates) : 1;
   question.free_gpus.assign(e.fabric->node_count(), 0);
+  const bool domains = !e.fabric->domains().empty();
   Offer offer;
   for (size_t i = 0; i < count; ++i) {
     if (free_gpus[i] < 0) continue;
@@ -54,7 +67,7 @@ Offer ask(Engine& e, const NodeMap& map, const topo_engine_job& job, const int* 
     ++offer.known;
     // A job without GPUs fits any offered host: cons_tres checks cores.
     int gpus = job.gpus_per_node ? free_gpus[i] : 1;
-    question.free_gpus[*map.host[i]] = gpus;
+    question.free_gpus[*map.host[i]] = as_the_search_reads(gpus, need_gpus, domains);
     if (gpus >= need_gpus) ++offer.usable;
   }
   return offer;
