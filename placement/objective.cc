@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "placement/ring_order.h"
@@ -116,6 +117,36 @@ Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest&
   return score(tree, free, FreeIndex(tree, free, ring), request, ring, w, with_estimate);
 }
 
+namespace {
+
+// Tier 4's figures for the ring: the comm_model's estimate of each of the
+// profile's collectives beside the running load near the ring, or what
+// the memo kept of them on this load.
+EstimateMemo::Estimated estimated(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
+                                  const PlacementRequest& request, std::span<const NodeId> ring,
+                                  const std::vector<Request>& collectives) {
+  std::optional<EstimateMemo::Key> key;
+  if (free.estimates) {
+    key.emplace(static_cast<int>(request.profile), request.message_bytes, gpus_on(free, request, ring.front()),
+                std::vector<NodeId>(ring.begin(), ring.end()));
+    if (const EstimateMemo::Estimated* kept = free.estimates->find(*key)) return *kept;
+  }
+  EstimateMemo::Estimated out;
+  double total_excess = 0;
+  const BackgroundLoad background = index.near(tree, free, ring);
+  for (const Request& r : collectives) {
+    Estimate e = estimate(tree.paths(), ring, r, background);
+    out.estimate_s += e.time_s;
+    out.ideal_s += e.ideal_time_s;
+    total_excess += excess(e);
+  }
+  out.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
+  if (key) free.estimates->keep(std::move(*key), out);
+  return out;
+}
+
+}  // namespace
+
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& w, bool with_estimate, SeamRoutes* routes) {
   Score s;
@@ -149,16 +180,10 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
   std::vector<Request> collectives =
       profile_requests(request.profile, request.message_bytes, gpus_on(free, request, ring.front()));
   if (with_estimate && !collectives.empty() && ring.size() > 1) {
-    double total_excess = 0;
-    s.estimate_s = s.ideal_s = 0;
-    const BackgroundLoad background = index.near(tree, free, ring);
-    for (const Request& r : collectives) {
-      Estimate e = estimate(tree.paths(), ring, r, background);
-      s.estimate_s += e.time_s;
-      s.ideal_s += e.ideal_time_s;
-      total_excess += excess(e);
-    }
-    s.slowdown = 1 + total_excess / static_cast<double>(collectives.size());
+    EstimateMemo::Estimated e = estimated(tree, free, index, request, ring, collectives);
+    s.estimate_s = e.estimate_s;
+    s.ideal_s = e.ideal_s;
+    s.slowdown = e.slowdown;
     const SeamCost seams =
         routes ? seam_cost(tree, free, request, ring, *routes) : seam_cost(tree, free, request, ring);
     s.seam_flows = seams.worst;

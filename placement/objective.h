@@ -32,8 +32,10 @@
 // in topo_aware.conf to trade tiers differently.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "comm_model/estimate.h"
@@ -97,6 +99,34 @@ class FreeIndex {
   std::vector<int> free_hosts_;
   std::vector<double> pressure_[2];
   std::vector<std::pair<int, BackgroundLoad::Entry>> above_;  // by cable id
+};
+
+// Tier 4's estimate of rings on one running load (FreeMap::estimates): the
+// comm_model's answer depends on nothing else than the ring, the profile's
+// collectives (profile, message size, GPUs per host) and the running
+// jobs' load near the ring, so a search after a job started or ended
+// elsewhere, with the load unchanged, gets the rings it scores again
+// without estimating them again: the same numbers, from a map.
+class EstimateMemo {
+ public:
+  struct Estimated {
+    double estimate_s = 0, ideal_s = 0, slowdown = 1;
+  };
+  using Key = std::tuple<int, double, int, std::vector<NodeId>>;  // profile, message bytes, GPUs, ring
+  const Estimated* find(const Key& k) const {
+    auto it = kept_.find(k);
+    return it == kept_.end() ? nullptr : &it->second;
+  }
+  void keep(Key k, const Estimated& e) {
+    if (kept_.size() >= kKept) kept_.clear();  // a bound, not a policy: the load changes far sooner
+    kept_.emplace(std::move(k), e);
+  }
+  void clear() { kept_.clear(); }
+  size_t size() const { return kept_.size(); }
+
+ private:
+  static constexpr size_t kKept = 4096;
+  std::map<Key, Estimated> kept_;
 };
 
 // Scores a ring (hosts in rank order) for `request` on the cluster state

@@ -75,6 +75,8 @@ struct PlacementRequest {
   auto operator<=>(const PlacementRequest&) const = default;
 };
 
+class EstimateMemo;  // placement/objective.h
+
 // The cluster's state as the scheduler sees it at one moment.
 struct FreeMap {
   // Free GPUs per host, indexed by NodeId; hosts absent or at 0 are busy.
@@ -94,6 +96,11 @@ struct FreeMap {
   double flows_on(int directed) const {
     return directed < static_cast<int>(cable_flows.size()) ? cable_flows[directed] : 0;
   }
+
+  // The estimates of rings already scored on this `load`, kept across
+  // decisions by an owner that empties it whenever `load` changes (the
+  // Slurm engine's); nullptr: none.
+  EstimateMemo* estimates = nullptr;
 
   // Every host of the fabric free with `gpus` GPUs.
   static FreeMap all_free(const Fabric& fabric, int gpus);

@@ -46,10 +46,14 @@ const NodeMap* Engine::map_if_any() {
 }
 
 const FreeMap& Engine::free_map_for(const RunningTraffic& t, const std::vector<int>& free_gpus) {
-  if (search_free_writes != t.writes) {
+  if (search_free_writes != t.writes || estimates_fabric != fabric_loads) {
     search_free.load = t.load;
     search_free.cable_flows = t.cable_flows;
     search_free_writes = t.writes;
+    // Estimates hold on one load and one tree (its paths, its cables' health).
+    estimates.clear();
+    estimates_fabric = fabric_loads;
+    search_free.estimates = &estimates;
   }
   search_free.free_gpus.assign(free_gpus.begin(), free_gpus.end());
   return search_free;

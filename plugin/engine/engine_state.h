@@ -186,6 +186,11 @@ class Engine {
   // of it (a map of cables); the free GPUs per call.
   FreeMap search_free;
   uint64_t search_free_writes = 0, traffic_writes = 0;
+  // The rings estimated on that load and tree so far (objective.h): a
+  // search after a job started or ended elsewhere scores many of the same
+  // rings again.
+  EstimateMemo estimates;
+  uint64_t estimates_fabric = 0;  // the fabric_loads they were made on
 };
 
 // The job's profile: its request's, else the config's DefaultProfile.

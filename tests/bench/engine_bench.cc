@@ -365,4 +365,49 @@ void BM_EngineBurstMix(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineBurstMix)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
 
+// What 24.05+'s shim adds when a job starts: at the next evaluation the
+// started job's ring goes to the engine (topo_engine_job_started); its
+// record follows on the writer's thread. handover_cpu_us is the first,
+// the part on the scheduler's path; record_cpu_us the record after it.
+void BM_EngineHandOver4Of32(benchmark::State& state) {
+  Cluster c("leafspine:leaves=4,hosts_per_leaf=8,spines=2,oversub=2");
+  std::fill(c.free.begin(), c.free.end(), 8);
+  start_running(c, 2, 6);
+  char msg[512];
+  double handover_cpu_us = 0, record_cpu_us = 0;
+  uint32_t id = 0;
+  for (auto _ : state) {
+    topo_engine_job job = MixedBurst::topo_job(++id, 4);
+    topo_engine_ranking ranking{};
+    if (topo_engine_rank(c.engine, &job, c.free.data(), c.free.size(), &ranking, msg, sizeof msg) != TOPO_ENGINE_OK) {
+      state.SkipWithError(msg);
+      break;
+    }
+    std::vector<size_t> at(ranking.candidates[0].nodes, ranking.candidates[0].nodes + ranking.candidates[0].count);
+    std::sort(at.begin(), at.end());
+    double c0 = cpu_now_us();
+    int rc = topo_engine_job_started(c.engine, &job, &ranking, 0, at.data(), at.size(), msg, sizeof msg);
+    double c1 = cpu_now_us();
+    char *ring = nullptr, *hcas = nullptr;
+    if (rc == TOPO_ENGINE_OK)
+      rc =
+          topo_engine_record(c.engine, &job, &ranking, 0, at.data(), at.size(), nullptr, &ring, &hcas, msg, sizeof msg);
+    double c2 = cpu_now_us();
+    free(ring);
+    free(hcas);
+    topo_engine_ranking_free(&ranking);
+    topo_engine_job_ended(c.engine, job.job_id, msg, sizeof msg);
+    if (rc != TOPO_ENGINE_OK) {
+      state.SkipWithError(msg);
+      break;
+    }
+    handover_cpu_us += c1 - c0;
+    record_cpu_us += c2 - c1;
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["handover_cpu_us"] = n > 0 ? handover_cpu_us / n : 0;
+  state.counters["record_cpu_us"] = n > 0 ? record_cpu_us / n : 0;
+}
+BENCHMARK(BM_EngineHandOver4Of32)->Unit(benchmark::kMicrosecond)->Apply(topo::bench::iterations_from_environment);
+
 }  // namespace
