@@ -141,8 +141,9 @@ def routing_goal(results):
     rows.append(("adaptive", "adaptive routing: no worse than tree",
                  f"tree's excess {min(excess(r) for _, r, _ in adaptive):.4f}-{max(excess(r) for _, r, _ in adaptive):.4f}, "
                  f"topo-aware's at most {worst:+.0%} of it", "met" if worst <= 0.10 else "missed", command, worst <= 0.10))
+    # The mix's excess is over every profile's collectives, not AllReduce's only.
     mix = goal_runs(results, "mix-deferred")
-    ratios = [ratio(t, r) for t, r, _ in mix]
+    ratios = [(t["mean_slowdown"] - 1) / (r["mean_slowdown"] - 1) if r["mean_slowdown"] > 1 else 0 for t, r, _ in mix]
     rows.append(("mix", "default profile mix, adaptive: excess at most half of tree's",
                  f"with deferral {span(ratios, '{:.2f}')}", "met" if max(ratios) <= 0.5 else "missed", command,
                  max(ratios) <= 0.5))
