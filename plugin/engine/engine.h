@@ -85,6 +85,8 @@
  *   RouteCommand=CMD      run by /bin/sh after each write, e.g.
  *                         kill -HUP $(pidof opensm) (a heavy sweep that
  *                         re-reads the file); non-zero: the file is put back
+ *   RouteCommandTimeout=60  seconds a RouteCommand may run (1-3600);
+ *                         longer: killed, the file is put back
  *   RouteMaxChanges=0     table entries a plan may change (0: no cap)
  * A value the job set in its own environment is kept: the shims put the
  * hints in as TOPO_HINT_<NAME>, and spank/topo_aware sets NAME from it on

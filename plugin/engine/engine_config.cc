@@ -243,6 +243,12 @@ bool read_route_key(RouteSettings& r, const std::string& key, const std::string&
     r.interval_s = *n;
   } else if (key == "routecommand") {
     r.command = value;
+  } else if (key == "routecommandtimeout") {
+    auto n = parse_whole(value, 1, 3600);
+    if (!n)
+      throw ParseError(file, line,
+                       fmt::format("RouteCommandTimeout '{}': expected whole seconds from 1 to 3600", shown(value)));
+    r.command_timeout_s = *n;
   } else if (key == "routemaxchanges") {
     auto n = parse_whole(value, 0, 100000000);
     if (!n)
@@ -294,7 +300,7 @@ std::optional<EngineConfig> read_engine_config(const std::string& path) {
                                    "HealthXmitWaitShare, RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, "
                                    "EcmpQpsPerConnection, HealthPausesPerSecond, HealthEcnOverMedian, "
                                    "HealthEcnMarksPerSecond, RouteJobs, RouteFile, RouteInterval, RouteCommand, "
-                                   "RouteMaxChanges)",
+                                   "RouteCommandTimeout, RouteMaxChanges)",
                                    shown(spelled)));
   }
   if (lines.bad()) throw std::system_error(errno, std::generic_category(), "cannot read " + path);

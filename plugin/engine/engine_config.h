@@ -44,11 +44,12 @@ struct NcclSiteHints {
 // a thread of the engine's (plugin/engine/route_writer.h), never on the
 // scheduler's path.
 struct RouteSettings {
-  bool enabled = false;  // RouteJobs
-  std::string file;      // RouteFile: the file OpenSM's -U (lfts_file) names; absolute
-  int interval_s = 30;   // RouteInterval: at most one apply per this many seconds
-  std::string command;   // RouteCommand: run by /bin/sh after a write, e.g. kill -HUP of OpenSM
-  int max_changes = 0;   // RouteMaxChanges: table entries a plan may change (0: no cap)
+  bool enabled = false;        // RouteJobs
+  std::string file;            // RouteFile: the file OpenSM's -U (lfts_file) names; absolute
+  int interval_s = 30;         // RouteInterval: at most one apply per this many seconds
+  std::string command;         // RouteCommand: run by /bin/sh after a write, e.g. kill -HUP of OpenSM
+  int command_timeout_s = 60;  // RouteCommandTimeout: a command running longer fails the apply
+  int max_changes = 0;         // RouteMaxChanges: table entries a plan may change (0: no cap)
   bool operator==(const RouteSettings&) const = default;
 };
 
@@ -66,7 +67,7 @@ struct EngineConfig {
   HealthThresholds health;  // HealthErrorsPerHour, HealthXmitWaitShare
   NcclSiteHints nccl;       // RoceHca, RoceGidIndex, RoceTrafficClass, SocketIfname, EcmpQpsPerConnection
   NicThresholds nic;        // HealthPausesPerSecond, HealthEcnOverMedian, HealthEcnMarksPerSecond
-  RouteSettings routes;     // RouteJobs, RouteFile, RouteInterval, RouteCommand, RouteMaxChanges
+  RouteSettings routes;     // RouteJobs, RouteFile, RouteInterval, RouteCommand(Timeout), RouteMaxChanges
 
   // The fabric's name for a Slurm NodeName.
   std::string fabric_host(const std::string& node_name) const;

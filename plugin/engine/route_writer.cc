@@ -127,7 +127,8 @@ RouteWriter::Outcome RouteWriter::apply(const RouteInputs& in, std::string& line
     RoutePlan plan = plan_job_routes(f, f.routing(), in.jobs, options);
     if (applied_any_ && applied_snapshot_ == in.snapshot_id && applied_lft_ == plan.routing.lft)
       return Outcome::Unchanged;
-    hand_to_opensm(f, plan.routing, OpensmHandoff{settings_.file, settings_.command});
+    hand_to_opensm(f, plan.routing,
+                   OpensmHandoff{settings_.file, settings_.command, std::chrono::seconds(settings_.command_timeout_s)});
     applied_any_ = true;
     applied_snapshot_ = in.snapshot_id;
     applied_lft_ = plan.routing.lft;

@@ -15,7 +15,7 @@
 // back). A plan equal to the tables last applied writes nothing.
 //
 // Any failure (tables that fail the up/down check, a file that cannot be
-// written, a RouteCommand that exits non-zero or runs past 60 s) leaves the
+// written, a RouteCommand that exits non-zero or runs past RouteCommandTimeout) leaves the
 // file as it was, and is said in one line; the same reason again is not
 // said again. A failed apply is tried again after the interval.
 #pragma once
@@ -86,7 +86,7 @@ class RouteWriter {
   using Notice = std::function<void(const std::string& line, bool failed)>;
 
   explicit RouteWriter(RouteSettings settings);
-  // Waits for an apply under way (its command at most 60 s), then stops.
+  // Waits for an apply under way (its command at most RouteCommandTimeout), then stops.
   ~RouteWriter();
   RouteWriter(const RouteWriter&) = delete;
   RouteWriter& operator=(const RouteWriter&) = delete;

@@ -239,6 +239,21 @@ TEST_F(RouteWriterTest, AFailingCommandLeavesTheFileAsItWasAndSaysWhyOnce) {
   EXPECT_EQ(w.status().failures, 1);
 }
 
+// RouteCommandTimeout: a command that runs longer is killed, and the apply
+// fails as a failing command does.
+TEST_F(RouteWriterTest, ACommandPastItsTimeoutFailsTheApply) {
+  RouteSettings s = settings("sleep 30");
+  s.command_timeout_s = 1;
+  RouteWriter w(s);
+  listen(w);
+  w.update(inputs({scattered(*fabric_, "1", 1)}));
+  ASSERT_TRUE(w.wait_settled(20s));
+  ASSERT_EQ(lines().size(), 1u);
+  EXPECT_TRUE(lines()[0].second);
+  EXPECT_NE(lines()[0].first.find("ran past its timeout and was killed"), std::string::npos) << lines()[0].first;
+  EXPECT_EQ(w.status().failures, 1);
+}
+
 TEST_F(RouteWriterTest, AFabricWithoutStaticTablesIsRefusedAndNothingWritten) {
   RouteWriter w(settings(""));
   listen(w);
@@ -267,15 +282,17 @@ TEST_F(RouteConfigTest, OffByDefaultAndReadWhenSet) {
   ASSERT_TRUE(c);
   EXPECT_FALSE(c->routes.enabled);
   EXPECT_EQ(c->routes.interval_s, 30);
+  EXPECT_EQ(c->routes.command_timeout_s, 60);
   c =
       read_engine_config(conf("routejobs=yes\nRouteFile=/etc/opensm/job-routes.lfts\nRouteInterval=5\n"
-                              "RouteCommand=kill -HUP $(pidof opensm)\nRouteMaxChanges=64\n"));
+                              "RouteCommand=kill -HUP $(pidof opensm)\nRouteMaxChanges=64\nRouteCommandTimeout=120\n"));
   ASSERT_TRUE(c);
   EXPECT_TRUE(c->routes.enabled);
   EXPECT_EQ(c->routes.file, "/etc/opensm/job-routes.lfts");
   EXPECT_EQ(c->routes.interval_s, 5);
   EXPECT_EQ(c->routes.command, "kill -HUP $(pidof opensm)");
   EXPECT_EQ(c->routes.max_changes, 64);
+  EXPECT_EQ(c->routes.command_timeout_s, 120);
 }
 
 TEST_F(RouteConfigTest, BadRouteKeysNameFileLineAndField) {
@@ -289,6 +306,7 @@ TEST_F(RouteConfigTest, BadRouteKeysNameFileLineAndField) {
       {"RouteInterval=-1\n", 1, "RouteInterval '-1': expected whole seconds"},
       {"RouteInterval=1.5\n", 1, "RouteInterval '1.5'"},
       {"RouteMaxChanges=many\n", 1, "RouteMaxChanges 'many'"},
+      {"RouteCommandTimeout=0\n", 1, "RouteCommandTimeout '0': expected whole seconds from 1 to 3600"},
       {"# routes\nRouteJobs=yes\nRouteInterval=10\n", 2, "RouteJobs=yes needs RouteFile=PATH"},
   };
   for (const Case& c : cases) {
@@ -382,7 +400,9 @@ TEST_F(RouteWriterTest, TheEngineAppliesWhenARecordedJobStartsAndEnds) {
   ASSERT_EQ(topo_engine_job_ended(e, 1, msg, sizeof msg), TOPO_ENGINE_OK) << msg;
   // The plan for job 1 may equal the base (its two ring edges may already
   // have cables of their own): then the end writes nothing.
-  if (planned({rings}).lft != fabric_->routing().lft) ASSERT_TRUE(wait_engine_lines(2));
+  if (planned({rings}).lft != fabric_->routing().lft) {
+    ASSERT_TRUE(wait_engine_lines(2));
+  }
   EXPECT_EQ(written().lft, fabric_->routing().lft);
   topo_engine_close(e);
   for (const std::string& l : engine_lines) EXPECT_EQ(l.find("FAILED"), std::string::npos) << l;
