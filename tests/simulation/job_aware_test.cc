@@ -16,6 +16,13 @@
 namespace topo {
 namespace {
 
+// Tables that hold `delay_s` after each start or end, no churn cap.
+JobAwareOptions delayed(double delay_s) {
+  JobAwareOptions o;
+  o.delay_s = delay_s;
+  return o;
+}
+
 // 16 hosts, 4 from each leaf, every ring edge across leaves.
 ScheduledJob scattered(const Fabric& f, const std::string& id, int first, double start, double end) {
   ScheduledJob j;
@@ -62,7 +69,7 @@ TEST(JobAware, ReplannedTablesSpeedTheRingsUp) {
 TEST(JobAware, TablesThatNeverHoldJudgeAsTheBase) {
   TwoRings s;
   const PolicyOutcome base = judge(SwitchTree(s.fabric), s.schedule, s.options);
-  const PolicyOutcome late = judge_job_aware(s.fabric, s.schedule, s.options, JobAwareOptions{1000, 0});
+  const PolicyOutcome late = judge_job_aware(s.fabric, s.schedule, s.options, delayed(1000));
   for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(late.jobs[i].allreduce_slowdown, base.jobs[i].allreduce_slowdown, 1e-9);
   EXPECT_NEAR(late.mean_allreduce_slowdown, base.mean_allreduce_slowdown, 1e-9);
 }
@@ -70,7 +77,7 @@ TEST(JobAware, TablesThatNeverHoldJudgeAsTheBase) {
 TEST(JobAware, ADelayCostsTheJobsTheirWaitForTables) {
   TwoRings s;
   const PolicyOutcome now = judge_job_aware(s.fabric, s.schedule, s.options, {});
-  const PolicyOutcome later = judge_job_aware(s.fabric, s.schedule, s.options, JobAwareOptions{20, 0});
+  const PolicyOutcome later = judge_job_aware(s.fabric, s.schedule, s.options, delayed(20));
   EXPECT_GT(later.mean_allreduce_slowdown, now.mean_allreduce_slowdown);
 }
 
@@ -172,7 +179,7 @@ TEST(JobAwareReplay, TheJudgeTakesTheReplaysPlans) {
 TEST(JobAwareReplay, ADelayedPlanChangesThePaceMidRun) {
   StretchedRing s;
   const Schedule base = s.replayed(std::nullopt), now = s.replayed(JobAwareOptions{});
-  const Schedule later = s.replayed(JobAwareOptions{20, 0});
+  const Schedule later = s.replayed(delayed(20));
   const double f_base = base.jobs[0].end_s / 100, f_now = now.jobs[0].end_s / 100;
   EXPECT_NEAR(later.jobs[0].end_s, 20 + (100 - 20 / f_base) * f_now, 1e-6);
   EXPECT_GT(later.jobs[0].end_s, now.jobs[0].end_s);
