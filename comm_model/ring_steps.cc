@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "comm_model/evaluate.h"
 #include "comm_model/routes.h"
@@ -200,7 +201,8 @@ Estimate stepped(const Stepper& s, const NeighbourJob& job, const Estimate& alon
   const double edge_bytes = s.chunk * s.steps;
   int switches = 0;
   for (const Edge& e : s.edges) switches = std::max(switches, e.switches);
-  return with_rates(ring_estimate(s.first_run_s / edge_bytes, switches, job.request, alone, out, options), job.request);
+  return with_rates(ring_estimate(s.first_run_s / edge_bytes, switches, job.request, alone, std::move(out), options),
+                    job.request);
 }
 
 // The jobs as the simulation takes them: rings that step, the others as
