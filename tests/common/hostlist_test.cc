@@ -119,7 +119,7 @@ TEST(Hostlist, CompressThenExpandIsTheIdentityOnSets) {
     Names names;
     int count = std::uniform_int_distribution<int>(1, 40)(rng);
     for (int i = 0; i < count; ++i) {
-      std::string p = prefixes[rng() % prefixes.size()];
+      const std::string& p = prefixes[rng() % prefixes.size()];
       int width = std::uniform_int_distribution<int>(0, 4)(rng);
       int value = std::uniform_int_distribution<int>(0, rng() % 2 ? 12 : 1200)(rng);
       std::string digits = std::to_string(value);

@@ -61,7 +61,7 @@ class NcclBaselineCheck : public ::testing::Test {
 
 TEST_F(NcclBaselineCheck, AHostSlowInEverySetItJoinsAndItsOwnCable) {
   std::vector<NcclRunRecord> runs;
-  for (std::vector<std::string> hosts :
+  for (const std::vector<std::string>& hosts :
        {std::vector<std::string>{"gpu001", "gpu003"}, {"gpu003", "gpu004"}, {"gpu005", "gpu006"}})
     runs.push_back(run(spark, hosts));
   runs.push_back(run(slowed(spark, 0.5), {"gpu001", "gpu003"}));

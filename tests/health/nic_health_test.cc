@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -165,7 +166,7 @@ TEST(NicHealth, PauseStormAndEcnOutlierBetweenTwoCollections) {
 TEST(NicHealth, ResetCountersAndTheMedianNeedsThreePeers) {
   Fabric f = read_lldp_dir(kLldp).fabric;
   auto nic = [](std::string host, uint64_t ecn, uint64_t pause) {
-    return NicSample{host, "eth0", {{"np_ecn_marked_roce_packets", ecn}, {"rx_pause_ctrl_phy", pause}}, 0};
+    return NicSample{std::move(host), "eth0", {{"np_ecn_marked_roce_packets", ecn}, {"rx_pause_ctrl_phy", pause}}, 0};
   };
   NicCollection a{1, "t0", 0, {nic("gpu01", 0, 500), nic("gpu02", 0, 0)}};
   NicCollection b{2, "t1", 10'000, {nic("gpu01", 100000, 100), nic("gpu02", 10, 0)}};

@@ -89,7 +89,7 @@ TEST(RoutingLids, ContradictoryLidsAreAnError) {
 }
 
 TEST(RoutingLids, WriterWritesLidsThatReadBack) {
-  for (Fabric f : {multiport(), make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=2")}) {
+  for (const Fabric& f : {multiport(), make_synthetic("leafspine:leaves=2,hosts_per_leaf=2,spines=2")}) {
     std::ostringstream out;
     write_ibnetdiscover(f, out);
     EXPECT_EQ(out.str().find(" lid 0 "), std::string::npos) << out.str();

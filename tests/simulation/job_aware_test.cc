@@ -2,6 +2,7 @@
 // end, each plan holding after a delay; and the replay that stretches runs
 // by the slowdowns under the tables in force.
 #include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -106,7 +107,7 @@ TEST(JobAware, AdaptiveIsRefused) {
 }
 
 // A policy that places every job on `ring`'s first hosts, in that order.
-PlacementPolicy on_ring(std::vector<NodeId> ring) {
+PlacementPolicy on_ring(const std::vector<NodeId>& ring) {
   return {"on-ring", false, [ring](const SwitchTree&, const FreeMap&, const PlacementRequest& r, SeamRoutes*) {
             Placement p;
             p.hosts.assign(ring.begin(), ring.begin() + r.hosts);
@@ -132,7 +133,7 @@ struct StretchedRing : TwoRings {
     options.stretch = replaying.stretch;
   }
   Schedule replayed(std::optional<JobAwareOptions> job_aware) {
-    replaying.job_aware = job_aware;
+    replaying.job_aware = std::move(job_aware);
     return replay(tree, trace, policy, replaying);
   }
 };

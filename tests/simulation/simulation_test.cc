@@ -22,7 +22,7 @@ constexpr const char* kTwoToOne = "leafspine:leaves=4,hosts_per_leaf=8,spines=2,
 
 NodeId host(const Fabric& f, const std::string& name) { return *f.find_host(name); }
 
-ScheduledJob job(const Fabric& f, std::string id, std::vector<std::string> hosts, double start, double end,
+ScheduledJob job(const Fabric& f, std::string id, const std::vector<std::string>& hosts, double start, double end,
                  int gpus_per_host = 8) {
   ScheduledJob j;
   j.id = std::move(id);
@@ -241,7 +241,7 @@ TEST(SimulationJudge, StaticRoutingSlowsJobsWhoseSeamsShareACable) {
   Fabric f = make_synthetic("leafspine:leaves=4,hosts_per_leaf=8,spines=4,oversub=2");
   f.set_routing(testing::dmodk_routing(f));
   SwitchTree tree(f);
-  auto ring = [&](int leaf_a, std::vector<int> a, int leaf_b, std::vector<int> b) {
+  auto ring = [&](int leaf_a, const std::vector<int>& a, int leaf_b, const std::vector<int>& b) {
     std::vector<std::string> out;
     for (int i : a) out.push_back(f.node(tree.leaves()[leaf_a].hosts[i]).name);
     for (int i : b) out.push_back(f.node(tree.leaves()[leaf_b].hosts[i]).name);

@@ -50,8 +50,8 @@
 #include "tests/system/ibsim_processes.h"
 #include "tests/system/live_tables_child.h"
 
-extern char** environ;
-
+// LeakSanitizer looks this hook up by its reserved name.
+// NOLINTNEXTLINE(bugprone-reserved-identifier)
 extern "C" const char* __lsan_default_suppressions() { return "leak:libibnetdisc.so\n"; }
 
 namespace topo {
