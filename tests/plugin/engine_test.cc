@@ -361,7 +361,7 @@ TEST_F(EngineTest, NcclIbHcaFollowsTheGpusClosestHcasWhenAllHostsAgree) {
   }
   topo::SnapshotStore(path("fabric.db")).save(f);
   open(conf("DbPath=" + path("fabric.db") + "\n"));
-  auto record = [&](std::vector<std::string> hosts) {
+  auto record = [&](const std::vector<std::string>& hosts) {
     std::string hca;
     record_fallback(9, hosts, &hca);
     return hca;
@@ -483,7 +483,9 @@ TEST_F(EngineTest, DatabaseProblemsAreAStatusAndAMessage) {
   EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_DATABASE);
   EXPECT_NE(std::string(msg_).find("no such database"), std::string::npos) << msg_;
   EXPECT_FALSE(std::filesystem::exists(path("fabric.db")));  // not created behind the admin's back
-  topo::SnapshotStore{path("fabric.db")};
+  {
+    topo::SnapshotStore created(path("fabric.db"));  // an empty database: no snapshot yet
+  }
   EXPECT_EQ(rank(2, free, &r), TOPO_ENGINE_NO_FABRIC);
   EXPECT_NE(std::string(msg_).find("no fabric snapshot"), std::string::npos) << msg_;
   std::filesystem::remove(path("fabric.db"));
