@@ -92,6 +92,26 @@ TEST(SimulationCli, JobAwareRoutingStretchesRunsOnItsTables) {
             summary(fixed)["mean_allreduce_slowdown"].get<double>());
 }
 
+// --max-changes caps each plan's entries against the base tables, so a
+// reroute (from one plan to the next) changes at most twice the cap, and
+// the rings left on their base paths run slower.
+TEST(SimulationCli, MaxChangesCapsTheJobAwarePlans) {
+  const std::string base = "simulate --generate jobs=300,load=0.9,seed=2,median=600 --policies tree --json " +
+                           kInterleaved + " --profile allreduce --routing job-aware:minhop --max-changes ";
+  auto summary = [](const Ran& r) { return nlohmann::json::parse(r.out)["policies"]["tree"]; };
+  Ran free = run_topoctl(base + "0"), capped = run_topoctl(base + "1");
+  ASSERT_EQ(free.code, 0) << free.err;
+  ASSERT_EQ(capped.code, 0) << capped.err;
+  const double free_entries = summary(free)["scheduler"]["entries_per_reroute"].get<double>();
+  const double capped_entries = summary(capped)["scheduler"]["entries_per_reroute"].get<double>();
+  EXPECT_GT(free_entries, 2.0);
+  EXPECT_GT(capped_entries, 0.0);
+  EXPECT_LE(capped_entries, 2.0);
+  EXPECT_GT(summary(capped)["mean_allreduce_slowdown"].get<double>(),
+            summary(free)["mean_allreduce_slowdown"].get<double>());
+  EXPECT_EQ(run_topoctl(base + "-1").code, 2);
+}
+
 TEST(SimulationCli, ReplaysARealTraceScaledToTheFabric) {
   Ran r = run_topoctl("simulate --trace " + kItp4 +
                       " --jobs 400 --scale-gpus 2 --load 0.9 --policies tree,topo-aware --json " + kInterleaved);

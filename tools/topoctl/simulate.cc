@@ -47,6 +47,7 @@ struct JudgeOptions {
   std::string comm_share;  // empty: each profile's default (simulation/stretch.cc)
   bool no_stretch = false;
   double reroute_delay_s = 0;
+  int max_changes = 0;  // with job-aware routing: the planner's churn cap (0: none)
   double segment_traffic = topo::kSegmentTraffic;
 };
 
@@ -102,6 +103,11 @@ void add_judge_options(CLI::App& cmd, JudgeOptions& o) {
                  "hold")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-changes", o.max_changes,
+                 "with --routing job-aware:ENGINE: forwarding-table entries one plan may change, as "
+                 "RouteMaxChanges= caps them in Slurm (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
 }
 
 // --routing job-aware:ENGINE: ENGINE's static tables, re-planned for the
@@ -155,7 +161,8 @@ topo::PolicyOutcome judged(const topo::SwitchTree& tree, const topo::Schedule& s
   const topo::OutcomeOptions options = outcome_options(o, tree.fabric(), policy);
   if (!job_aware(o)) return topo::judge(tree, schedule, options);
   topo::RerouteFigures fig;
-  topo::PolicyOutcome out = topo::judge_job_aware(tree.fabric(), schedule, options, {o.reroute_delay_s, 0, memo}, &fig);
+  topo::PolicyOutcome out =
+      topo::judge_job_aware(tree.fabric(), schedule, options, {o.reroute_delay_s, o.max_changes, memo}, &fig);
   out.scheduler["reroutes"] = fig.reroutes;
   out.scheduler["reroutes_per_hour"] = fig.per_hour();
   out.scheduler["entries_per_reroute"] = fig.entries_per_reroute();
@@ -437,7 +444,7 @@ topo::ReplayOptions replay_options(const SimulateOptions& o, topo::Profile profi
   r.backfill_depth = o.backfill_depth;
   r.defer_rule = o.defer_rule;
   r.stretch = stretch_of(o.judge);
-  if (job_aware(o.judge)) r.job_aware = topo::JobAwareOptions{o.judge.reroute_delay_s, 0, nullptr};
+  if (job_aware(o.judge)) r.job_aware = topo::JobAwareOptions{o.judge.reroute_delay_s, o.judge.max_changes, nullptr};
   r.kinds = o.kinds;
   r.kinds.seed = o.judge.mix_seed;
   topo::parse_segment_sizes(o.segment_sizes, r.kinds);
