@@ -1,6 +1,7 @@
 #include "placement/domain_fit.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -62,9 +63,26 @@ SearchOptions quiet(SearchOptions o) {
   return o;
 }
 
-// The leaf search's best `n` of `hosts`, in its ring order.
+// The hosts of `hosts` with the fewest free GPUs. A single-host job takes
+// one of them: a sub-host job on a partly used host leaves the whole ones
+// free for whole-host jobs. The leaf search alone keeps leaves free, and
+// where racks are cabled across the leaves (interleaved) it would take a
+// whole host of the domain while a partly used one on a fuller leaf had
+// room.
+std::vector<NodeId> fullest(const FreeMap& free, const std::vector<NodeId>& hosts) {
+  int least = std::numeric_limits<int>::max();
+  for (NodeId h : hosts) least = std::min(least, free.free(h));
+  std::vector<NodeId> out;
+  for (NodeId h : hosts)
+    if (free.free(h) == least) out.push_back(h);
+  return out;
+}
+
+// The leaf search's best `n` of `hosts`, in its ring order; a single host
+// among the fullest.
 std::vector<NodeId> inside(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request,
-                           const std::vector<NodeId>& hosts, int n, const SearchOptions& options) {
+                           const std::vector<NodeId>& all, int n, const SearchOptions& options) {
+  const std::vector<NodeId> hosts = n == 1 ? fullest(free, all) : all;
   PlacementRequest r = request;
   r.hosts = n;
   r.segment = 0;

@@ -60,6 +60,41 @@ TEST_F(DomainFit, AJobThatFitsOneDomainGetsTheBestFit) {
   EXPECT_NE(p.reasons.front().find("NVLink domain"), std::string::npos) << p.reasons.front();
 }
 
+// Single-host and sub-host jobs (most of a trace's jobs) take the best fit
+// as well, counted in the hosts that can take them, as topology/block
+// counts a block's usable nodes, and the leaf search then packs the partly
+// used host. With racks cabled across the leaves (interleaved), the
+// fullest leaf is not the fullest rack: a leaf search alone would open a
+// whole free domain.
+TEST_F(DomainFit, SingleHostAndSubHostJobsTakeTheBestFitDomain) {
+  Fabric fabric = make_synthetic("nvl72:racks=4,oversub=2,naming=interleaved");
+  SwitchTree tree(fabric);
+  auto at = [&](int i) { return *fabric.find_host(fmt::format("gpu{:03}", i)); };
+  auto in = [&](const Placement& p) { return fabric.domains().domain_of(fabric.index().host_id(p.hosts.at(0))); };
+  FreeMap f = FreeMap::all_free(fabric, 4);
+  for (int i = 1; i <= 15; ++i) f.free_gpus[at(i)] = 0;   // domain 0: 3 whole hosts free
+  for (int i = 19; i <= 34; ++i) f.free_gpus[at(i)] = 0;  // domain 1: one whole host free (35)
+  f.free_gpus[at(36)] = 2;                                //   and one with 2 GPUs free
+  for (int i = 37; i <= 48; ++i) f.free_gpus[at(i)] = 0;  // domain 2: 6 free
+  auto sub = [this](int gpus) {
+    PlacementRequest r = job(1);
+    r.gpus_per_host = gpus;
+    return r;
+  };
+  Placement whole = place(tree, f, job(1));
+  ASSERT_TRUE(whole.feasible) << whole.reasons.front();
+  EXPECT_EQ(whole.hosts, std::vector<NodeId>{at(35)});  // the one host domain 1 has for it
+  Placement two = place(tree, f, sub(2));
+  ASSERT_TRUE(two.feasible) << two.reasons.front();
+  EXPECT_EQ(two.hosts, std::vector<NodeId>{at(36)});  // domain 1's 2 hosts, the fuller one
+  f.free_gpus[at(35)] = 0;
+  f.free_gpus[at(36)] = 0;
+  Placement three = place(tree, f, sub(3));  // domain 0 (3 hosts) before 2 (6) and 3 (18)
+  ASSERT_TRUE(three.feasible) << three.reasons.front();
+  EXPECT_EQ(in(three), 0);
+  EXPECT_EQ(fragmentation(fabric, f).free_whole_domains, 1);  // domain 3, untouched
+}
+
 // A job one domain could hold, when none has room: hosts outside the
 // domains if enough are free, else it waits, never split over domains.
 TEST_F(DomainFit, AJobThatFitsOneDomainWaitsRatherThanSplit) {
