@@ -125,6 +125,13 @@ Traffic ring_traffic(const PathIndex& index, const Allocation& al, double bytes,
   return t;
 }
 
+Traffic pair_traffic(const PathIndex& index, const Allocation& al, std::span<const std::pair<int, int>> pairs,
+                     double bytes) {
+  Traffic t = empty_traffic(index, al);
+  for (auto [from, to] : pairs) add_host_flow(index, al, from, to, bytes, t);
+  return t;
+}
+
 Traffic tree_traffic(const PathIndex& index, const Allocation& al, const DoubleBinaryTree& tree, double bytes) {
   Traffic t = empty_traffic(index, al);
   // Each of the two trees has N - 1 edges, each crossed both ways by a

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "comm_model/collective.h"
@@ -74,6 +75,12 @@ double ring_edge_bytes(Collective c, int ranks, double bytes);
 // their GPUs and lands on the receiver's lane of the same rail (or the k-th
 // lane when rails do not match), as NCCL's rail-matched rings do.
 Traffic ring_traffic(const PathIndex& index, const Allocation& al, double bytes, bool chain = false);
+
+// Point-to-point sends: for every (from, to) pair of positions, `from`
+// sends `bytes` to `to`, split over its lanes and landing on the same rail
+// as ring_traffic's flows do (a pipeline's stage boundaries).
+Traffic pair_traffic(const PathIndex& index, const Allocation& al, std::span<const std::pair<int, int>> pairs,
+                     double bytes);
 
 // Both trees of NCCL's double binary tree, each edge both ways (reduce up,
 // broadcast down), `bytes` per edge and direction.
