@@ -22,11 +22,13 @@
 #include "comm_model/ecmp.h"
 #include "comm_model/estimate.h"
 #include "comm_model/neighbours.h"
+#include "comm_model/pipeline_stages.h"
 #include "comm_model/ring_steps.h"
 #include "comm_model/sizing.h"
 #include "common/hostlist.h"
 #include "db/placement_store.h"
 #include "tools/topoctl/command.h"
+#include "tools/topoctl/estimate_pipeline.h"
 #include "tools/topoctl/input.h"
 
 namespace topoctl {
@@ -96,6 +98,8 @@ std::string bytes_text(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
+constexpr double kMiB = 1024.0 * 1024;
+
 struct Options {
   FabricInput input;
   std::string params;
@@ -112,14 +116,17 @@ struct Options {
   std::string algorithm, protocol;
   std::string concurrent, routing, sharing = "stationary";
   int ecmp_draws = 200;
+  std::string collective = "allreduce";
+  int stages = 0;
+  double activation_mib = topo::kDefaultActivationBytes / kMiB;
   bool json = false;
 };
 
 void add_options(CLI::App& cmd, Options& opts) {
-  cmd.add_option("--params", opts.params, "parameters of the model: 1e9, 7B, 175B, 1.5T")->required();
+  cmd.add_option("--params", opts.params, "parameters of the model: 1e9, 7B, 175B, 1.5T (needed for allreduce)");
   cmd.add_option("--dtype", opts.dtype, "gradient element type: fp32, bf16, fp16, fp8")->capture_default_str();
   cmd.add_option("--gpus", opts.gpus, "data-parallel GPUs (optional with --hosts)")->check(CLI::PositiveNumber);
-  cmd.add_option("--step-time", opts.step_time, "target time of one training step: 100ms, 1.5s")->required();
+  cmd.add_option("--step-time", opts.step_time, "target time of one training step: 100ms, 1.5s (needed for allreduce)");
   cmd.add_option("--overlap", opts.overlap,
                  "share of the step time the AllReduce may take while compute runs, in (0, 1]")
       ->capture_default_str();
@@ -148,6 +155,17 @@ void add_options(CLI::App& cmd, Options& opts) {
                  "compute, matches SimGrid where stationary is up to 28% fast) or flows (every ring edge a flow "
                  "of its own, what the replay's judge uses)")
       ->check(CLI::IsMember({"stationary", "steps", "flows"}))
+      ->capture_default_str();
+  cmd.add_option("--collective", opts.collective,
+                 "allreduce (the data-parallel gradients) or pipeline (the stage boundaries of a pipeline-parallel "
+                 "job, point to point)")
+      ->check(CLI::IsMember({"allreduce", "pipeline"}))
+      ->capture_default_str();
+  cmd.add_option("--stages", opts.stages,
+                 "pipeline: stages, each a run of consecutive hosts of the ring order; must divide the hosts");
+  cmd.add_option("--activation-mib", opts.activation_mib,
+                 "pipeline: MiB one GPU sends the next stage per micro-batch, each way (default: GPT-3 175B, "
+                 "sequence 2048 x hidden 12288 x 2 bytes, micro-batch 1; Narayanan et al. SC21)")
       ->capture_default_str();
   add_routing_option(cmd, opts.routing);
   cmd.add_option("--ecmp-draws", opts.ecmp_draws,
@@ -241,17 +259,17 @@ struct AllocationEstimate {
   topo::DomainGroups groups{};
 };
 
-std::vector<topo::NodeId> choose_hosts(const Options& opts, const topo::PathIndex& index, AllocationEstimate& a) {
+std::vector<topo::NodeId> choose_hosts(const Options& opts, const topo::PathIndex& index, std::string& how) {
   const int count = opts.gpus / opts.gpus_per_host;
   if (!opts.hosts.empty()) {
-    a.how = "hosts";
+    how = "hosts";
     return topo::find_hosts(index.fabric(), opts.hosts);
   }
   if (opts.leaves > 0) {
-    a.how = fmt::format("{} hosts over {} leaves", count, opts.leaves);
+    how = fmt::format("{} hosts over {} leaves", count, opts.leaves);
     return topo::spread_over_leaves(index, count, opts.leaves);
   }
-  a.how = fmt::format("first {} hosts", count);
+  how = fmt::format("first {} hosts", count);
   return topo::first_hosts(index, count);
 }
 
@@ -288,7 +306,7 @@ AllocationEstimate estimate_allocation(const Options& opts, LoadedFabric loaded,
                                        const topo::StepRequirement& need, const topo::ModelOptions& model) {
   AllocationEstimate a{.loaded = std::move(loaded)};
   topo::PathIndex index(a.loaded.fabric);
-  const std::vector<topo::NodeId> chosen = choose_hosts(opts, index, a);
+  const std::vector<topo::NodeId> chosen = choose_hosts(opts, index, a.how);
   for (topo::NodeId h : chosen) a.names.push_back(a.loaded.fabric.node(h).name);
   topo::Request request;
   request.collective = topo::Collective::AllReduce;
@@ -540,7 +558,59 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
 }
 
+// --collective pipeline: the stage boundaries of a pipeline-parallel job on
+// the allocation, on the fabric's routes, beside the --concurrent jobs'
+// load (comm_model/pipeline_stages.h).
+int run_pipeline(Options& opts, const CLI::App& cmd) {
+  if (cmd.count("--stages") == 0) throw std::invalid_argument("--collective pipeline needs --stages S");
+  if (!(opts.activation_mib > 0 && std::isfinite(opts.activation_mib)))
+    throw std::invalid_argument(fmt::format("--activation-mib {}: must be positive", opts.activation_mib));
+  const topo::ModelOptions model = model_options(opts);
+  if (!opts.hosts_arg.empty()) opts.hosts = topo::expand_hostlist(opts.hosts_arg);
+  if (opts.job > 0) take_recorded_job(opts, cmd);
+  opts.gpus_per_host_given = cmd.count("--gpus-per-host") > 0;
+  LoadedFabric loaded = load(opts.input);
+  if (!opts.routing.empty()) apply_routing(loaded.fabric, opts.routing, "the fabric");
+  std::vector<std::string> warnings;
+  take_fabric_gpus(opts, loaded.fabric, warnings);
+  check_gpus(opts, true);
+  const topo::PathIndex index(loaded.fabric);
+  std::string how;
+  const std::vector<topo::NodeId> chosen = choose_hosts(opts, index, how);
+  topo::BackgroundLoad running;
+  if (!opts.concurrent.empty()) {
+    // Lines that name no size run a 1 GiB fp32 AllReduce.
+    const topo::Request like{topo::Collective::AllReduce, 1024 * kMiB, topo::Dtype::Fp32, opts.gpus_per_host};
+    running = running_load(index, topo::read_concurrent_file(opts.concurrent, loaded.fabric, like), model);
+  }
+  topo::DomainModelOptions o;
+  o.model = model;
+  const topo::PipelineEstimate p =
+      topo::estimate_pipeline(index, chosen, {opts.stages, opts.activation_mib * kMiB, opts.gpus_per_host}, running, o);
+  std::vector<std::string> names;
+  for (topo::NodeId h : chosen) names.push_back(loaded.fabric.node(h).name);
+  if (opts.json) {
+    nlohmann::json out = {{"collective", "pipeline"},
+                          {"allocation", {{"hosts", names}, {"how", how}, {"source", loaded.fabric.source()}}},
+                          {"routing", topo::routing_name(loaded.fabric.routing())},
+                          {"concurrent_jobs", !opts.concurrent.empty()},
+                          {"pipeline", pipeline_json(p)},
+                          {"warnings", warnings}};
+    if (loaded.snapshot) out["allocation"]["snapshot"] = *loaded.snapshot;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    fmt::print("allocation: {} ({} hosts), {}; routing {}\n", how, names.size(), loaded.fabric.source(),
+               topo::routing_name(loaded.fabric.routing()));
+    print_pipeline(p);
+  }
+  print_warnings(warnings);
+  return kOk;
+}
+
 int run_estimate(Options& opts, const CLI::App& cmd) {
+  if (opts.collective == "pipeline") return run_pipeline(opts, cmd);
+  for (const char* needed : {"--params", "--step-time"})
+    if (cmd.count(needed) == 0) throw std::invalid_argument(fmt::format("{} is required (allreduce)", needed));
   auto dtype = topo::parse_dtype(opts.dtype);
   if (!dtype) throw std::invalid_argument(fmt::format("--dtype {}: unknown (fp32, bf16, fp16, fp8, ...)", opts.dtype));
   const topo::ModelOptions model = model_options(opts);
@@ -593,14 +663,17 @@ Run add_estimate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "estimate",
       "size the gradient AllReduce of data-parallel training: bytes per GPU per step, the bus bandwidth a "
-      "step time needs, and the AllReduce time on an allocation");
+      "step time needs, and the AllReduce time on an allocation; or, with --collective pipeline, what a "
+      "pipeline-parallel job's stage boundaries cost there");
   cmd->footer(
       "The allocation: --hosts names it; otherwise, with a fabric (--synthetic, --db or --snapshot), it is the\n"
       "fabric's first N hosts, or with --leaves K the N hosts spread evenly over K leaves, one leaf after the\n"
       "other. N = --gpus / --gpus-per-host. Without either, only the sizing is printed.\n"
       "Example, one leaf against four leaves at 2:1 (run with --leaves 1, then --leaves 4):\n"
       "  topoctl estimate --params 175B --dtype bf16 --gpus 512 --step-time 2s \\\n"
-      "    --synthetic leafspine:leaves=4,hosts_per_leaf=64,spines=4,oversub=2 --leaves 4");
+      "    --synthetic leafspine:leaves=4,hosts_per_leaf=64,spines=4,oversub=2 --leaves 4\n"
+      "Pipeline stages, one a rack, two NVL72 racks:\n"
+      "  topoctl estimate --collective pipeline --stages 2 --hosts 'gpu[001-036]' --synthetic nvl72:racks=2");
   add_options(*cmd, *opts);
   return [opts, cmd] { return run_estimate(*opts, *cmd); };
 }
