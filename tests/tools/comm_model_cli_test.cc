@@ -306,4 +306,40 @@ TEST(CommModelCli, GpusPerHostFromTheFabric) {
   EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("domains"));
 }
 
+// --collective pipeline: one stage a rack, its boundary over the scale-out
+// (non-blocking by default: each GPU's lane at 384 Gb/s), and a
+// running job on the same racks' uplinks named as a sharer.
+TEST(CommModelCli, PipelineStagesOneARack) {
+  const std::string pipeline = "estimate --collective pipeline --json --hosts 'gpu[001-036]' " + kTwoRacks;
+  Ran r = topoctl(pipeline + " --stages 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto p = nlohmann::json::parse(r.out).at("pipeline");
+  EXPECT_EQ(p.at("hosts_per_stage").get<int>(), 18);
+  EXPECT_EQ(p.at("gpus_per_host").get<int>(), 4);
+  ASSERT_EQ(p.at("boundaries").size(), 1u);
+  auto b = p.at("boundaries")[0];
+  EXPECT_EQ(b.at("tier"), "network");
+  const double mib48 = 2048.0 * 12288 * 2;
+  EXPECT_DOUBLE_EQ(b.at("bytes").get<double>(), 2 * mib48 * 4 * 18);
+  // Leaf, spine, leaf: three switches of 0.3 us.
+  EXPECT_NEAR(b.at("forward_s").get<double>(), mib48 * 8 / (400 * 0.96 * 1e9) + 0.9e-6, 1e-9);
+  EXPECT_EQ(b.at("shares_with_running"), false);
+
+  std::string file = ::testing::TempDir() + "/pipeline_running.txt";
+  // A ring over both racks: its edges between them climb the same uplinks.
+  std::ofstream(file) << "gpu[001-002],gpu[019-020]\n";
+  Ran busy = topoctl(pipeline + " --stages 2 --concurrent " + file);
+  ASSERT_EQ(busy.code, 0) << busy.err;
+  auto shared = nlohmann::json::parse(busy.out).at("pipeline").at("boundaries")[0];
+  EXPECT_EQ(shared.at("shares_with_running"), true);
+  EXPECT_GT(shared.at("seconds").get<double>(), b.at("seconds").get<double>());
+
+  Ran uneven = topoctl(pipeline + " --stages 5");
+  EXPECT_EQ(uneven.code, 2);
+  EXPECT_NE(uneven.err.find("5 pipeline stages do not divide the 36 hosts"), std::string::npos) << uneven.err;
+  EXPECT_EQ(topoctl(pipeline + " --stages 0").code, 2);
+  EXPECT_EQ(topoctl(pipeline).code, 2);  // no --stages
+  EXPECT_EQ(topoctl(pipeline + " --stages 2 --activation-mib 0").code, 2);
+}
+
 }  // namespace
