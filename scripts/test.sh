@@ -12,8 +12,10 @@
 #   5. every benchmark in a short mode, printing its figures.
 #
 # The Slurm suites spend most of their time waiting for daemons, so work
-# that only needs CPU runs beside the critical path, in lanes at nice 19
-# (the daemons and the tests they serve keep the CPU whenever they want it):
+# that only needs CPU runs beside the critical path, in lanes at nice 10
+# (the daemons and the tests they serve keep the CPU whenever they want it;
+# once the main lane has nothing left but to wait for the lanes, they are
+# the critical path and go back to nice 0, when run as root):
 #   main lane   Slurm trees -> release build -> unit and system tests
 #               -> Slurm suites -> (all lanes done) -> benchmarks
 #   sanitizers  from the start: ASan + UBSan build -> its unit tests -> fuzz
@@ -74,20 +76,26 @@ report() {
   printf '%s\n' "$text"
 }
 
-# start_lane NAME FUNCTION: runs FUNCTION in the background at nice 19.
+# start_lane NAME FUNCTION: runs FUNCTION in the background at nice 10.
 start_lane() {
   local name=$1 fn=$2
   (
     lane=$name
-    renice -n 19 -p "$BASHPID" >/dev/null
+    renice -n 10 -p "$BASHPID" >/dev/null
     "$fn"
   ) &
   lane_pids+=($!)
 }
 
-# Waits for every lane; fails when any failed (its log is printed already).
+# Waits for every lane, at nice 0 now that nothing else runs (only root may
+# lower a nice value; others wait at 10); fails when any lane failed (its
+# log is printed already).
 wait_lanes() {
   local pid failed=0
+  for pid in "${lane_pids[@]}"; do
+    # shellcheck disable=SC2046 # one word per process id
+    renice -n 0 -p $(tree_pids "$pid") >/dev/null 2>&1 || true
+  done
   for pid in "${lane_pids[@]}"; do wait "$pid" || failed=1; done
   lane_pids=()
   return "$failed"
@@ -97,12 +105,16 @@ wait_lanes() {
 # and everything they started, by process id.
 stop_lanes() {
   local pid
-  for pid in "${lane_pids[@]}"; do kill_tree "$pid"; done
+  for pid in "${lane_pids[@]}"; do
+    # shellcheck disable=SC2046 # one word per process id
+    kill $(tree_pids "$pid") 2>/dev/null || true
+  done
 }
-kill_tree() {
+# A process and all its descendants, one id a line.
+tree_pids() {
   local child
-  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
-  kill "$1" 2>/dev/null || true
+  echo "$1"
+  for child in $(pgrep -P "$1"); do tree_pids "$child"; done
 }
 
 # Each stage's start (seconds into the run), wall time and lane: stages of
