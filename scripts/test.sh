@@ -43,8 +43,9 @@ rm -rf "$logs"
 mkdir -p "$logs"
 
 # stage [--whole] SLUG TITLE COMMAND...: runs COMMAND with its output in
-# $logs/SLUG.log and records "start end status lane title" in
-# $logs/SLUG.stage ("-" for end and status while it runs) for the table.
+# $logs/SLUG.log and records "order start end status lane title" in
+# $logs/SLUG.stage ("-" for end and status while it runs) for the table;
+# order, the start in nanoseconds, keeps stages of one second in sequence.
 # Bash ignores set -e inside anything called from a `&&` or `||` list, as
 # stages are, so the step functions below chain their commands with &&.
 stage() {
@@ -52,12 +53,13 @@ stage() {
   if [ "$1" = --whole ]; then whole=1; shift; fi
   local slug=$1 title=$2
   shift 2
-  local log=$logs/$slug.log started rc=0
-  started=$(date +%s)
-  printf '%s - - %s %s\n' "$started" "$lane" "$title" >"$logs/$slug.stage"
+  local log=$logs/$slug.log order started rc=0
+  order=$(date +%s%N)
+  started=$((order / 1000000000))
+  printf '%s %s - - %s %s\n' "$order" "$started" "$lane" "$title" >"$logs/$slug.stage"
   printf '=== [%s +%ds] %s (log: %s)\n' "$lane" $((started - run_started)) "$title" "$log"
   "$@" >"$log" 2>&1 </dev/null || rc=$?
-  printf '%s %s %s %s %s\n' "$started" "$(date +%s)" "$rc" "$lane" "$title" >"$logs/$slug.stage"
+  printf '%s %s %s %s %s %s\n' "$order" "$started" "$(date +%s)" "$rc" "$lane" "$title" >"$logs/$slug.stage"
   report "$log" "$title" "$rc" "$whole"
   return "$rc"
 }
@@ -121,12 +123,12 @@ tree_pids() {
 # different lanes whose spans overlap ran beside each other, so the total
 # is the run's wall time, not the sum of the column.
 stage_times() {
-  local file started ended rc name title wall
+  local file order started ended rc name title wall
   printf '\n=== stage times (start: seconds into the run; lanes run beside each other)\n'
   printf '%6s %7s  %-10s %s\n' start wall lane stage
   for file in "$logs"/*.stage; do printf '%s %s\n' "$(cut -d' ' -f1 "$file")" "$file"; done |
     sort -n -k1,1 | cut -d' ' -f2- | while read -r file; do
-    read -r started ended rc name title <"$file"
+    read -r order started ended rc name title <"$file"
     if [ "$ended" = - ]; then
       printf '%6d %7s  %-10s %s (stopped)\n' $((started - run_started)) - "$name" "$title"
       continue
