@@ -112,6 +112,59 @@ BackgroundLoad FreeIndex::near(const SwitchTree& tree, const FreeMap& free, std:
   return out;
 }
 
+namespace {
+
+// The cables (by Link::id) whose load differs between two loads, marked in
+// a vector of the fabric's cable count; both loads are ordered by cable id.
+std::vector<char> changed_cables(size_t cables, const BackgroundLoad& before, const BackgroundLoad& after) {
+  std::vector<char> changed(cables, 0);
+  auto mark = [&](int id) {
+    if (id >= 0 && static_cast<size_t>(id) < cables) changed[static_cast<size_t>(id)] = 1;
+  };
+  auto b = before.entries(), a = after.entries();
+  size_t i = 0, j = 0;
+  while (i < b.size() || j < a.size()) {
+    if (j == a.size() || (i < b.size() && b[i].first < a[j].first)) {
+      mark(b[i++].first);
+    } else if (i == b.size() || a[j].first < b[i].first) {
+      mark(a[j++].first);
+    } else {
+      if (b[i].second.from_a_gbps != a[j].second.from_a_gbps || b[i].second.from_b_gbps != a[j].second.from_b_gbps)
+        mark(a[j].first);
+      ++i, ++j;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+void EstimateMemo::forget_changed(const SwitchTree& tree, const BackgroundLoad& before, const BackgroundLoad& after) {
+  if (kept_.empty()) return;
+  const Fabric& f = tree.fabric();
+  const std::vector<char> changed = changed_cables(f.cables().size(), before, after);
+  auto changed_link = [&](LinkId e) { return changed[static_cast<size_t>(f.link(e).id)] != 0; };
+  // What every ring reads: the cables above the leaves (FreeIndex's above_).
+  for (size_t id = 0; id < changed.size(); ++id)
+    if (changed[id] && tree.uplink_of(static_cast<int>(id)) < 0 && tree.above_leaves(static_cast<int>(id))) {
+      clear();
+      return;
+    }
+  std::vector<char> leaf_changed(tree.leaves().size(), 0);
+  for (size_t l = 0; l < leaf_changed.size(); ++l)
+    leaf_changed[l] = std::any_of(tree.leaves()[l].uplinks.begin(), tree.leaves()[l].uplinks.end(), changed_link);
+  auto host_changed = [&](NodeId h) {
+    const std::span<const LinkId> own = tree.cables(h);
+    if (std::any_of(own.begin(), own.end(), changed_link)) return true;
+    const int l = tree.home_leaf(h);
+    return l >= 0 && leaf_changed[static_cast<size_t>(l)];
+  };
+  std::erase_if(kept_, [&](const auto& kept) {
+    const std::vector<NodeId>& ring = std::get<3>(kept.first);
+    return std::any_of(ring.begin(), ring.end(), host_changed);
+  });
+}
+
 Score score(const SwitchTree& tree, const FreeMap& free, const PlacementRequest& request, std::span<const NodeId> ring,
             const Weights& w, bool with_estimate) {
   return score(tree, free, FreeIndex(tree, free, ring), request, ring, w, with_estimate);

@@ -123,6 +123,12 @@ class EstimateMemo {
   }
   void clear() { kept_.clear(); }
   size_t size() const { return kept_.size(); }
+  // The running load went from `before` to `after` (a job started or
+  // ended): forgets the estimates of the rings whose load near them
+  // (FreeIndex::near: their hosts' cables, their leaves' uplinks, the
+  // cables above the leaves) is not the same in both; the others would be
+  // estimated to the same numbers again.
+  void forget_changed(const SwitchTree& tree, const BackgroundLoad& before, const BackgroundLoad& after);
 
  private:
   static constexpr size_t kKept = 4096;

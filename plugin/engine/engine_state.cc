@@ -47,11 +47,16 @@ const NodeMap* Engine::map_if_any() {
 
 const FreeMap& Engine::free_map_for(const RunningTraffic& t, const std::vector<int>& free_gpus) {
   if (search_free_writes != t.writes || estimates_fabric != fabric_loads) {
+    // Estimates hold on one tree (its paths, its cables' health) and the
+    // load near their rings: a job's start or end keeps those of rings
+    // away from its cables.
+    if (estimates_fabric != fabric_loads)
+      estimates.clear();
+    else
+      estimates.forget_changed(*tree, search_free.load, t.load);
     search_free.load = t.load;
     search_free.cable_flows = t.cable_flows;
     search_free_writes = t.writes;
-    // Estimates hold on one load and one tree (its paths, its cables' health).
-    estimates.clear();
     estimates_fabric = fabric_loads;
     search_free.estimates = &estimates;
   }
