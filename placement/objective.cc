@@ -143,7 +143,10 @@ void EstimateMemo::forget_changed(const SwitchTree& tree, const BackgroundLoad& 
   if (kept_.empty()) return;
   const Fabric& f = tree.fabric();
   const std::vector<char> changed = changed_cables(f.cables().size(), before, after);
-  auto changed_link = [&](LinkId e) { return changed[static_cast<size_t>(f.link(e).id)] != 0; };
+  auto changed_link = [&](LinkId e) {
+    const int id = f.link(e).id;
+    return id >= 0 && static_cast<size_t>(id) < changed.size() && changed[static_cast<size_t>(id)];
+  };
   // What every ring reads: the cables above the leaves (FreeIndex's above_).
   for (size_t id = 0; id < changed.size(); ++id)
     if (changed[id] && tree.uplink_of(static_cast<int>(id)) < 0 && tree.above_leaves(static_cast<int>(id))) {
