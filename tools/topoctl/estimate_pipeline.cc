@@ -34,7 +34,10 @@ topo::BackgroundLoad running_load(const topo::PathIndex& index, std::span<const 
     const topo::Estimate alone = topo::estimate(index, job.ring, job.request, {}, job.options.value_or(options));
     if (!(alone.time_s > 0 && std::isfinite(alone.time_s))) continue;
     const double scale = 8 * job.duty / (alone.time_s * 1e9);
-    for (const auto& [directed, bytes] : topo::ring_load(index, job.ring, job.request).cables()) {
+    // Named: cables() refers into the load, which a temporary in the loop
+    // header would free before the first iteration.
+    const topo::LinkLoad ring = topo::ring_load(index, job.ring, job.request);
+    for (const auto& [directed, bytes] : ring.cables()) {
       const topo::LinkId cable = f.cables()[static_cast<size_t>(directed / 2)];
       const topo::Link& l = f.link(cable);
       load.add(f, cable, directed % 2 == 0 ? l.end_a : l.end_b, bytes * scale);
