@@ -143,16 +143,38 @@ static struct pending *new_entry(topology_eval_t *ev, const struct topo_network_
   return entry;
 }
 
-/* The chosen candidate's ring and hints go to the job; its entry waits
- * for the job to start. */
+/* Whether the job could start on the candidate now: an evaluation that
+ * counts GPUs on one of its nodes that are not free now plans the future
+ * (backfill's will-run), and Slurm starts no job from it (a start
+ * evaluates again).  A job without GPUs cannot tell: always. */
+static bool could_start_on(const topology_eval_t *ev, const struct topo_engine_candidate *c,
+                           uint32_t gpus_per_node)
+{
+  if (!gpus_per_node)
+    return true;
+  for (size_t h = 0; h < c->count; h++) {
+    int n = (int)c->nodes[h];
+    if (bit_test(ev->node_map, n) && ev->avail_res_array && ev->avail_res_array[n] &&
+        ev->avail_res_array[n]->avail_gpus > topo_shim_node_free_gpus(node_record_table_ptr[n]))
+      return false;
+  }
+  return true;
+}
+
+/* The chosen candidate's ring and hints go to the job, unless the job
+ * cannot start on it now (most evaluations of a pending job are
+ * backfill's plans: writing the job's environment for each cost more
+ * than the engine's answer); its entry waits for the job to start. */
 static int take_candidate(topo_engine_t *e, topology_eval_t *ev, struct pending *entry)
 {
   const struct topo_engine_candidate *c = &entry->ranking.candidates[entry->chosen];
-  char *ring = ring_of(c);
-  topo_shim_set_ring(ev->job_ptr, ring, c->count, false);
-  remember_ring(ring);
-  topo_shim_set_hints(ev->job_ptr, e, c->nodes, c->count);
-  xfree(ring);
+  if (could_start_on(ev, c, entry->job.gpus_per_node)) {
+    char *ring = ring_of(c);
+    topo_shim_set_ring(ev->job_ptr, ring, c->count, false);
+    remember_ring(ring);
+    topo_shim_set_hints(ev->job_ptr, e, c->nodes, c->count);
+    xfree(ring);
+  }
   entry->nodes = bit_copy(ev->node_map);
   pending_put(entry, ev->job_ptr);
   return SLURM_SUCCESS;
@@ -190,6 +212,15 @@ static int wait_for_better(job_record_t *job_ptr, struct pending *entry, const c
   return SLURM_ERROR;
 }
 
+/* The job waits because Strict= or its segments hold it (`holds` says
+ * which). */
+static int wait_held(job_record_t *job_ptr, struct pending *entry, const char *holds)
+{
+  char waiting[40];
+  snprintf(waiting, sizeof(waiting), "waiting (%s)", holds);
+  return wait_for_better(job_ptr, entry, waiting);
+}
+
 int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *request,
                     struct topo_shim_timing *spent)
 {
@@ -209,13 +240,11 @@ int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *requ
    * better moment: it waits, as a job that does not fit.  A busy cluster
    * is no engine failure: under Strict=yes, or for a job with segments,
    * the job waits like any other (topo_engine_holds). */
-  const char *holds = topo_engine_holds(e, &entry->job);
-  char waiting[40];
-  snprintf(waiting, sizeof(waiting), "waiting (%s)", holds ? holds : "");
   if (rc == TOPO_ENGINE_DEFERRED)
     return wait_for_better(ev->job_ptr, entry, "waiting");
-  if (rc == TOPO_ENGINE_NO_PLACEMENT && holds)
-    return wait_for_better(ev->job_ptr, entry, waiting);
+  const char *holds = rc == TOPO_ENGINE_NO_PLACEMENT ? topo_engine_holds(e, &entry->job) : NULL;
+  if (holds)
+    return wait_held(ev->job_ptr, entry, holds);
   if (rc != TOPO_ENGINE_OK)
     return own_choice(e, ev, entry, spent);
 
@@ -224,8 +253,9 @@ int eval_topo_aware(topology_eval_t *ev, const struct topo_network_request *requ
     return take_candidate(e, ev, entry);
   snprintf(entry->why, sizeof(entry->why),
            "Slurm's evaluation accepted none of the %zu ranked candidates", entry->ranking.count);
+  holds = topo_engine_holds(e, &entry->job);
   if (holds)
-    return wait_for_better(ev->job_ptr, entry, waiting);
+    return wait_held(ev->job_ptr, entry, holds);
   return own_choice(e, ev, entry, spent);
 }
 
