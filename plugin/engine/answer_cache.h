@@ -71,7 +71,7 @@ class Answers {
 struct RankingDetail {
   std::shared_ptr<const Answer> answer;
   std::optional<int64_t> snapshot_id;
-  std::string profile;
+  Profile profile = Profile::AllReduce;  // the question's; worded only when recorded
 };
 
 // What a question is searched on: the tree (and the fabric it reads) of

@@ -96,8 +96,11 @@ void Engine::open_database() {
 }
 
 const SwitchTree& Engine::current_tree(bool check_now) {
+  // The watcher looks once a second: then a rank call reads no clock.
+  const bool settled = tree && snapshots && !check_now;
+  if (settled && watcher.joinable()) return *tree;
   auto now = std::chrono::steady_clock::now();
-  if (tree && snapshots && !check_now && (watcher.joinable() || now - last_check < kSnapshotCheckEvery)) return *tree;
+  if (settled && now - last_check < kSnapshotCheckEvery) return *tree;
   try {
     open_database();
     std::optional<int64_t> latest = snapshots->latest();

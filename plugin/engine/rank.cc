@@ -153,7 +153,7 @@ int rank(Engine& e, const topo_engine_job& job, const int* free_gpus, size_t cou
   }
   auto detail = std::make_unique<RankingDetail>();
   detail->snapshot_id = e.snapshot_id;
-  detail->profile = std::string(name(e.question.profile));
+  detail->profile = e.question.profile;
   detail->answer = std::move(a);
   write_candidates(map, std::move(detail), ranking);
   return TOPO_ENGINE_OK;

@@ -84,7 +84,7 @@ RunningEntry running_entry(Engine& e, const NodeMap* map, const topo_engine_job&
     entry.ring = chosen_ring(ranking->candidates[chosen], *detail, chosen, allocated, allocated_count, r);
   else
     entry.ring = ring_of_nodes(e.tree.get(), map, allocated, allocated_count);
-  entry.profile = detail ? *parse_profile(detail->profile) : profile_of(e.config, job.request);
+  entry.profile = detail ? detail->profile : profile_of(e.config, job.request);
   entry.gpus_per_host = static_cast<int>(std::max<uint32_t>(job.gpus_per_node, 1));
   return entry;
 }
@@ -100,7 +100,7 @@ void record(Engine& e, const topo_engine_job& job, const topo_engine_ranking* ra
   r.job_id = job.job_id;
   r.deferred_why = std::move(held_back);
   r.hosts = e.nodes.names_of(allocated, allocated_count);
-  r.profile = detail ? detail->profile : std::string(name(profile_of(e.config, job.request)));
+  r.profile = std::string(name(detail ? detail->profile : profile_of(e.config, job.request)));
   const NodeMap* map = e.map_if_any();
   RunningEntry entry = running_entry(e, map, job, detail, ranking, chosen, allocated, allocated_count, r);
   if (chosen < 0) {
