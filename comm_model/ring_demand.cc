@@ -1,0 +1,25 @@
+#include "comm_model/ring_demand.h"
+
+namespace topo {
+
+RingDemand ring_demand(const PathIndex& index, std::span<const NodeId> ring, const Request& request, double duty,
+                       const ModelOptions& options) {
+  RingDemand out;
+  out.alone_s = estimate(index, ring, request, {}, options).time_s;
+  if (!out.paced()) return out;
+  // Named: cables() refers into the load, which a temporary would free.
+  const LinkLoad load = ring_load(index, ring, request);
+  out.gbps.reserve(load.cables().size());
+  // In this order to the last bit, as the placement's running traffic has
+  // always summed it: its ties between candidates rest on it.
+  for (auto [cable, bytes] : load.cables()) out.gbps.emplace_back(cable, bytes * 8 / 1e9 / out.alone_s * duty);
+  return out;
+}
+
+void add_directed(const Fabric& fabric, int directed, double gbps, BackgroundLoad& load) {
+  const LinkId cable = fabric.cables()[static_cast<size_t>(directed / 2)];
+  const Link& l = fabric.link(cable);
+  load.add(fabric, cable, directed % 2 == 0 ? l.end_a : l.end_b, gbps);
+}
+
+}  // namespace topo
