@@ -1,9 +1,9 @@
 #include "placement/traffic.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 
+#include "comm_model/ring_demand.h"
 #include "routing/route.h"
 
 namespace topo {
@@ -79,10 +79,9 @@ JobTraffic job_traffic(const SwitchTree& tree, const RunningJob& job, double byt
   std::map<int, double> gbps, flows;
   std::vector<int> cables;
   for (const Request& r : requests) {
-    Estimate alone = estimate(tree.paths(), job.ring, r);
-    if (!(alone.time_s > 0) || !std::isfinite(alone.time_s)) continue;
-    LinkLoad load = ring_load(tree.paths(), job.ring, r);
-    for (auto [cable, b] : load.cables()) gbps[cable] += b * 8 / 1e9 / alone.time_s * each;
+    const RingDemand demand = ring_demand(tree.paths(), job.ring, r, each);
+    if (!demand.paced()) continue;
+    for (auto [cable, g] : demand.gbps) gbps[cable] += g;
     if (!fabric.routing().is_static()) continue;
     each_flow(r.collective, job.ring, [&](NodeId a, NodeId b, double w) {
       cables.clear();
@@ -105,12 +104,8 @@ void TrafficMap::apply(const JobTraffic& job, double sign) {
 
 void TrafficMap::write(const Fabric& fabric, FreeMap& free) const {
   free.load = BackgroundLoad{};
-  for (size_t c = 0; c < gbps_.size(); ++c) {
-    if (gbps_[c] <= 1e-9) continue;
-    LinkId e = fabric.cables()[c / 2];
-    const Link& l = fabric.link(e);
-    free.load.add(fabric, e, c % 2 == 0 ? l.end_a : l.end_b, gbps_[c]);
-  }
+  for (size_t c = 0; c < gbps_.size(); ++c)
+    if (gbps_[c] > 1e-9) add_directed(fabric, static_cast<int>(c), gbps_[c], free.load);
   free.cable_flows = flows_;
 }
 

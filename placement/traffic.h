@@ -5,12 +5,13 @@
 // keeps a new job's cross-leaf flows off).
 //
 // A job's collectives follow its profile (profile_requests). Its load on a
-// cable is the bytes one run of each collective puts there over the time
-// that run takes alone, times its duty, shared evenly between the
-// profile's collectives. Its flows are its host-to-host flows routed
-// through the tables, one per rail (each GPU's traffic leaves by the HCA of
-// its rail and lands on the same rail), also times its duty: a ring edge
-// is one flow, an AllToAll sends 1/(n-1) of a flow to each other host.
+// cable is each collective's ring demand (comm_model/ring_demand.h: the
+// bytes one run puts there over the time that run takes alone, times the
+// duty), the job's duty shared evenly between the profile's collectives.
+// Its flows are its host-to-host flows routed through the tables, one per
+// rail (each GPU's traffic leaves by the HCA of its rail and lands on the
+// same rail), also times its duty: a ring edge is one flow, an AllToAll
+// sends 1/(n-1) of a flow to each other host.
 #pragma once
 
 #include <span>

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "comm_model/domain_flows.h"
-#include "comm_model/estimate.h"
+#include "comm_model/ring_demand.h"
 
 namespace topoctl {
 namespace {
@@ -31,17 +31,9 @@ topo::BackgroundLoad running_load(const topo::PathIndex& index, std::span<const 
   topo::BackgroundLoad load;
   for (const topo::NeighbourJob& job : jobs) {
     if (job.ring.size() < 2 || (!f.domains().empty() && topo::in_one_domain(f, job.ring))) continue;
-    const topo::Estimate alone = topo::estimate(index, job.ring, job.request, {}, job.options.value_or(options));
-    if (!(alone.time_s > 0 && std::isfinite(alone.time_s))) continue;
-    const double scale = 8 * job.duty / (alone.time_s * 1e9);
-    // Named: cables() refers into the load, which a temporary in the loop
-    // header would free before the first iteration.
-    const topo::LinkLoad ring = topo::ring_load(index, job.ring, job.request);
-    for (const auto& [directed, bytes] : ring.cables()) {
-      const topo::LinkId cable = f.cables()[static_cast<size_t>(directed / 2)];
-      const topo::Link& l = f.link(cable);
-      load.add(f, cable, directed % 2 == 0 ? l.end_a : l.end_b, bytes * scale);
-    }
+    const topo::RingDemand demand =
+        topo::ring_demand(index, job.ring, job.request, job.duty, job.options.value_or(options));
+    for (auto [directed, gbps] : demand.gbps) topo::add_directed(f, directed, gbps, load);
   }
   return load;
 }
