@@ -16,10 +16,4 @@ RingDemand ring_demand(const PathIndex& index, std::span<const NodeId> ring, con
   return out;
 }
 
-void add_directed(const Fabric& fabric, int directed, double gbps, BackgroundLoad& load) {
-  const LinkId cable = fabric.cables()[static_cast<size_t>(directed / 2)];
-  const Link& l = fabric.link(cable);
-  load.add(fabric, cable, directed % 2 == 0 ? l.end_a : l.end_b, gbps);
-}
-
 }  // namespace topo

@@ -37,6 +37,12 @@ RingDemand ring_demand(const PathIndex& index, std::span<const NodeId> ring, con
 
 // Adds `gbps` to `load` in the direction the directed cable id `directed`
 // names (routing/route.h directed_cable), as a demand's entries name them.
-void add_directed(const Fabric& fabric, int directed, double gbps, BackgroundLoad& load);
+// Inline: the engine writes every loaded directed cable this way when the
+// running jobs changed, on slurmctld's scheduling thread.
+inline void add_directed(const Fabric& fabric, int directed, double gbps, BackgroundLoad& load) {
+  const LinkId cable = fabric.cables()[static_cast<size_t>(directed / 2)];
+  const Link& l = fabric.link(cable);
+  load.add(fabric, cable, directed % 2 == 0 ? l.end_a : l.end_b, gbps);
+}
 
 }  // namespace topo
