@@ -1,6 +1,9 @@
 #include "comm_model/estimate.h"
 
+#include "comm_model/estimate_times.h"
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -43,19 +46,45 @@ void check_options(const Request& r, const ModelOptions& o) {
     throw std::invalid_argument(fmt::format("ecmp_qps {}: expected 0 (the fabric's) to {}", o.ecmp_qps, kMaxQps));
 }
 
+// A few values in a fixed array: the choices an estimate walks, without
+// an allocation each time the placement search asks for one.
+template <typename T, size_t N>
+struct Few {
+  std::array<T, N> items{};
+  size_t count = 0;
+  void push_back(T t) { items[count++] = t; }
+  const T* begin() const { return items.data(); }
+  const T* end() const { return items.data() + count; }
+  operator std::span<const T>() const { return {begin(), count}; }
+};
+
 // The algorithms and protocols in play, in the order ties are broken.
-std::vector<Algorithm> algorithms_for(Collective coll, const ModelOptions& o) {
-  if (o.algorithm) return {*o.algorithm};
-  std::vector<Algorithm> out;
+Few<Algorithm, 4> algorithms_for(Collective coll, const ModelOptions& o) {
+  Few<Algorithm, 4> out;
+  if (o.algorithm) {
+    out.push_back(*o.algorithm);
+    return out;
+  }
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Direct})
     if (supports(coll, a)) out.push_back(a);
   return out;
 }
-std::vector<Protocol> protocols_for(const ModelOptions& o) {
-  if (o.protocol) return {*o.protocol};
-  if (!o.nccl_tuning) return {Protocol::Simple};
-  return {Protocol::Simple, Protocol::LL128, Protocol::LL};
+Few<Protocol, 3> protocols_for(const ModelOptions& o) {
+  Few<Protocol, 3> out;
+  if (o.protocol)
+    out.push_back(*o.protocol);
+  else if (!o.nccl_tuning)
+    out.push_back(Protocol::Simple);
+  else
+    for (Protocol p : {Protocol::Simple, Protocol::LL128, Protocol::LL}) out.push_back(p);
+  return out;
 }
+
+// What a caller reads of an evaluation: all of it (estimate(), the
+// neighbours), or only the times (estimate_times(), the placement
+// objective, which scores a few rings a decision): no time alone, no
+// bottleneck named in words.
+enum class Detail { Full, TimesOnly };
 
 // A routed traffic pattern, its flows and its pace alone and among neighbours.
 struct Routed {
@@ -80,6 +109,7 @@ Patterns route_patterns(const PathIndex& index, const Allocation& al, const Requ
     return static_cast<int>(ps.routed.size()) - 1;
   };
   if (al.size() < 2) return ps;
+  ps.routed.reserve(3);  // ring, tree, and AllToAll's one or two
   if (in_play(Algorithm::Ring) || in_play(Algorithm::Hierarchical))
     // Broadcast pipelines down a chain: the ring without its closing edge.
     ps.ring = add(ring_traffic(index, al, 1.0, r.collective == Collective::Broadcast));
@@ -106,17 +136,22 @@ double seconds_at(double flow_bytes, double gbps) { return gbps <= 0 ? kInf : fl
 // ideal fabric (the hosts' own cables at line rate).
 void pace_patterns(const PathIndex& index, Patterns& ps, const CableRoom& room, const CableRoom& ideal_room,
                    std::span<const Sharer> neighbours) {
-  std::vector<Sharer> sharers(1 + neighbours.size());
-  std::copy(neighbours.begin(), neighbours.end(), sharers.begin() + 1);
+  // The sharers' list is needed only among neighbours; alone, one on the stack does.
+  std::vector<Sharer> sharers;
+  if (!neighbours.empty()) {
+    sharers.resize(1 + neighbours.size());
+    std::copy(neighbours.begin(), neighbours.end(), sharers.begin() + 1);
+  }
+  std::vector<std::pair<int, double>> own;  // one buffer for every pattern
   for (Routed& p : ps.routed) {
     p.flows = flows_of(std::move(p.load.bytes), p.load.flow_bytes);  // the bytes are not read again
-    std::vector<std::pair<int, double>> own;
+    own.clear();
     for (const auto& fl : p.flows)
       if (index.is_port_cable(fl.first)) own.push_back(fl);
-    Sharer ideal{own};
-    double ideal_gbps = share_max_min({&ideal, 1}, ideal_room)[0].flow_gbps;
-    sharers[0] = Sharer{p.flows};
-    p.alone = first_share({sharers.data(), 1}, room);
+    const Sharer ideal{own}, alone{p.flows};
+    double ideal_gbps = first_share({&ideal, 1}, ideal_room).flow_gbps;
+    p.alone = first_share({&alone, 1}, room);
+    if (!neighbours.empty()) sharers[0] = alone;
     p.shared = neighbours.empty() ? p.alone : first_share(sharers, room);
     p.alone_pace = {seconds_at(p.load.flow_bytes, p.alone.flow_gbps), seconds_at(p.load.flow_bytes, ideal_gbps),
                     p.load.max_switches};
@@ -132,19 +167,19 @@ struct Choice {
 
 // Every algorithm, protocol and PXN variant in play, costed alone, among
 // neighbours and on the ideal fabric.
-Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Patterns& ps) {
+Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Patterns& ps, Detail detail) {
   Choice ch;
   for (Algorithm a : algorithms_for(r.collective, o))
     for (Protocol p : protocols_for(o)) {
       if (a == Algorithm::Direct && p == Protocol::LL128) continue;
-      std::vector<std::pair<int, bool>> variants;  // pattern, pxn
+      Few<std::pair<int, bool>, 2> variants;  // pattern, pxn
       switch (a) {
         case Algorithm::Ring:
         case Algorithm::Hierarchical:
-          variants = {{ps.ring, false}};
+          variants.push_back({ps.ring, false});
           break;
         case Algorithm::Tree:
-          variants = {{ps.tree, false}};
+          variants.push_back({ps.tree, false});
           break;
         case Algorithm::Direct:
           if (ps.plain >= 0 || sh.hosts < 2) variants.push_back({ps.plain, false});
@@ -156,10 +191,11 @@ Choice choose(const Request& r, const ModelOptions& o, const Shape& sh, const Pa
         Candidate c{a, p, pxn, pattern};
         Candidate ideal = c, alone = c;
         cost(r, o, sh, routed ? &routed->alone_pace : nullptr, /*ideal=*/true, ideal);
-        cost(r, o, sh, routed ? &routed->alone_pace : nullptr, /*ideal=*/false, alone);
         cost(r, o, sh, routed ? &routed->shared_pace : nullptr, /*ideal=*/false, c);
         ch.ideal = std::min(ch.ideal, ideal.total());
         if (!ch.best || c.total() < ch.best->total()) ch.best = c;
+        if (detail == Detail::TimesOnly) continue;
+        cost(r, o, sh, routed ? &routed->alone_pace : nullptr, /*ideal=*/false, alone);
         if (!ch.best_alone || alone.total() < ch.best_alone->total()) ch.best_alone = alone;
       }
     }
@@ -212,18 +248,16 @@ int neighbours_met(const Routed& p, std::span<const Sharer> neighbours) {
   return met;
 }
 
-}  // namespace
-
-namespace detail {
-
-Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
-                    const BackgroundLoad& background, std::span<const Sharer> neighbours, const ModelOptions& options) {
+// detail::evaluate(), all of it or only the times.
+detail::Evaluation evaluate_for(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                                const BackgroundLoad& background, std::span<const Sharer> neighbours,
+                                const ModelOptions& options, Detail wanted) {
   check_options(request, options);
   const Allocation al = allocate(index, hosts, request.gpus_per_host);
   const Shape shape{al.size(), request.gpus_per_host, 0};
-  Evaluation ev;
+  detail::Evaluation ev;
   Estimate& out = ev.estimate;
-  out.routing = routing_name(index.fabric().routing());
+  if (wanted == Detail::Full) out.routing = routing_name(index.fabric().routing());
   out.collective = request.collective;
   out.hosts = shape.hosts;
   out.gpus_per_host = shape.gpus_per_host;
@@ -238,7 +272,7 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
   Patterns ps = route_patterns(index, al, request, algorithms, options);
   const CableRoom room(index, background, options.network_efficiency);
   pace_patterns(index, ps, room, CableRoom(index, BackgroundLoad(), options.network_efficiency), neighbours);
-  Choice ch = choose(request, options, Shape{shape.hosts, shape.gpus_per_host, ps.tree_depth}, ps);
+  Choice ch = choose(request, options, Shape{shape.hosts, shape.gpus_per_host, ps.tree_depth}, ps, wanted);
 
   const Candidate& c = *ch.best;
   const Routed* routed = c.pattern >= 0 ? &ps.routed[c.pattern] : nullptr;
@@ -247,8 +281,9 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
   out.pxn = c.pxn;
   out.time_s = c.total();
   out.latency_s = c.latency_s;
-  out.alone_time_s = ch.best_alone->total();
   out.ideal_time_s = std::min(ch.ideal, out.time_s);
+  if (wanted == Detail::TimesOnly) return ev;
+  out.alone_time_s = ch.best_alone->total();
   if (std::isfinite(out.time_s) && out.time_s > 0) {
     out.algbw_gbps = request.bytes * 8 / out.time_s / 1e9;
     out.busbw_gbps = out.algbw_gbps * bus_factor(request.collective, out.ranks);
@@ -265,7 +300,22 @@ Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const
   return ev;
 }
 
+}  // namespace
+
+namespace detail {
+
+Evaluation evaluate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                    const BackgroundLoad& background, std::span<const Sharer> neighbours, const ModelOptions& options) {
+  return evaluate_for(index, hosts, request, background, neighbours, options, Detail::Full);
+}
+
 }  // namespace detail
+
+EstimateTimes estimate_times(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
+                             const BackgroundLoad& background) {
+  const Estimate e = evaluate_for(index, hosts, request, background, {}, ModelOptions{}, Detail::TimesOnly).estimate;
+  return {e.time_s, e.ideal_time_s};
+}
 
 Estimate estimate(const PathIndex& index, std::span<const NodeId> hosts, const Request& request,
                   const BackgroundLoad& background, const ModelOptions& options) {

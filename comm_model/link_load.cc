@@ -22,6 +22,8 @@ void check_rate(double gbps) {
 
 BackgroundLoad::Entry& BackgroundLoad::at(int cable) {
   if (entries_.empty() || entries_.back().first < cable) return entries_.emplace_back(cable, Entry{}).second;
+  // Writers add a cable's two directions one after the other.
+  if (entries_.back().first == cable) return entries_.back().second;
   auto it = std::lower_bound(entries_.begin(), entries_.end(), cable,
                              [](const std::pair<int, Entry>& e, int c) { return e.first < c; });
   if (it == entries_.end() || it->first != cable) it = entries_.insert(it, {cable, Entry{}});

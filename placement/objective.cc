@@ -1,5 +1,7 @@
 #include "placement/objective.h"
 
+#include "comm_model/estimate_times.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,7 +20,7 @@ int gpus_on(const FreeMap& free, const PlacementRequest& request, NodeId host) {
   return request.hosts > 0 ? request.gpus_per_host : free.free(host);
 }
 
-double excess(const Estimate& e) {
+double excess(const EstimateTimes& e) {
   if (!std::isfinite(e.time_s) || e.ideal_time_s <= 0) return 9.9;
   return std::clamp(e.time_s / e.ideal_time_s - 1.0, 0.0, 9.9);
 }
@@ -191,7 +193,7 @@ EstimateMemo::Estimated estimated(const SwitchTree& tree, const FreeMap& free, c
   double total_excess = 0;
   const BackgroundLoad background = index.near(tree, free, ring);
   for (const Request& r : collectives) {
-    Estimate e = estimate(tree.paths(), ring, r, background);
+    const EstimateTimes e = estimate_times(tree.paths(), ring, r, background);
     out.estimate_s += e.time_s;
     out.ideal_s += e.ideal_time_s;
     total_excess += excess(e);
@@ -201,21 +203,44 @@ EstimateMemo::Estimated estimated(const SwitchTree& tree, const FreeMap& free, c
   return out;
 }
 
+// The job's hosts on each leaf, by leaf (-1: hosts on no leaf), in leaf
+// order: a ring spans a few leaves, so a sorted vector, not a map.
+std::vector<std::pair<int, int>> hosts_per_leaf(const SwitchTree& tree, std::span<const NodeId> ring) {
+  std::vector<std::pair<int, int>> per_leaf;
+  per_leaf.reserve(ring.size());
+  for (NodeId h : ring) {
+    const int leaf = tree.home_leaf(h);
+    auto at = std::lower_bound(per_leaf.begin(), per_leaf.end(), std::make_pair(leaf, 0),
+                               [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (at == per_leaf.end() || at->first != leaf) at = per_leaf.insert(at, {leaf, 0});
+    ++at->second;
+  }
+  return per_leaf;
+}
+
+// The distinct pods of the leaves in `per_leaf`.
+int pods_of(const SwitchTree& tree, std::span<const std::pair<int, int>> per_leaf) {
+  int pods = 0;
+  for (size_t i = 0; i < per_leaf.size(); ++i) {
+    if (per_leaf[i].first < 0) continue;
+    const int pod = tree.leaves()[per_leaf[i].first].pod;
+    bool seen = false;
+    for (size_t k = 0; k < i && !seen; ++k)
+      seen = per_leaf[k].first >= 0 && tree.leaves()[per_leaf[k].first].pod == pod;
+    pods += !seen;
+  }
+  return pods;
+}
+
 }  // namespace
 
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& w, bool with_estimate, SeamRoutes* routes) {
   Score s;
-  std::map<int, int> per_leaf;  // hosts of the job on each leaf
-  std::set<int> pods;
-  for (NodeId h : ring) {
-    int leaf = tree.home_leaf(h);
-    ++per_leaf[leaf];
-    if (leaf >= 0) pods.insert(tree.leaves()[leaf].pod);
-    s.degraded_links += static_cast<int>(tree.degraded_cables(h).size());
-  }
+  const std::vector<std::pair<int, int>> per_leaf = hosts_per_leaf(tree, ring);
+  for (NodeId h : ring) s.degraded_links += static_cast<int>(tree.degraded_cables(h).size());
   s.leaves = static_cast<int>(per_leaf.size());
-  s.pods = static_cast<int>(pods.size());
+  s.pods = pods_of(tree, per_leaf);
   RingCrossings crossings = ring_crossings(tree, ring);
   s.spine_edges = crossings.spine_edges;
   s.pod_edges = crossings.pod_edges;
@@ -233,9 +258,12 @@ Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index,
                 (alltoall ? w.overloaded_leaf * s.overloaded_leaves : w.spine_edge * s.spine_edges) +
                 w.leaf * s.leaves + w.pressure * s.pressure + w.fragment * s.fragment;
 
-  std::vector<Request> collectives =
-      profile_requests(request.profile, request.message_bytes, gpus_on(free, request, ring.front()));
-  if (with_estimate && !collectives.empty() && ring.size() > 1) {
+  // The collectives only for a ring that gets the estimate: most scores of
+  // a search are of its structure alone.
+  std::vector<Request> collectives;
+  if (with_estimate && ring.size() > 1)
+    collectives = profile_requests(request.profile, request.message_bytes, gpus_on(free, request, ring.front()));
+  if (!collectives.empty()) {
     EstimateMemo::Estimated e = estimated(tree, free, index, request, ring, collectives);
     s.estimate_s = e.estimate_s;
     s.ideal_s = e.ideal_s;

@@ -460,6 +460,17 @@ std::vector<Swap> swaps_of(const SwitchTree& tree, const FreeMap& free, const Fr
   return out;
 }
 
+// Placements by total, ties in the order given: what std::stable_sort
+// gives, by insertion, which moves a few placements and allocates nothing
+// (a stable sort takes a buffer for them); a search ranks a handful.
+void sort_by_total(std::vector<Placement>& ranked) {
+  for (auto it = ranked.begin(); it != ranked.end(); ++it) {
+    auto to = std::upper_bound(ranked.begin(), it, it->score.total,
+                               [](double total, const Placement& p) { return total < p.score.total; });
+    std::rotate(to, it, it + 1);
+  }
+}
+
 // A host set's key, whatever order its ring takes.
 std::vector<NodeId> sorted_hosts(std::vector<NodeId> hosts) {
   std::sort(hosts.begin(), hosts.end());
@@ -481,8 +492,12 @@ void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeInd
   // the round's estimated_swaps, so what a round tries does not depend on
   // what the rounds before it saw.
   std::set<std::vector<NodeId>> tried;
+  // What a round swaps from: the best's hosts and score, kept apart
+  // (ranked.front() moves when a trial wins); swaps_of() reads no more.
+  Placement best;
   for (int round = 0; round < options.improvement_rounds && ranked.front().leaves.size() > 1; ++round) {
-    const Placement best = ranked.front();
+    best.hosts.assign(ranked.front().hosts.begin(), ranked.front().hosts.end());
+    best.score = ranked.front().score;
     bool improved = false;
     int estimated = 0;
     for (const Swap& swap : swaps_of(tree, free, index, request, pools, best, w)) {
@@ -570,11 +585,10 @@ std::vector<Placement> rank_placements_by_leaves(const SwitchTree& tree, const F
     return {infeasible(fmt::format("no placement within the limits (max leaves {}, one pod {}, one rail group {})",
                                    request.max_leaves ? std::to_string(*request.max_leaves) : "none",
                                    request.one_pod ? "yes" : "no", request.one_rail_group ? "yes" : "no"))};
-  auto by_total = [](const Placement& a, const Placement& b) { return a.score.total < b.score.total; };
-  std::stable_sort(ranked.begin(), ranked.end(), by_total);
+  sort_by_total(ranked);
   size_t keep = std::min<size_t>(ranked.size(), std::max(count, options.scored_candidates));
   ranked.resize(estimate_in_order(tree, free, index, routes, request, ranked, keep, count, options.weights));
-  std::stable_sort(ranked.begin(), ranked.end(), by_total);
+  sort_by_total(ranked);
 
   improve_by_swaps(tree, free, index, routes, request, pools, options, ranked);
   if (static_cast<int>(ranked.size()) > count) ranked.resize(std::max(1, count));
