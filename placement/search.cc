@@ -45,6 +45,10 @@ std::vector<LeafPool> make_pools(const SwitchTree& tree, const FreeMap& free, co
   pools.reserve(tree.leaves().size());
   std::vector<NodeId> hosts;                           // one leaf's eligible hosts, in the leaf's order
   std::vector<std::tuple<size_t, int, size_t>> keyed;  // (degraded cables, free GPUs or minus them, position)
+  size_t largest = 0;
+  for (const SwitchTree::Leaf& l : tree.leaves()) largest = std::max(largest, l.hosts.size());
+  hosts.reserve(largest);
+  keyed.reserve(largest);
   for (int i = 0; i < static_cast<int>(tree.leaves().size()); ++i) {
     const SwitchTree::Leaf& l = tree.leaves()[i];
     hosts.clear();
@@ -184,6 +188,7 @@ std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> po
     chosen.back() = fit;
   }
   std::vector<NodeId> hosts;
+  hosts.reserve(static_cast<size_t>(target));  // whole hosts: exactly; a GPU count: at most
   if (r.profile == Profile::AllToAll && whole_hosts(r) && chosen.size() > 1) {
     std::vector<int> caps;
     for (const LeafPool* p : chosen) caps.push_back(p->capacity);
@@ -199,41 +204,62 @@ std::optional<std::vector<NodeId>> fewest_leaves(std::vector<const LeafPool*> po
   return hosts;
 }
 
+// The pools of one pod, and what they hold together.
+struct PodPools {
+  int pod = 0;
+  std::vector<const LeafPool*> members;
+  int capacity = 0;
+};
+
+// The pools grouped by pod, in pod order (a fabric has a few pods: a
+// sorted vector, not a map).
+std::vector<PodPools> by_pod(const std::vector<LeafPool>& pools) {
+  std::vector<PodPools> out;
+  for (const LeafPool& p : pools) {
+    auto at = std::lower_bound(out.begin(), out.end(), p.pod, [](const PodPools& g, int pod) { return g.pod < pod; });
+    if (at == out.end() || at->pod != p.pod) {
+      at = out.insert(at, PodPools{p.pod, {}, 0});
+      at->members.reserve(pools.size());
+    }
+    at->members.push_back(&p);
+    at->capacity += p.capacity;
+  }
+  return out;
+}
+
 std::vector<std::vector<NodeId>> candidates(const SwitchTree& tree, const std::vector<LeafPool>& pools,
                                             const FreeMap& free, const PlacementRequest& r) {
   std::vector<std::vector<NodeId>> out;
+  out.reserve(pools.size() + 4);  // a leaf each, then a few per pod and across pods
   int target = need(r);
   for (const LeafPool& p : pools)
     if (p.capacity >= target) {
-      out.emplace_back();
+      out.emplace_back().reserve(static_cast<size_t>(target));
       take(p, target, free, r, out.back());
     }
-  std::map<int, std::vector<const LeafPool*>> by_pod;
-  std::map<int, int> pod_capacity;
-  for (const LeafPool& p : pools) {
-    by_pod[p.pod].push_back(&p);
-    pod_capacity[p.pod] += p.capacity;
-  }
+  const std::vector<PodPools> pods = by_pod(pools);
   bool some_pod_fits = false;
   const bool alltoall = r.profile == Profile::AllToAll && whole_hosts(r);
-  for (auto& [pod, members] : by_pod) {
-    if (auto hosts = fewest_leaves(members, free, r)) {
+  for (const PodPools& g : pods) {
+    if (auto hosts = fewest_leaves(g.members, free, r)) {
       out.push_back(std::move(*hosts));
       some_pod_fits = true;
     }
-    if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt) out.push_back(std::move(*hosts));
+    if (auto hosts = alltoall ? within_uplinks(tree, g.members, free, r) : std::nullopt)
+      out.push_back(std::move(*hosts));
   }
   if (!some_pod_fits || tree.pods() > 1) {
     // The fewest pods, largest first, then the fewest leaves inside them.
-    std::vector<int> pods;
-    for (auto& [pod, cap] : pod_capacity) pods.push_back(pod);
-    std::sort(pods.begin(), pods.end(), [&](int a, int b) { return pod_capacity[a] > pod_capacity[b]; });
+    std::vector<const PodPools*> largest;
+    for (const PodPools& g : pods) largest.push_back(&g);
+    std::sort(largest.begin(), largest.end(),
+              [](const PodPools* a, const PodPools* b) { return a->capacity > b->capacity; });
     std::vector<const LeafPool*> members;
     int sum = 0;
-    for (int pod : pods) {
+    for (const PodPools* g : largest) {
       if (sum >= target) break;
-      members.insert(members.end(), by_pod[pod].begin(), by_pod[pod].end());
-      sum += pod_capacity[pod];
+      members.insert(members.end(), g->members.begin(), g->members.end());
+      sum += g->capacity;
     }
     if (auto hosts = fewest_leaves(members, free, r)) out.push_back(std::move(*hosts));
     if (auto hosts = alltoall ? within_uplinks(tree, members, free, r) : std::nullopt) out.push_back(std::move(*hosts));
@@ -328,6 +354,7 @@ namespace {
 // The distinct leaves of a ring, in ring order.
 std::vector<NodeId> leaves_of(const SwitchTree& tree, std::span<const NodeId> ring) {
   std::vector<NodeId> leaves;
+  leaves.reserve(ring.size());
   for (NodeId h : ring) {
     int leaf = tree.home_leaf(h);
     if (leaf >= 0 && (leaves.empty() || leaves.back() != tree.leaves()[leaf].node))
@@ -507,6 +534,7 @@ void improve_by_swaps(const SwitchTree& tree, const FreeMap& free, const FreeInd
       const double to_beat = b.total - w.slowdown * (b.slowdown - 1) - 1e-9;
       if (estimated >= options.estimated_swaps || swap.structure >= to_beat) break;
       std::vector<NodeId> trial;
+      trial.reserve(best.hosts.size());  // whole hosts: exactly as many
       int units_there = 0;
       for (NodeId h : best.hosts) {
         if (tree.home_leaf(h) != swap.leaf)
@@ -565,7 +593,7 @@ std::vector<Placement> rank_placements_by_leaves(const SwitchTree& tree, const F
                                    whole_hosts(request) ? "hosts" : "GPUs", need(request)))};
 
   // Pre-rank on structure, then score the best few with the comm_model.
-  std::set<std::vector<NodeId>> seen;
+  std::vector<std::vector<NodeId>> seen;  // host sets, sorted: a round finds a few candidates
   std::vector<Placement> ranked;
   // With nothing degraded in the pools every round sees the same pools and
   // finds the same candidates, so one round does (without copying them).
@@ -574,8 +602,12 @@ std::vector<Placement> rank_placements_by_leaves(const SwitchTree& tree, const F
     std::vector<LeafPool> restricted;
     if (!one_round) restricted = restrict_pools(tree, pools, free, request, health);
     const std::vector<LeafPool>& round = one_round ? pools : restricted;
-    for (std::vector<NodeId>& hosts : candidates(tree, round, free, request)) {
-      if (!seen.insert(sorted_hosts(hosts)).second) continue;
+    std::vector<std::vector<NodeId>> found = candidates(tree, round, free, request);
+    ranked.reserve(ranked.size() + found.size());
+    for (std::vector<NodeId>& hosts : found) {
+      std::vector<NodeId> key = sorted_hosts(hosts);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(std::move(key));
       Placement p = complete(tree, free, index, routes, request, std::move(hosts), options.weights, false);
       if (within_limits(p, request)) ranked.push_back(std::move(p));
     }
