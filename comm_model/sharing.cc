@@ -66,6 +66,7 @@ Cables cables_of(const std::vector<Entry>& all, size_t sharers, const CableRoom&
 
 CableRoom::CableRoom(const Fabric& fabric, const BackgroundLoad& background, double efficiency)
     : fabric_(&fabric), efficiency_(efficiency) {
+  background_.reserve(2 * background.entries().size());  // both directions of each
   for (const auto& [id, entry] : background.entries()) {
     if (id < 0 || static_cast<size_t>(id) >= fabric.cables().size()) continue;
     const Link& l = fabric.link(fabric.cables()[static_cast<size_t>(id)]);
@@ -82,6 +83,7 @@ CableRoom::CableRoom(const PathIndex& index, const BackgroundLoad& background, d
   trunk_key_base_ = index.trunk_key(0);
   // Trunks with background on a cable: their tightest cable, found once.
   std::vector<int> keys;
+  keys.reserve(background_.size());
   for (const auto& [directed, gbps] : background_) {
     std::optional<PathIndex::CableRef> ref = index.locate(fabric_->cables()[static_cast<size_t>(directed / 2)]);
     if (!ref) continue;

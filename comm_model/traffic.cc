@@ -89,14 +89,19 @@ Allocation allocate(const PathIndex& index, std::span<const NodeId> hosts, int g
   al.host.reserve(hosts.size());
   al.lane.reserve(hosts.size());  // a lane a host when each has one port
   al.lane_begin.reserve(hosts.size() + 1);
-  std::vector<bool> seen(fabric.hosts().size(), false);
+  // A host listed twice: for a small job a scan of the hosts added so far
+  // (a placement search estimates a few rings of a few hosts each), for a
+  // large one a mark per fabric host.
+  const bool scan = hosts.size() <= 32;
+  std::vector<bool> seen(scan ? 0 : fabric.hosts().size(), false);
   for (NodeId h : hosts) {
     int i = index.host_index(h);
     if (i < 0)
       throw std::invalid_argument(
           fmt::format("node {} is not a host", h < fabric.node_count() ? fabric.node(h).name : "?"));
-    if (seen[i]) throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
-    seen[i] = true;
+    if (scan ? std::find(al.host.begin(), al.host.end(), i) != al.host.end() : static_cast<bool>(seen[i]))
+      throw std::invalid_argument(fmt::format("host {} is listed twice", fabric.node(h).name));
+    if (!scan) seen[i] = true;
     add_lanes(index, i, gpus, al);
     if (hosts.size() > 1 && al.lanes(al.size() - 1).empty())
       throw FabricError(
