@@ -3,6 +3,7 @@
 #include "comm_model/estimate_times.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -204,18 +205,23 @@ EstimateMemo::Estimated estimated(const SwitchTree& tree, const FreeMap& free, c
 }
 
 // The job's hosts on each leaf, by leaf (-1: hosts on no leaf), in leaf
-// order: a ring spans a few leaves, so a sorted vector, not a map.
-std::vector<std::pair<int, int>> hosts_per_leaf(const SwitchTree& tree, std::span<const NodeId> ring) {
-  std::vector<std::pair<int, int>> per_leaf;
-  per_leaf.reserve(ring.size());
+// order, written into `out` (room for one a host); returns how many leaves.
+// A ring spans a few leaves, so a sorted array, not a map.
+size_t hosts_per_leaf(const SwitchTree& tree, std::span<const NodeId> ring, std::span<std::pair<int, int>> out) {
+  size_t leaves = 0;
   for (NodeId h : ring) {
     const int leaf = tree.home_leaf(h);
-    auto at = std::lower_bound(per_leaf.begin(), per_leaf.end(), std::make_pair(leaf, 0),
-                               [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (at == per_leaf.end() || at->first != leaf) at = per_leaf.insert(at, {leaf, 0});
-    ++at->second;
+    size_t at = 0;
+    while (at < leaves && out[at].first < leaf) ++at;
+    if (at == leaves || out[at].first != leaf) {
+      std::move_backward(out.begin() + static_cast<long>(at), out.begin() + static_cast<long>(leaves),
+                         out.begin() + static_cast<long>(leaves) + 1);
+      out[at] = {leaf, 0};
+      ++leaves;
+    }
+    ++out[at].second;
   }
-  return per_leaf;
+  return leaves;
 }
 
 // The distinct pods of the leaves in `per_leaf`.
@@ -237,7 +243,11 @@ int pods_of(const SwitchTree& tree, std::span<const std::pair<int, int>> per_lea
 Score score(const SwitchTree& tree, const FreeMap& free, const FreeIndex& index, const PlacementRequest& request,
             std::span<const NodeId> ring, const Weights& w, bool with_estimate, SeamRoutes* routes) {
   Score s;
-  const std::vector<std::pair<int, int>> per_leaf = hosts_per_leaf(tree, ring);
+  // Hosts of the job on each leaf: on the stack for a job of a few hosts.
+  std::array<std::pair<int, int>, 16> few;
+  std::vector<std::pair<int, int>> many(ring.size() > few.size() ? ring.size() : 0);
+  const std::span<std::pair<int, int>> room = many.empty() ? std::span(few) : std::span(many);
+  const std::span<const std::pair<int, int>> per_leaf = room.first(hosts_per_leaf(tree, ring, room));
   for (NodeId h : ring) s.degraded_links += static_cast<int>(tree.degraded_cables(h).size());
   s.leaves = static_cast<int>(per_leaf.size());
   s.pods = pods_of(tree, per_leaf);

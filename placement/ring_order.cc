@@ -1,26 +1,45 @@
 #include "placement/ring_order.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace topo {
 
-std::vector<NodeId> ring_order(const SwitchTree& tree, std::span<const NodeId> hosts) {
-  // Sorted on one packed key (pod, leaf, port), ties by host: candidates
-  // are ordered by the hundred.
-  std::vector<std::pair<uint64_t, NodeId>> keyed;
-  keyed.reserve(hosts.size());
-  for (NodeId h : hosts) {
-    int leaf = tree.home_leaf(h);
-    uint64_t pod = leaf >= 0 ? static_cast<uint64_t>(tree.leaves()[leaf].pod) : 0xFFFFF;
-    uint64_t l = leaf >= 0 ? static_cast<uint64_t>(leaf) : 0xFFFFF;
-    uint64_t port = static_cast<uint32_t>(tree.leaf_port(h)) & 0xFFFFFu;
-    keyed.emplace_back(std::min<uint64_t>(pod, 0xFFFFF) << 40 | std::min<uint64_t>(l, 0xFFFFF) << 20 | port, h);
-  }
+namespace {
+
+// Sorted on one packed key (pod, leaf, port), ties by host: candidates
+// are ordered by the hundred.
+uint64_t ring_key(const SwitchTree& tree, NodeId h) {
+  int leaf = tree.home_leaf(h);
+  uint64_t pod = leaf >= 0 ? static_cast<uint64_t>(tree.leaves()[leaf].pod) : 0xFFFFF;
+  uint64_t l = leaf >= 0 ? static_cast<uint64_t>(leaf) : 0xFFFFF;
+  uint64_t port = static_cast<uint32_t>(tree.leaf_port(h)) & 0xFFFFFu;
+  return std::min<uint64_t>(pod, 0xFFFFF) << 40 | std::min<uint64_t>(l, 0xFFFFF) << 20 | port;
+}
+
+void sort_by_key(const SwitchTree& tree, std::span<NodeId> hosts, std::span<std::pair<uint64_t, NodeId>> keyed) {
+  for (size_t i = 0; i < hosts.size(); ++i) keyed[i] = {ring_key(tree, hosts[i]), hosts[i]};
   std::sort(keyed.begin(), keyed.end());
-  std::vector<NodeId> ring;
-  ring.reserve(hosts.size());
-  for (const auto& [key, h] : keyed) ring.push_back(h);
+  for (size_t i = 0; i < hosts.size(); ++i) hosts[i] = keyed[i].second;
+}
+
+}  // namespace
+
+void order_ring(const SwitchTree& tree, std::vector<NodeId>& hosts) {
+  // A job of a few hosts, what a search orders most, keys them on the stack.
+  std::array<std::pair<uint64_t, NodeId>, 16> few;
+  if (hosts.size() <= few.size()) {
+    sort_by_key(tree, hosts, std::span(few).first(hosts.size()));
+  } else {
+    std::vector<std::pair<uint64_t, NodeId>> keyed(hosts.size());
+    sort_by_key(tree, hosts, keyed);
+  }
+}
+
+std::vector<NodeId> ring_order(const SwitchTree& tree, std::span<const NodeId> hosts) {
+  std::vector<NodeId> ring(hosts.begin(), hosts.end());
+  order_ring(tree, ring);
   return ring;
 }
 

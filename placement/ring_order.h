@@ -16,6 +16,8 @@
 namespace topo {
 
 std::vector<NodeId> ring_order(const SwitchTree& tree, std::span<const NodeId> hosts);
+// The same order, in place: a search that owns the hosts allocates nothing.
+void order_ring(const SwitchTree& tree, std::vector<NodeId>& hosts);
 
 // Ring edges (including the closing one) whose ends sit on different leaves
 // or pods: the edges that climb to a spine, and those that climb to the core.

@@ -386,7 +386,12 @@ Placement complete(const SwitchTree& tree, const FreeMap& free, const FreeIndex&
   }
   // Seams only for candidates that get the estimate: they change neither
   // the structure tiers nor the fit, and cost a route per choice tried.
-  p.hosts = with_estimate ? seam_ring(tree, free, request, hosts, routes) : ring_order(tree, hosts);
+  if (with_estimate) {
+    p.hosts = seam_ring(tree, free, request, hosts, routes);
+  } else {
+    order_ring(tree, hosts);
+    p.hosts = std::move(hosts);
+  }
   if (whole_hosts(request))
     p.gpus.assign(p.hosts.size(), request.gpus_per_host);
   else
