@@ -10,8 +10,8 @@ RingDemand ring_demand(const PathIndex& index, std::span<const NodeId> ring, con
   // Named: cables() refers into the load, which a temporary would free.
   const LinkLoad load = ring_load(index, ring, request);
   out.gbps.reserve(load.cables().size());
-  // In this order to the last bit, as the placement's running traffic has
-  // always summed it: its ties between candidates rest on it.
+  // Summed in this order to the last bit: the placement breaks ties
+  // between candidates on these figures.
   for (auto [cable, bytes] : load.cables()) out.gbps.emplace_back(cable, bytes * 8 / 1e9 / out.alone_s * duty);
   return out;
 }

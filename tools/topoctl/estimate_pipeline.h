@@ -14,8 +14,8 @@ namespace topoctl {
 
 // The --concurrent jobs as load on the cables, in Gb/s: each job's ring
 // demand (comm_model/ring_demand.h), estimated with its own options or
-// `options`. On a fabric with NVLink domains a job all
-// inside one domain loads no cable.
+// `options`. On a fabric with NVLink domains a job all inside one domain
+// loads no cable.
 topo::BackgroundLoad running_load(const topo::PathIndex& index, std::span<const topo::NeighbourJob> jobs,
                                   const topo::ModelOptions& options);
 
