@@ -100,13 +100,20 @@ static int rank(topo_engine_t *e, topology_eval_t *ev, struct pending *entry,
  * cluster, the planned future), a start offers none.  Only a start may be
  * deferred (DeferAbove=): a test-only evaluation that failed would refuse
  * the job for good.  A job without GPUs cannot tell them apart: never. */
+/* Whether the evaluation counts GPUs on node i that are not free now: a
+ * plan of the future (an idle cluster, backfill's will-run). */
+static bool counts_busy_gpus(const topology_eval_t *ev, int i)
+{
+  return can_take_job(ev, i) &&
+         ev->avail_res_array[i]->avail_gpus > topo_shim_node_free_gpus(node_record_table_ptr[i]);
+}
+
 static bool starts_now(const topology_eval_t *ev, uint32_t gpus_per_node)
 {
   if (!gpus_per_node)
     return false;
   for (int i = 0; next_node_bitmap(ev->node_map, &i); i++)
-    if (can_take_job(ev, i) &&
-        ev->avail_res_array[i]->avail_gpus > topo_shim_node_free_gpus(node_record_table_ptr[i]))
+    if (counts_busy_gpus(ev, i))
       return false;
   return true;
 }
@@ -144,9 +151,9 @@ static struct pending *new_entry(topology_eval_t *ev, const struct topo_network_
 }
 
 /* Whether the job could start on the candidate now: an evaluation that
- * counts GPUs on one of its nodes that are not free now plans the future
- * (backfill's will-run), and Slurm starts no job from it (a start
- * evaluates again).  A job without GPUs cannot tell: always. */
+ * counts busy GPUs on one of its nodes plans the future, and Slurm starts
+ * no job from it (a start evaluates again).  A job without GPUs cannot
+ * tell: always. */
 static bool could_start_on(const topology_eval_t *ev, const struct topo_engine_candidate *c,
                            uint32_t gpus_per_node)
 {
@@ -154,8 +161,7 @@ static bool could_start_on(const topology_eval_t *ev, const struct topo_engine_c
     return true;
   for (size_t h = 0; h < c->count; h++) {
     int n = (int)c->nodes[h];
-    if (bit_test(ev->node_map, n) && ev->avail_res_array && ev->avail_res_array[n] &&
-        ev->avail_res_array[n]->avail_gpus > topo_shim_node_free_gpus(node_record_table_ptr[n]))
+    if (bit_test(ev->node_map, n) && counts_busy_gpus(ev, n))
       return false;
   }
   return true;
